@@ -1,0 +1,12 @@
+#!/usr/bin/env node
+// `npm run bench -- <name>`: runs bench/<name>.ts through tsx.
+import { register } from 'tsx/esm/api';
+
+register();
+const name = process.argv[2];
+if (!name) {
+  console.error('usage: npm run bench -- <ingest|detection|scale|export> [options]');
+  process.exit(2);
+}
+const mod = await import(`../bench/${name}.ts`);
+process.exitCode = await mod.run(process.argv.slice(3));

@@ -1,0 +1,122 @@
+// The fastify application: body decoding (JSON, protobuf, gzip with caps), error mapping,
+// security headers, and the route table that receivers and read routes register into.
+import { Transform, type TransformCallback } from 'node:stream';
+import { createGunzip } from 'node:zlib';
+import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import { LIMITS } from '../domain/batch.js';
+import { ApiError, errors } from './errors.js';
+import { RouteTable, type RouteDeps } from './route.js';
+
+export interface AppOptions {
+  logger: Logger;
+  deps: RouteDeps;
+}
+
+export interface App {
+  fastify: FastifyInstance;
+  routes: RouteTable;
+}
+
+const SECURITY_HEADERS: Record<string, string> = {
+  'x-content-type-options': 'nosniff',
+  'x-frame-options': 'DENY',
+  'referrer-policy': 'no-referrer',
+  'cross-origin-resource-policy': 'same-origin',
+};
+
+export function buildApp(opts: AppOptions): App {
+  const loggerInstance: FastifyBaseLogger = opts.logger;
+  const fastify = Fastify({
+    loggerInstance,
+    // Our own byte counting enforces the raw and inflated caps with clear errors; this is a backstop.
+    bodyLimit: LIMITS.inflatedBytes + 1024,
+    return503OnClosing: true,
+  });
+
+  fastify.addContentTypeParser(
+    ['application/x-protobuf', 'application/protobuf', 'application/octet-stream'],
+    { parseAs: 'buffer' },
+    (_req, body, done) => done(null, body),
+  );
+  // XML bodies are accepted raw for clients that post a report as text; the JUnit route decides.
+  fastify.addContentTypeParser(['application/xml', 'text/xml'], { parseAs: 'string' }, (_req, body, done) => done(null, body));
+
+  fastify.addHook('preParsing', async (request, _reply, payload) => {
+    const declared = Number(request.headers['content-length'] ?? 0);
+    if (declared > LIMITS.bodyBytes) throw errors.payloadTooLarge(`request body exceeds ${LIMITS.bodyBytes} bytes`);
+    const encoding = String(request.headers['content-encoding'] ?? 'identity').toLowerCase();
+    const raw = payload.pipe(capBytes(LIMITS.bodyBytes, `request body exceeds ${LIMITS.bodyBytes} bytes`));
+    if (encoding === 'identity' || encoding === '') return raw;
+    if (encoding !== 'gzip') {
+      throw new ApiError(415, 'unsupported_content_type', `unsupported content-encoding "${encoding}"; use gzip or none`, {
+        body: { contentEncoding: encoding },
+      });
+    }
+    const gunzip = createGunzip();
+    const inflated = raw
+      .on('error', (e) => gunzip.destroy(e))
+      .pipe(gunzip)
+      .pipe(capBytes(LIMITS.inflatedBytes, `inflated request body exceeds ${LIMITS.inflatedBytes} bytes`));
+    gunzip.on('error', (e: Error) => inflated.destroy(e instanceof ApiError ? e : new ApiError(400, 'invalid_payload', `invalid gzip body: ${e.message}`)));
+    return inflated;
+  });
+
+  fastify.addHook('onSend', async (_request, reply, payload) => {
+    for (const [k, v] of Object.entries(SECURITY_HEADERS)) reply.header(k, v);
+    if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
+    return payload;
+  });
+
+  fastify.setErrorHandler((error: FastifyError | ApiError, request, reply) => {
+    const apiError = toApiError(error);
+    if (apiError.statusCode >= 500) request.log.error({ err: error }, 'request failed');
+    for (const [k, v] of Object.entries(apiError.extra.headers ?? {})) void reply.header(k, v);
+    void reply.code(apiError.statusCode).send(apiError.toBody());
+  });
+
+  fastify.setNotFoundHandler((request, reply) => {
+    void reply.code(404).send({ error: 'not_found', message: `no route for ${request.method} ${request.url.split('?')[0]}` });
+  });
+
+  return { fastify, routes: new RouteTable(fastify, opts.deps) };
+}
+
+function toApiError(error: FastifyError | ApiError): ApiError {
+  if (error instanceof ApiError) return error;
+  switch (error.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return errors.payloadTooLarge('request body is too large');
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return new ApiError(415, 'unsupported_content_type', error.message);
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return errors.invalidPayload([{ path: '', message: 'the body is empty' }], 'the request body is empty');
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return errors.invalidPayload([{ path: '', message: error.message }], 'the body is not valid JSON');
+    default:
+      break;
+  }
+  if (error instanceof SyntaxError || (error.statusCode === 400 && /JSON/i.test(error.message))) {
+    return errors.invalidPayload([{ path: '', message: error.message }], 'the body is not valid JSON');
+  }
+  if (error.statusCode === 415) return new ApiError(415, 'unsupported_content_type', error.message);
+  if (error.statusCode === 413) return errors.payloadTooLarge(error.message);
+  if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
+    return new ApiError(error.statusCode, 'bad_request', error.message);
+  }
+  return new ApiError(500, 'internal_error', 'internal error');
+}
+
+/** Passes bytes through, failing with 413 once more than `max` have gone by. */
+function capBytes(max: number, message: string): Transform {
+  let seen = 0;
+  const t = new Transform({
+    transform(chunk: Buffer, _enc: BufferEncoding, cb: TransformCallback) {
+      seen += chunk.length;
+      if (seen > max) cb(errors.payloadTooLarge(message));
+      else cb(null, chunk);
+    },
+  });
+  return t;
+}

@@ -1,0 +1,51 @@
+// Errors as values with codes (CONTRACT.md §5): `{ error, message?, issues? }`, never a stack trace.
+import type { z } from 'zod';
+import { zodIssuesToMessages } from '../config/errors.js';
+
+export interface ErrorIssue {
+  path: string;
+  message: string;
+}
+
+export class ApiError extends Error {
+  constructor(
+    readonly statusCode: number,
+    readonly code: string,
+    message?: string,
+    readonly extra: { issues?: ErrorIssue[]; headers?: Record<string, string>; body?: Record<string, unknown> } = {},
+  ) {
+    super(message ?? code);
+    this.name = 'ApiError';
+  }
+
+  toBody(): Record<string, unknown> {
+    return {
+      error: this.code,
+      ...(this.message && this.message !== this.code ? { message: this.message } : {}),
+      ...(this.extra.issues ? { issues: this.extra.issues } : {}),
+      ...this.extra.body,
+    };
+  }
+}
+
+export function zodIssues(error: z.ZodError, prefix: readonly (string | number)[] = []): ErrorIssue[] {
+  const head = prefix.join('.');
+  return zodIssuesToMessages(error).map((i) => ({ path: head && i.path ? `${head}.${i.path}` : head || i.path, message: i.message }));
+}
+
+export const errors = {
+  unauthorized: (message = 'a valid bearer token is required') =>
+    new ApiError(401, 'unauthorized', message, { headers: { 'www-authenticate': 'Bearer' } }),
+  insufficientScope: (scope: string) => new ApiError(403, 'insufficient_scope', `this token lacks the "${scope}" scope`),
+  notFound: (what = 'not found') => new ApiError(404, 'not_found', what),
+  invalidPayload: (issues: ErrorIssue[], message = 'the request body does not match the schema') =>
+    new ApiError(400, 'invalid_payload', message, { issues }),
+  invalidQuery: (issues: ErrorIssue[]) => new ApiError(400, 'invalid_query', 'invalid query parameters', { issues }),
+  payloadTooLarge: (message: string) => new ApiError(413, 'payload_too_large', message),
+  unsupportedContentType: (contentType: string, allowed: string[]) =>
+    new ApiError(415, 'unsupported_content_type', `expected ${allowed.join(' or ')}`, { body: { contentType } }),
+  backpressure: () =>
+    new ApiError(503, 'backpressure', 'the ingest queue is full; retry shortly', { headers: { 'retry-after': '1' } }),
+  rateLimited: (retryAfterSec: number) =>
+    new ApiError(429, 'rate_limited', 'too many requests for this project', { headers: { 'retry-after': String(retryAfterSec) } }),
+};

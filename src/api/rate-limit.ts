@@ -1,0 +1,24 @@
+// Fixed-window rate limit per project, held in this process's memory (SPEC.md "Limits").
+export class RateLimiter {
+  private readonly windows = new Map<string, { start: number; count: number }>();
+
+  constructor(
+    private readonly max: number,
+    private readonly windowMs: number,
+  ) {}
+
+  /** Returns 0 when allowed, else the seconds until the window resets. */
+  hit(key: string, now = Date.now()): number {
+    if (this.max <= 0) return 0;
+    const start = now - (now % this.windowMs);
+    let w = this.windows.get(key);
+    if (!w || w.start !== start) {
+      w = { start, count: 0 };
+      this.windows.set(key, w);
+      if (this.windows.size > 100_000) this.windows.clear();
+    }
+    w.count++;
+    if (w.count <= this.max) return 0;
+    return Math.max(1, Math.ceil((start + this.windowMs - now) / 1000));
+  }
+}

@@ -1,0 +1,117 @@
+// One route table: every route is declared with its auth, zod schemas and handler, registered on
+// fastify from here, and (later) documented in /openapi.json from the same declarations.
+//
+// Check order on every route (CONTRACT.md §2, §6): body decode → auth 401 → scope 403 →
+// rate limit 429 → queue depth 503 (ingest routes) → validation 400 → handler.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { z } from 'zod';
+import type { Scope, TokenPrincipal } from '../store/projects.js';
+import { requireAnyScope, type Authenticator } from './auth.js';
+import { ApiError, errors, zodIssues } from './errors.js';
+import type { RateLimiter } from './rate-limit.js';
+
+export type RouteAuth = { kind: 'none' } | { kind: 'admin' } | { kind: 'token'; anyOf: readonly Scope[] };
+
+export interface RouteContext<Q, P, B> {
+  request: FastifyRequest;
+  reply: FastifyReply;
+  query: Q;
+  params: P;
+  /** The validated body, or the raw decoded body when the route validates it itself. */
+  body: B;
+  /** Present on token-authenticated routes. */
+  principal: TokenPrincipal | undefined;
+}
+
+export interface RouteDef<Q = unknown, P = unknown, B = unknown> {
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  url: string;
+  summary: string;
+  tags?: string[];
+  auth: RouteAuth;
+  query?: z.ZodType<Q>;
+  params?: z.ZodType<P>;
+  body?: z.ZodType<B>;
+  /** Documents a body the handler validates itself (ingest validates after the backpressure check). */
+  requestBodyDoc?: z.ZodType;
+  /** Content types the body may have (default application/json). */
+  consumes?: string[];
+  response?: z.ZodType;
+  successStatus?: number;
+  /** Ingest routes: refuse with 503 when the queue is full, before validating the body. */
+  backpressure?: boolean;
+  /** Whether a 404 for a malformed path param should replace 400 (ids that do not parse are unknown). */
+  paramsNotFound?: boolean;
+  handler(ctx: RouteContext<Q, P, B>): Promise<unknown>;
+}
+
+export interface RouteDeps {
+  auth: Authenticator;
+  rateLimiter: RateLimiter;
+  /** Current queue depth check; throws backpressure when full. */
+  checkBackpressure(): void;
+}
+
+// Erases the generics for storage in the table; handlers stay typed where they are defined.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyRouteDef = RouteDef<any, any, any>;
+
+export function defineRoute<Q, P, B>(def: RouteDef<Q, P, B>): RouteDef<Q, P, B> {
+  return def;
+}
+
+export class RouteTable {
+  readonly routes: AnyRouteDef[] = [];
+
+  constructor(
+    private readonly app: FastifyInstance,
+    private readonly deps: RouteDeps,
+  ) {}
+
+  add(route: AnyRouteDef): void {
+    this.routes.push(route);
+    const def = route as RouteDef<unknown, unknown, unknown>;
+    const deps = this.deps;
+    this.app.route({
+      method: def.method,
+      url: toFastifyPath(def.url),
+      handler: async (request, reply) => {
+        let principal: TokenPrincipal | undefined;
+        if (def.auth.kind === 'admin') deps.auth.authenticateAdmin(request.headers.authorization);
+        else if (def.auth.kind === 'token') {
+          principal = await deps.auth.authenticate(request.headers.authorization);
+          requireAnyScope(principal, def.auth.anyOf);
+          const wait = deps.rateLimiter.hit(principal.projectId);
+          if (wait > 0) throw errors.rateLimited(wait);
+        }
+        if (def.backpressure) deps.checkBackpressure();
+
+        const params = parseOrThrow(def.params, request.params, 'params', def.paramsNotFound === true);
+        const query = parseOrThrow(def.query, request.query, 'query', false);
+        const body = def.body ? parseOrThrow(def.body, request.body, 'body', false) : request.body;
+        const result = await def.handler({ request, reply, query, params, body, principal });
+        if (reply.sent) return reply;
+        reply.code(def.successStatus ?? 200);
+        return result;
+      },
+    });
+  }
+}
+
+function parseOrThrow<T>(schema: z.ZodType<T> | undefined, value: unknown, where: 'params' | 'query' | 'body', notFound: boolean): T {
+  if (!schema) return value as T;
+  const r = schema.safeParse(value ?? {});
+  if (r.success) return r.data;
+  if (where === 'params' && notFound) throw errors.notFound();
+  if (where === 'body') throw errors.invalidPayload(zodIssues(r.error));
+  throw errors.invalidQuery(zodIssues(r.error));
+}
+
+/** `/v1/runs/:runId` style is what fastify wants already; kept as a seam for OpenAPI `{runId}`. */
+function toFastifyPath(url: string): string {
+  return url;
+}
+
+export function isApiError(e: unknown): e is ApiError {
+  return e instanceof ApiError;
+}

@@ -1,0 +1,73 @@
+// Admin API (bearer SERVICE_ADMIN_TOKEN): projects and tokens (CONTRACT.md §5).
+import { z } from 'zod';
+import { UUID_RE } from '../../domain/ids.js';
+import { SCOPES, SLUG_RE, type ProjectRepo } from '../../store/projects.js';
+import type { Authenticator } from '../auth.js';
+import { ApiError, errors } from '../errors.js';
+import { defineRoute, type AnyRouteDef } from '../route.js';
+
+const scopesSchema = z.array(z.enum(SCOPES)).max(SCOPES.length).default([]);
+
+export function adminRoutes(projects: ProjectRepo, auth: Authenticator): AnyRouteDef[] {
+  return [
+    defineRoute({
+      method: 'POST',
+      url: '/v1/admin/projects',
+      summary: 'Create a project',
+      tags: ['admin'],
+      auth: { kind: 'admin' },
+      body: z.object({ slug: z.string().regex(SLUG_RE, 'lowercase letters, digits and dashes'), name: z.string().min(1).max(200).optional() }),
+      response: z.object({ id: z.string(), slug: z.string() }),
+      successStatus: 201,
+      async handler({ body }) {
+        if (await projects.bySlug(body.slug)) throw new ApiError(409, 'conflict', `project "${body.slug}" already exists`);
+        const p = await projects.create(body.slug, body.name);
+        return { id: p.id, slug: p.slug };
+      },
+    }),
+    defineRoute({
+      method: 'GET',
+      url: '/v1/admin/projects',
+      summary: 'List projects',
+      tags: ['admin'],
+      auth: { kind: 'admin' },
+      response: z.object({ items: z.array(z.object({ id: z.string(), slug: z.string(), name: z.string(), createdAt: z.string() })) }),
+      async handler() {
+        const items = await projects.list();
+        return { items: items.map(({ id, slug, name, createdAt }) => ({ id, slug, name, createdAt })) };
+      },
+    }),
+    defineRoute({
+      method: 'POST',
+      url: '/v1/admin/projects/:slug/tokens',
+      summary: 'Create a project token (shown once)',
+      tags: ['admin'],
+      auth: { kind: 'admin' },
+      params: z.object({ slug: z.string() }),
+      body: z.object({ scopes: scopesSchema }),
+      response: z.object({ id: z.string(), token: z.string(), scopes: z.array(z.enum(SCOPES)) }),
+      successStatus: 201,
+      async handler({ params, body }) {
+        const project = await projects.bySlug(params.slug);
+        if (!project) throw errors.notFound(`project "${params.slug}" not found`);
+        const scopes = [...new Set(body.scopes)];
+        return projects.createToken(project.id, scopes);
+      },
+    }),
+    defineRoute({
+      method: 'DELETE',
+      url: '/v1/admin/tokens/:id',
+      summary: 'Revoke a token',
+      tags: ['admin'],
+      auth: { kind: 'admin' },
+      params: z.object({ id: z.string().regex(UUID_RE) }),
+      paramsNotFound: true,
+      response: z.object({ revoked: z.literal(true) }),
+      async handler({ params }) {
+        if (!(await projects.revokeToken(params.id))) throw errors.notFound('token not found');
+        auth.forget(params.id);
+        return { revoked: true as const };
+      },
+    }),
+  ];
+}

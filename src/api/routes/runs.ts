@@ -1,0 +1,109 @@
+// GET /v1/runs and GET /v1/runs/:runId (CONTRACT.md §6).
+import { z } from 'zod';
+import { RUN_STATUSES } from '../../domain/batch.js';
+import { UUID_RE } from '../../domain/ids.js';
+import { parseTimestamp } from '../../domain/time.js';
+import type { RunRepo } from '../../store/runs.js';
+import { errors } from '../errors.js';
+import { defineRoute, type AnyRouteDef } from '../route.js';
+
+const timestampParam = z.string().transform((v, ctx) => {
+  const ms = parseTimestamp(v);
+  if (ms === undefined) {
+    ctx.addIssue({ code: 'custom', message: 'expected an ISO-8601 timestamp or epoch milliseconds' });
+    return z.NEVER;
+  }
+  return ms;
+});
+
+export const runsQuerySchema = z.object({
+  limit: z.coerce.number().int().min(1).max(100).default(20),
+  cursor: z.string().optional(),
+  branch: z.string().min(1).optional(),
+  status: z.enum(RUN_STATUSES).optional(),
+  since: timestampParam.optional(),
+  until: timestampParam.optional(),
+});
+
+const countsSchema = z.object({ total: z.number(), passed: z.number(), failed: z.number(), skipped: z.number(), flaky: z.number() });
+export const runItemSchema = z.object({
+  id: z.string(),
+  branch: z.string(),
+  commitSha: z.string(),
+  prNumber: z.number().nullable(),
+  ciProvider: z.string(),
+  status: z.enum(RUN_STATUSES),
+  startedAt: z.string(),
+  durationMs: z.number(),
+  counts: countsSchema,
+});
+export const runDetailSchema = runItemSchema.extend({
+  trigger: z.string(),
+  finishedAt: z.string().nullable(),
+  executions: z.array(
+    z.object({
+      id: z.string(),
+      testIdentityId: z.string(),
+      filePath: z.string(),
+      suite: z.string(),
+      title: z.string(),
+      status: z.string(),
+      attempt: z.number(),
+      durationMs: z.number(),
+      errorMessage: z.string().nullable(),
+      hasRca: z.boolean(),
+      artifacts: z.array(z.unknown()),
+    }),
+  ),
+});
+
+/** Opaque keyset cursor: base64url of `<startedAtMs>:<runId>`. */
+export function encodeCursor(c: { startedAt: number; id: string }): string {
+  return Buffer.from(`${c.startedAt}:${c.id}`).toString('base64url');
+}
+
+export function decodeCursor(s: string): { startedAt: number; id: string } | null {
+  const raw = Buffer.from(s, 'base64url').toString('utf8');
+  const m = /^(\d+):([0-9a-f-]{36})$/i.exec(raw);
+  if (!m || !UUID_RE.test(m[2]!)) return null;
+  return { startedAt: Number(m[1]), id: m[2]! };
+}
+
+export function runRoutes(runs: RunRepo): AnyRouteDef[] {
+  return [
+    defineRoute({
+      method: 'GET',
+      url: '/v1/runs',
+      summary: 'List runs, newest first',
+      tags: ['runs'],
+      auth: { kind: 'token', anyOf: ['read'] },
+      query: runsQuerySchema,
+      response: z.object({ items: z.array(runItemSchema), nextCursor: z.string().nullable() }),
+      async handler({ query, principal }) {
+        let before: { startedAt: number; id: string } | undefined;
+        if (query.cursor !== undefined) {
+          const c = decodeCursor(query.cursor);
+          if (!c) throw errors.invalidQuery([{ path: 'cursor', message: 'malformed cursor' }]);
+          before = c;
+        }
+        const page = await runs.list(principal!.projectId, { ...query, before, limit: query.limit });
+        return { items: page.items, nextCursor: page.more && page.last ? encodeCursor(page.last) : null };
+      },
+    }),
+    defineRoute({
+      method: 'GET',
+      url: '/v1/runs/:runId',
+      summary: 'One run with its executions',
+      tags: ['runs'],
+      auth: { kind: 'token', anyOf: ['read'] },
+      params: z.object({ runId: z.string().regex(UUID_RE) }),
+      paramsNotFound: true,
+      response: runDetailSchema,
+      async handler({ params, principal }) {
+        const run = await runs.get(principal!.projectId, params.runId.toLowerCase());
+        if (!run) throw errors.notFound('run not found');
+        return run;
+      },
+    }),
+  ];
+}

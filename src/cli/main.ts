@@ -1,0 +1,198 @@
+// The `flakehouse` command. Exit codes: 0 ok, 1 failure, 2 usage or configuration error.
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { ConfigError } from '../config/errors.js';
+import { loadServerSettings, type ServerSettings } from '../config/server.js';
+import { loadServiceConfig } from '../config/service.js';
+import { loadGraph, startDaemon } from '../daemon.js';
+import { createLogger } from '../logger.js';
+import { PipelineConfigError } from '../pipeline/graph.js';
+import { SCOPES, type Scope } from '../store/projects.js';
+
+const USAGE = `usage: flakehouse <command> [options]
+
+commands:
+  serve [--pipeline FILE]          run the API and the worker (embedded chDB + on-disk queue by default)
+  validate [FILE]                  check a pipeline file (default pipelines/default.yaml) without starting anything
+  config [--json]                  print the config file in use, whether a token is set, and the resolved config
+  project create SLUG [--name N]   create a project (admin API)
+  token create --project SLUG --scopes ingest,read,quarantine [--json]
+                                   create a project token, printed once (admin API)
+  token revoke ID                  revoke a token (admin API)
+
+The admin commands call the running server at SERVICE_ENDPOINT (default http://127.0.0.1:$SERVICE_PORT)
+with SERVICE_ADMIN_TOKEN, or the token the server generated in <SERVICE_DATA_DIR>/admin-token.`;
+
+export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): Promise<number> {
+  const [command, ...rest] = argv;
+  try {
+    switch (command) {
+      case 'serve':
+        return await serve(rest, env, cwd);
+      case 'validate':
+        return validate(rest, cwd);
+      case 'config':
+        return config(rest, env, cwd);
+      case 'project':
+        return await project(rest, env, cwd);
+      case 'token':
+        return await token(rest, env, cwd);
+      case undefined:
+      case 'help':
+      case '--help':
+      case '-h':
+        process.stdout.write(`${USAGE}\n`);
+        return command === undefined ? 2 : 0;
+      default:
+        process.stderr.write(`flakehouse: unknown command "${command}"\n\n${USAGE}\n`);
+        return 2;
+    }
+  } catch (err) {
+    if (err instanceof ConfigError || err instanceof PipelineConfigError || err instanceof UsageError) {
+      process.stderr.write(`flakehouse: ${err.message}\n`);
+      return 2;
+    }
+    process.stderr.write(`flakehouse: ${err instanceof Error ? err.message : String(err)}\n`);
+    return 1;
+  }
+}
+
+class UsageError extends Error {}
+
+async function serve(args: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<number> {
+  const { values } = parseArgs({ args, options: { pipeline: { type: 'string' } }, strict: true });
+  const settings = loadServerSettings(env, cwd);
+  const service = loadServiceConfig({ env, cwd });
+  const logger = createLogger(settings.logLevel);
+  const daemon = await startDaemon({
+    settings,
+    service,
+    logger,
+    pipelineFile: values.pipeline ? path.resolve(cwd, values.pipeline) : undefined,
+  });
+  process.stdout.write(`Flakehouse is listening on ${daemon.url} (data: ${settings.dataDir})\n`);
+  return await new Promise<number>((resolve) => {
+    let stopping = false;
+    const stop = (signal: string): void => {
+      if (stopping) return;
+      stopping = true;
+      logger.info({ signal }, 'shutting down: finishing the job in hand');
+      daemon.close().then(
+        () => {
+          logger.info('stopped');
+          resolve(0);
+        },
+        (err: unknown) => {
+          logger.error({ err }, 'shutdown failed');
+          resolve(1);
+        },
+      );
+    };
+    process.once('SIGTERM', () => stop('SIGTERM'));
+    process.once('SIGINT', () => stop('SIGINT'));
+  });
+}
+
+function validate(args: string[], cwd: string): number {
+  const file = args[0] ? path.resolve(cwd, args[0]) : undefined;
+  const graph = loadGraph(file);
+  process.stdout.write(`${graph.source}: valid (${graph.pipelines.map((p) => p.id).join(', ')})\n`);
+  return 0;
+}
+
+function config(args: string[], env: NodeJS.ProcessEnv, cwd: string): number {
+  const { values } = parseArgs({ args, options: { json: { type: 'boolean' } }, strict: true });
+  const loaded = loadServiceConfig({ env, cwd });
+  const server = loadServerSettings(env, cwd);
+  const token = env.SERVICE_TOKEN;
+  const out = {
+    file: loaded.file,
+    token: token ? { present: true, value: redact(token) } : { present: false },
+    config: loaded.config,
+    sources: loaded.sources,
+    server: { ...server, adminToken: server.adminToken ? redact(server.adminToken) : undefined, clickhouse: { ...server.clickhouse, password: server.clickhouse.password ? '[redacted]' : undefined } },
+  };
+  if (values.json) process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
+  else {
+    process.stdout.write(`config file: ${out.file ?? '(none; defaults and environment only)'}\n`);
+    process.stdout.write(`SERVICE_TOKEN: ${out.token.present ? `set (${out.token.value})` : 'not set'}\n`);
+    for (const [key, source] of Object.entries(loaded.sources)) process.stdout.write(`  ${key} = ${JSON.stringify(getPath(loaded.config, key))}  (${source})\n`);
+  }
+  return 0;
+}
+
+function redact(token: string): string {
+  return token.length <= 8 ? '[redacted]' : `${token.slice(0, 6)}…[redacted]`;
+}
+
+function getPath(obj: unknown, dotted: string): unknown {
+  let cur: unknown = obj;
+  for (const k of dotted.split('.')) cur = cur !== null && typeof cur === 'object' ? (cur as Record<string, unknown>)[k] : undefined;
+  return cur;
+}
+
+async function project(args: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<number> {
+  const [sub, ...rest] = args;
+  if (sub !== 'create') throw new UsageError('usage: flakehouse project create SLUG [--name NAME]');
+  const { values, positionals } = parseArgs({ args: rest, options: { name: { type: 'string' }, json: { type: 'boolean' } }, allowPositionals: true, strict: true });
+  const slug = positionals[0];
+  if (!slug) throw new UsageError('usage: flakehouse project create SLUG [--name NAME]');
+  const res = await adminCall(env, cwd, 'POST', '/v1/admin/projects', { slug, name: values.name });
+  if (values.json) process.stdout.write(`${JSON.stringify(res)}\n`);
+  else process.stdout.write(`created project ${String(res.slug)} (${String(res.id)})\n`);
+  return 0;
+}
+
+async function token(args: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<number> {
+  const [sub, ...rest] = args;
+  if (sub === 'revoke') {
+    const id = rest[0];
+    if (!id) throw new UsageError('usage: flakehouse token revoke ID');
+    await adminCall(env, cwd, 'DELETE', `/v1/admin/tokens/${encodeURIComponent(id)}`);
+    process.stdout.write(`revoked ${id}\n`);
+    return 0;
+  }
+  if (sub !== 'create') throw new UsageError('usage: flakehouse token create --project SLUG --scopes ingest,read,quarantine [--json]');
+  const { values } = parseArgs({ args: rest, options: { project: { type: 'string' }, scopes: { type: 'string' }, json: { type: 'boolean' } }, strict: true });
+  if (!values.project) throw new UsageError('token create: --project SLUG is required');
+  const scopes = (values.scopes ?? 'ingest').split(',').map((s) => s.trim()).filter(Boolean);
+  const unknown = scopes.filter((s) => !SCOPES.includes(s as Scope));
+  if (unknown.length > 0) throw new UsageError(`token create: unknown scope ${unknown.join(', ')} (known: ${SCOPES.join(', ')})`);
+  const res = await adminCall(env, cwd, 'POST', `/v1/admin/projects/${encodeURIComponent(values.project)}/tokens`, { scopes });
+  if (values.json) process.stdout.write(`${JSON.stringify({ ...res, project: values.project })}\n`);
+  else {
+    process.stdout.write(`token for project ${values.project} with scopes ${(res.scopes as string[]).join(', ')} (id ${String(res.id)}); shown once:\n\n`);
+    process.stdout.write(`  SERVICE_TOKEN=${String(res.token)}\n`);
+  }
+  return 0;
+}
+
+async function adminCall(env: NodeJS.ProcessEnv, cwd: string, method: string, urlPath: string, body?: unknown): Promise<Record<string, unknown>> {
+  const settings: ServerSettings = loadServerSettings(env, cwd);
+  const service = loadServiceConfig({ env, cwd });
+  const base = (env.SERVICE_ENDPOINT || service.config.endpoint || `http://127.0.0.1:${settings.port || 8080}`).replace(/\/+$/, '');
+  let admin = settings.adminToken;
+  const file = path.join(settings.dataDir, 'admin-token');
+  if (!admin && existsSync(file)) admin = readFileSync(file, 'utf8').trim();
+  if (!admin) throw new UsageError(`no admin token: set SERVICE_ADMIN_TOKEN (or run the server once so it writes ${file})`);
+  let res: Response;
+  try {
+    res = await fetch(`${base}${urlPath}`, {
+      method,
+      headers: { authorization: `Bearer ${admin}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+      body: body !== undefined ? JSON.stringify(body) : undefined,
+    });
+  } catch (err) {
+    throw new Error(`cannot reach the server at ${base}: ${(err as Error).message}. Is \`flakehouse serve\` running?`);
+  }
+  const text = await res.text();
+  let json: Record<string, unknown> = {};
+  try {
+    json = text ? (JSON.parse(text) as Record<string, unknown>) : {};
+  } catch {
+    /* non-JSON error page */
+  }
+  if (!res.ok) throw new Error(`${method} ${urlPath}: ${res.status} ${typeof json.error === 'string' ? json.error : ''} ${typeof json.message === 'string' ? json.message : text}`.trim());
+  return json;
+}

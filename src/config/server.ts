@@ -1,0 +1,222 @@
+// The daemon's own settings (listen address, storage, queue, limits), read from the environment
+// only: they belong to the deployment, not to a repository's service.yml. Each variable is
+// declared once in VARS, which drives parsing, defaults and SERVER_ENV_VARS (the README table).
+import path from 'node:path';
+import { z } from 'zod';
+import { ConfigError, expected, throwConfigErrors } from './errors.js';
+import type { Field } from './service.js';
+import { intField, numberField, parseEnvValue, readEnv, stringField, urlField } from './service.js';
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+export interface ServerSettings {
+  port: number;
+  host: string;
+  /** Absolute. */
+  dataDir: string;
+  clickhouse: {
+    /** Unset: the embedded engine (chDB) under dataDir. */
+    url?: string;
+    user?: string;
+    password?: string;
+    database: string;
+  };
+  adminToken?: string;
+  logLevel: LogLevel;
+  queue: {
+    visibilityMs: number;
+    /** 0 disables backpressure. */
+    maxDepth: number;
+    pollIntervalMs: number;
+    maxAttempts: number;
+  };
+  rateLimit: { max: number; windowMs: number };
+  clusterThreshold: number;
+  artifactRetentionDays?: number;
+  executionRetentionDays?: number;
+  publicApiUrl?: string;
+  selfOtelEndpoint?: string;
+}
+
+export interface ServerEnvVar {
+  name: string;
+  description: string;
+  default?: string;
+}
+
+interface VarSpec<T> {
+  name: string;
+  description: string;
+  field: Field<T>;
+  default?: T;
+}
+
+type DefaultedSpec<T> = VarSpec<T> & { default: T };
+
+/** A variable with a default (always yields a value). */
+function d<T>(spec: DefaultedSpec<T>): DefaultedSpec<T> {
+  return spec;
+}
+
+/** A variable without a default (yields undefined when unset). */
+function o<T>(spec: VarSpec<T>): VarSpec<T> {
+  return spec;
+}
+
+const logLevelField: Field<LogLevel> = {
+  kind: 'string',
+  desc: `one of ${LOG_LEVELS.join(', ')}`,
+  // Case-insensitive: LOG_LEVEL=INFO is common in deployment manifests.
+  schema: z.preprocess(
+    (value) => (typeof value === 'string' ? value.toLowerCase() : value),
+    z.enum(LOG_LEVELS, { error: expected(`one of ${LOG_LEVELS.join(', ')}`) }),
+  ),
+};
+
+// Interpolated into DDL/queries as an identifier, so restrict it to a plain identifier.
+const databaseField: Field<string> = {
+  kind: 'string',
+  desc: 'a database name ([A-Za-z_][A-Za-z0-9_]*)',
+  schema: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/),
+};
+
+const VARS = {
+  port: d({ name: 'SERVICE_PORT', description: 'HTTP listen port; 0 picks a free port (tests)', field: intField(0, 65535), default: 8080 }),
+  host: d({ name: 'SERVICE_HOST', description: 'HTTP listen address', field: stringField(), default: '0.0.0.0' }),
+  dataDir: d({
+    name: 'SERVICE_DATA_DIR',
+    description: 'directory for the durable queue and embedded database; relative to the working directory',
+    field: stringField('a directory path'),
+    default: './data',
+  }),
+  clickhouseUrl: o({
+    name: 'SERVICE_CLICKHOUSE_URL',
+    description: 'ClickHouse HTTP URL; unset uses the embedded engine (chDB) under the data directory',
+    field: urlField(),
+  }),
+  clickhouseUser: o({ name: 'SERVICE_CLICKHOUSE_USER', description: 'ClickHouse user', field: stringField() }),
+  // Verbatim: whitespace may be part of a password.
+  clickhousePassword: o({ name: 'SERVICE_CLICKHOUSE_PASSWORD', description: 'ClickHouse password', field: { ...stringField(), verbatim: true } }),
+  clickhouseDatabase: d({ name: 'SERVICE_CLICKHOUSE_DATABASE', description: 'ClickHouse database', field: databaseField, default: 'flakehouse' }),
+  adminToken: o({
+    name: 'SERVICE_ADMIN_TOKEN',
+    description: 'bearer token for the admin API (projects, tokens); unset disables it',
+    field: stringField(),
+  }),
+  logLevel: d<LogLevel>({ name: 'LOG_LEVEL', description: 'structured log level', field: logLevelField, default: 'info' }),
+  // ≥ 100 rather than a production-minded ≥ 1000 so redelivery tests stay fast; SPEC warns that
+  // values below the slowest job cause double processing.
+  visibilityMs: d({
+    name: 'SERVICE_QUEUE_VISIBILITY_MS',
+    description: 'how long a dequeued job is hidden before redelivery (ms); keep above the slowest job',
+    field: intField(100),
+    default: 300_000,
+  }),
+  maxDepth: d({
+    name: 'SERVICE_MAX_QUEUE_DEPTH',
+    description: 'pending + in-flight jobs at which ingestion answers 503; 0 disables',
+    field: intField(0),
+    default: 10_000,
+  }),
+  pollIntervalMs: d({ name: 'POLL_INTERVAL_MS', description: 'worker idle poll interval between dequeue attempts (ms)', field: intField(1), default: 250 }),
+  // Not in SPEC: our own bound so a poison job is parked after N deliveries instead of being
+  // redelivered forever.
+  maxAttempts: d({
+    name: 'SERVICE_QUEUE_MAX_ATTEMPTS',
+    description: 'deliveries of a job before it is parked as failed (Flakehouse addition)',
+    field: intField(1),
+    default: 8,
+  }),
+  rateLimitMax: d({ name: 'SERVICE_RATE_LIMIT_MAX', description: 'requests per project token per window', field: intField(1), default: 600 }),
+  rateLimitWindowMs: d({ name: 'SERVICE_RATE_LIMIT_WINDOW_MS', description: 'rate-limit window (ms)', field: intField(1), default: 60_000 }),
+  clusterThreshold: d({
+    name: 'SERVICE_CLUSTER_THRESHOLD',
+    description: 'Jaccard similarity above which a new error signature joins an existing cluster',
+    field: numberField(0, 1),
+    default: 0.5,
+  }),
+  artifactRetentionDays: o({
+    name: 'SERVICE_ARTIFACT_RETENTION_DAYS',
+    description: 'global artifact retention (days); unset keeps all; clamped to at least the execution window',
+    field: intField(1),
+  }),
+  executionRetentionDays: o({
+    name: 'SERVICE_EXECUTION_RETENTION_DAYS',
+    description: 'global raw-execution retention (days); unset keeps all; rollups are never pruned',
+    field: intField(1),
+  }),
+  publicApiUrl: o({ name: 'SERVICE_PUBLIC_API_URL', description: 'base URL printed in badge snippets', field: urlField() }),
+  selfOtelEndpoint: o({
+    name: 'SERVICE_SELF_OTEL_ENDPOINT',
+    description: "OTLP endpoint for the daemon's own metrics; unset disables them",
+    field: urlField(),
+  }),
+};
+
+/** Every variable loadServerSettings reads, in declaration order. */
+export const SERVER_ENV_VARS: readonly ServerEnvVar[] = Object.values(VARS).map((spec: VarSpec<unknown>) =>
+  spec.default === undefined
+    ? { name: spec.name, description: spec.description }
+    : { name: spec.name, description: spec.description, default: String(spec.default as string | number | boolean) },
+);
+
+/**
+ * Reads and validates the daemon settings. All bad variables are reported together, each
+ * named: `env: SERVICE_PORT: expected an integer 0..65535, got "x"`.
+ */
+export function loadServerSettings(env: NodeJS.ProcessEnv, cwd: string): ServerSettings {
+  const errors: ConfigError[] = [];
+
+  function opt<T>(spec: VarSpec<T>): T | undefined {
+    const raw = readEnv(env, spec.name);
+    if (raw === undefined) return spec.default;
+    try {
+      return parseEnvValue(spec.name, raw, spec.field);
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err;
+      errors.push(err);
+      return spec.default;
+    }
+  }
+  function req<T>(spec: DefaultedSpec<T>): T {
+    return opt(spec) ?? spec.default;
+  }
+
+  const settings: ServerSettings = {
+    port: req(VARS.port),
+    host: req(VARS.host),
+    dataDir: path.resolve(cwd, req(VARS.dataDir)),
+    clickhouse: {
+      url: opt(VARS.clickhouseUrl),
+      user: opt(VARS.clickhouseUser),
+      password: opt(VARS.clickhousePassword),
+      database: req(VARS.clickhouseDatabase),
+    },
+    adminToken: opt(VARS.adminToken),
+    logLevel: req(VARS.logLevel),
+    queue: {
+      visibilityMs: req(VARS.visibilityMs),
+      maxDepth: req(VARS.maxDepth),
+      pollIntervalMs: req(VARS.pollIntervalMs),
+      maxAttempts: req(VARS.maxAttempts),
+    },
+    rateLimit: { max: req(VARS.rateLimitMax), windowMs: req(VARS.rateLimitWindowMs) },
+    clusterThreshold: req(VARS.clusterThreshold),
+    artifactRetentionDays: opt(VARS.artifactRetentionDays),
+    executionRetentionDays: opt(VARS.executionRetentionDays),
+    publicApiUrl: opt(VARS.publicApiUrl),
+    selfOtelEndpoint: opt(VARS.selfOtelEndpoint),
+  };
+  throwConfigErrors(errors);
+  return stripUndefined(settings);
+}
+
+/** Optional settings are absent rather than present-but-undefined, so logs/JSON stay tidy. */
+function stripUndefined<T extends object>(obj: T): T {
+  for (const [k, val] of Object.entries(obj)) {
+    if (val === undefined) delete (obj as Record<string, unknown>)[k];
+    else if (typeof val === 'object' && val !== null && !Array.isArray(val)) stripUndefined(val as object);
+  }
+  return obj;
+}

@@ -1,0 +1,498 @@
+// service.yml + project settings + environment, layered per SPEC "Configuration":
+// file < project settings (dashboard) < environment; nested objects merge deep, arrays replace.
+// Every object is strict so a typo (`flaky.treshold`) is an error naming the path instead of a
+// silently ignored setting.
+import fs from 'node:fs';
+import path from 'node:path';
+import YAML from 'yaml';
+import { z } from 'zod';
+import { AggregateConfigError, ConfigError, describeValue, expected, formatZodIssues, throwConfigErrors } from './errors.js';
+
+// ---------------------------------------------------------------------------------------------
+// Fields: one description drives the zod schema, the env coercion and the error wording, so a
+// bad value reads the same whether it came from the file or from a variable.
+
+export type FieldKind = 'string' | 'number' | 'boolean';
+
+export interface Field<T> {
+  kind: FieldKind;
+  /** What a valid value looks like, e.g. 'a number between 0 and 1'. */
+  desc: string;
+  schema: z.ZodType<T>;
+  /** Strings taken exactly as given (secrets, where whitespace may be significant). */
+  verbatim?: boolean;
+}
+
+export function numberField(min: number, max?: number): Field<number> {
+  const desc = max === undefined ? `a number ≥ ${min}` : `a number between ${min} and ${max}`;
+  let schema = z.number({ error: expected(desc) }).min(min);
+  if (max !== undefined) schema = schema.max(max);
+  return { kind: 'number', desc, schema };
+}
+
+export function intField(min: number, max?: number): Field<number> {
+  const desc = max === undefined ? `an integer ≥ ${min}` : `an integer ${min}..${max}`;
+  let schema = z.number({ error: expected(desc) }).int().min(min);
+  if (max !== undefined) schema = schema.max(max);
+  return { kind: 'number', desc, schema };
+}
+
+export function booleanField(): Field<boolean> {
+  const desc = 'a boolean (true/false, 1/0, yes/no)';
+  return { kind: 'boolean', desc, schema: z.boolean({ error: expected('a boolean') }) };
+}
+
+export function stringField(desc = 'a non-empty string'): Field<string> {
+  return { kind: 'string', desc, schema: z.string({ error: expected(desc) }).min(1) };
+}
+
+/** http(s) only: these are endpoints we POST to or print as links. */
+export function urlField(desc = 'an http(s) URL'): Field<string> {
+  return { kind: 'string', desc, schema: z.string({ error: expected(desc) }).refine(isHttpUrl, { error: expected(desc) }) };
+}
+
+function isHttpUrl(value: string): boolean {
+  if (!URL.canParse(value)) return false;
+  const { protocol, hostname } = new URL(value);
+  return (protocol === 'http:' || protocol === 'https:') && hostname !== '';
+}
+
+const BOOLEAN_WORDS: Record<string, boolean> = { true: true, false: false, '1': true, '0': false, yes: true, no: false };
+const NUMBER_RE = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
+
+/** An env value, or undefined when unset. Empty (or blank) counts as unset, per SPEC practice. */
+export function readEnv(env: NodeJS.ProcessEnv, name: string): string | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return undefined;
+  return raw;
+}
+
+/**
+ * Coerces and validates one env string against a field. Errors name the variable and quote the
+ * raw string: `env: SERVICE_FLAKY_THRESHOLD: expected a number between 0 and 1, got "abc"`.
+ */
+export function parseEnvValue<T>(name: string, raw: string, field: Field<T>): T {
+  const fail = (): ConfigError => new ConfigError('env', name, `expected ${field.desc}, got ${describeValue(raw)}`);
+  const text = field.verbatim ? raw : raw.trim();
+  let value: unknown = text;
+  if (field.kind === 'boolean') {
+    value = BOOLEAN_WORDS[text.toLowerCase()];
+    if (value === undefined) throw fail();
+  } else if (field.kind === 'number') {
+    // Number() alone would take '0x10', '' and 'Infinity'; only plain decimals are meant.
+    if (!NUMBER_RE.test(text)) throw fail();
+    value = Number(text);
+  }
+  const parsed = field.schema.safeParse(value);
+  if (!parsed.success) throw fail();
+  return parsed.data;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Schema
+
+export const NOTIFICATION_CHANNEL_KINDS = ['slack', 'discord', 'email', 'webhook'] as const;
+export type NotificationChannelKind = (typeof NOTIFICATION_CHANNEL_KINDS)[number];
+
+export const NOTIFICATION_EVENT_TYPES = [
+  'flaky_detected',
+  'quarantine_changed',
+  'rca_ready',
+  'suite_regressed',
+  'suite_slowed',
+  'ai_budget_spent',
+] as const;
+export type NotificationEventType = (typeof NOTIFICATION_EVENT_TYPES)[number];
+
+/** CONTRACT §9: the routing body that config channels are synced through takes at most 50. */
+export const MAX_CONFIG_CHANNELS = 50;
+
+const FIELDS = {
+  project: stringField('a non-empty project slug'),
+  endpoint: urlField(),
+  flakyThreshold: numberField(0, 1),
+  flakyMinSamples: intField(1),
+  quarantineEnabled: booleanField(),
+  quarantineCooldownRuns: intField(1),
+  aiRca: booleanField(),
+  aiDailyTokenBudget: intField(0),
+  retentionRawDays: intField(1),
+  costCiMinute: numberField(0),
+  costDeveloperHour: numberField(0),
+  costInvestigationMinutes: numberField(0),
+  trackerEnabled: booleanField(),
+  trackerAfterDays: intField(1),
+  trackerRecoveryDays: intField(1),
+};
+
+const EMAIL_RE = /^[^\s@]+@[^\s@]+$/;
+
+const channelSchema = z
+  .strictObject(
+    {
+      kind: z.enum(NOTIFICATION_CHANNEL_KINDS, { error: expected(`one of ${NOTIFICATION_CHANNEL_KINDS.join(', ')}`) }),
+      target: z.string({ error: expected('a non-empty string') }).min(1),
+      events: z
+        .array(z.enum(NOTIFICATION_EVENT_TYPES, { error: expected(`one of ${NOTIFICATION_EVENT_TYPES.join(', ')}`) }), {
+          error: expected('a list of event types'),
+        })
+        .optional(),
+    },
+    { error: expected('a mapping with kind and target') },
+  )
+  .superRefine(
+    (channel, ctx) => {
+      // Caught here rather than at first delivery, which may be days later and is best-effort.
+      // Runs even when sibling keys failed (see `when`), so read the fields defensively.
+      const kind: unknown = channel.kind;
+      const target: unknown = channel.target;
+      if (typeof target !== 'string' || target === '') return;
+      if (kind === 'email') {
+        if (!EMAIL_RE.test(target)) {
+          ctx.addIssue({ code: 'custom', path: ['target'], message: `expected an email address, got ${describeValue(target)}` });
+        }
+      } else if ((NOTIFICATION_CHANNEL_KINDS as readonly unknown[]).includes(kind) && !isHttpUrl(target)) {
+        ctx.addIssue({ code: 'custom', path: ['target'], message: `expected an http(s) URL, got ${describeValue(target)}` });
+      }
+    },
+    { when: (payload) => isPlain(payload.value) },
+  );
+
+export const serviceConfigSchema = z.strictObject(
+  {
+    project: FIELDS.project.schema.optional(),
+    endpoint: FIELDS.endpoint.schema.optional(),
+    // prefault (not default): zod 4's default() returns the value as-is, skipping inner defaults.
+    flaky: z
+      .strictObject(
+        {
+          threshold: FIELDS.flakyThreshold.schema.default(0.8),
+          minSamples: FIELDS.flakyMinSamples.schema.default(5),
+        },
+        { error: expected('a mapping') },
+      )
+      .prefault({}),
+    quarantine: z
+      .strictObject(
+        {
+          enabled: FIELDS.quarantineEnabled.schema.default(false),
+          cooldownRuns: FIELDS.quarantineCooldownRuns.schema.default(20),
+        },
+        { error: expected('a mapping') },
+      )
+      .prefault({}),
+    ai: z
+      .strictObject(
+        {
+          rca: FIELDS.aiRca.schema.default(true),
+          dailyTokenBudget: FIELDS.aiDailyTokenBudget.schema.default(200_000),
+        },
+        { error: expected('a mapping') },
+      )
+      .prefault({}),
+    ignore: z
+      .array(z.string({ error: expected('a glob pattern string') }).min(1), { error: expected('a list of glob patterns') })
+      .default(() => []),
+    retention: z
+      .strictObject({ rawDays: FIELDS.retentionRawDays.schema.default(90) }, { error: expected('a mapping') })
+      .prefault({}),
+    notifications: z
+      .strictObject(
+        {
+          channels: z
+            .array(channelSchema, { error: expected('a list of channels') })
+            .max(MAX_CONFIG_CHANNELS, { error: `at most ${MAX_CONFIG_CHANNELS} channels` })
+            .default(() => []),
+        },
+        { error: expected('a mapping') },
+      )
+      .prefault({}),
+    // Types and defaults from CONTRACT §10 (SPEC leaves them open).
+    cost: z
+      .strictObject(
+        {
+          ciMinute: FIELDS.costCiMinute.schema.default(0.008),
+          developerHour: FIELDS.costDeveloperHour.schema.default(75),
+          investigationMinutes: FIELDS.costInvestigationMinutes.schema.default(15),
+        },
+        { error: expected('a mapping') },
+      )
+      .prefault({}),
+    tracker: z
+      .strictObject(
+        {
+          enabled: FIELDS.trackerEnabled.schema.default(false),
+          afterDays: FIELDS.trackerAfterDays.schema.default(3),
+          recoveryDays: FIELDS.trackerRecoveryDays.schema.default(7),
+        },
+        { error: expected('a mapping') },
+      )
+      .prefault({}),
+  },
+  { error: expected('a mapping at the top level') },
+);
+
+export type ServiceConfig = z.output<typeof serviceConfigSchema>;
+export type ServiceConfigSource = 'default' | 'file' | 'settings' | 'env';
+
+/**
+ * Secrets people paste into config files. Rejected with a pointer to the variable instead of a
+ * bare "unknown key", because config files get committed.
+ */
+const SECRET_KEYS: Record<string, string> = {
+  token: 'SERVICE_TOKEN',
+  'tracker.token': 'SERVICE_TRACKER_TOKEN',
+};
+
+// ---------------------------------------------------------------------------------------------
+// Environment overrides (SPEC "Environment variables")
+
+export interface ServiceEnvOverride {
+  name: string;
+  /** Dotted key in ServiceConfig. */
+  path: string;
+  description: string;
+}
+
+const ENV_OVERRIDES: readonly (ServiceEnvOverride & { field: Field<unknown> })[] = [
+  { name: 'SERVICE_PROJECT', path: 'project', field: FIELDS.project },
+  { name: 'SERVICE_ENDPOINT', path: 'endpoint', field: FIELDS.endpoint },
+  { name: 'SERVICE_FLAKY_THRESHOLD', path: 'flaky.threshold', field: FIELDS.flakyThreshold },
+  { name: 'SERVICE_FLAKY_MIN_SAMPLES', path: 'flaky.minSamples', field: FIELDS.flakyMinSamples },
+  { name: 'SERVICE_QUARANTINE_ENABLED', path: 'quarantine.enabled', field: FIELDS.quarantineEnabled },
+  { name: 'SERVICE_QUARANTINE_COOLDOWN_RUNS', path: 'quarantine.cooldownRuns', field: FIELDS.quarantineCooldownRuns },
+  { name: 'SERVICE_AI_RCA', path: 'ai.rca', field: FIELDS.aiRca },
+  { name: 'SERVICE_AI_DAILY_TOKEN_BUDGET', path: 'ai.dailyTokenBudget', field: FIELDS.aiDailyTokenBudget },
+  { name: 'SERVICE_CI_MINUTE_COST', path: 'cost.ciMinute', field: FIELDS.costCiMinute },
+  { name: 'SERVICE_DEVELOPER_HOUR_COST', path: 'cost.developerHour', field: FIELDS.costDeveloperHour },
+  { name: 'SERVICE_INVESTIGATION_MINUTES', path: 'cost.investigationMinutes', field: FIELDS.costInvestigationMinutes },
+  { name: 'SERVICE_TRACKER_ENABLED', path: 'tracker.enabled', field: FIELDS.trackerEnabled },
+  { name: 'SERVICE_TRACKER_AFTER_DAYS', path: 'tracker.afterDays', field: FIELDS.trackerAfterDays },
+  { name: 'SERVICE_TRACKER_RECOVERY_DAYS', path: 'tracker.recoveryDays', field: FIELDS.trackerRecoveryDays },
+  // The global execution retention default doubles as the raw-execution window.
+  { name: 'SERVICE_EXECUTION_RETENTION_DAYS', path: 'retention.rawDays', field: FIELDS.retentionRawDays },
+].map((o) => ({ ...o, description: `overrides \`${o.path}\` (${o.field.desc})` }));
+
+/** The variables that override service.yml keys (for docs and `config --json`). */
+export const SERVICE_ENV_OVERRIDES: readonly ServiceEnvOverride[] = ENV_OVERRIDES.map(({ name, path: p, description }) => ({
+  name,
+  path: p,
+  description,
+}));
+
+// ---------------------------------------------------------------------------------------------
+// Loading
+
+const CONFIG_FILE_NAMES = ['service.yml', 'service.yaml'] as const;
+
+/**
+ * SERVICE_CONFIG (relative to cwd) when set — it must exist, since a typo there would otherwise
+ * fall back to defaults silently — else `<cwd>/service.yml` or `service.yaml`, else null.
+ */
+export function resolveConfigPath(env: NodeJS.ProcessEnv, cwd: string): string | null {
+  const explicit = readEnv(env, 'SERVICE_CONFIG');
+  if (explicit !== undefined) {
+    const file = path.resolve(cwd, explicit);
+    const stat = fs.statSync(file, { throwIfNoEntry: false });
+    if (!stat) throw new ConfigError('env', 'SERVICE_CONFIG', `file not found: ${file}`);
+    if (!stat.isFile()) throw new ConfigError('env', 'SERVICE_CONFIG', `not a file: ${file}`);
+    return file;
+  }
+  for (const name of CONFIG_FILE_NAMES) {
+    const file = path.resolve(cwd, name);
+    if (fs.statSync(file, { throwIfNoEntry: false })?.isFile()) return file;
+  }
+  return null;
+}
+
+export interface LoadServiceConfigOptions {
+  env: NodeJS.ProcessEnv;
+  cwd: string;
+  /** Project settings layer (dashboard): a partial config object; null/undefined means none. */
+  settings?: unknown;
+}
+
+export interface LoadedServiceConfig {
+  /** Absolute path of the file in use, or null when running on defaults. */
+  file: string | null;
+  config: ServiceConfig;
+  /** Leaf key path ('flaky.threshold'; arrays are leaves) → layer its value came from. */
+  sources: Record<string, ServiceConfigSource>;
+}
+
+type Plain = Record<string, unknown>;
+
+function isPlain(value: unknown): value is Plain {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** YAML `key:` with no value (null) means "unset", like an absent key — not a type error. */
+function dropNulls(value: unknown): unknown {
+  if (!isPlain(value)) return value;
+  const out: Plain = {};
+  for (const [k, v] of Object.entries(value)) if (v !== null) out[k] = dropNulls(v);
+  return out;
+}
+
+/** Nested objects merge; arrays and scalars from `over` replace. */
+function deepMerge(base: Plain, over: Plain): Plain {
+  const out: Plain = { ...base };
+  for (const [k, v] of Object.entries(over)) {
+    if (v === undefined) continue;
+    const prev = out[k];
+    out[k] = isPlain(prev) && isPlain(v) ? deepMerge(prev, v) : v;
+  }
+  return out;
+}
+
+function getPath(obj: unknown, dotted: string): unknown {
+  let cur = obj;
+  for (const key of dotted.split('.')) {
+    if (!isPlain(cur) || !Object.hasOwn(cur, key)) return undefined;
+    cur = cur[key];
+  }
+  return cur;
+}
+
+function setPath(obj: Plain, dotted: string, value: unknown): void {
+  const keys = dotted.split('.');
+  const last = keys.pop();
+  if (last === undefined) return;
+  let cur = obj;
+  for (const key of keys) {
+    const next = cur[key];
+    if (isPlain(next)) cur = next;
+    else cur = cur[key] = {};
+  }
+  cur[last] = value;
+}
+
+function leafPaths(obj: Plain, prefix = ''): string[] {
+  const out: string[] = [];
+  for (const [k, v] of Object.entries(obj)) {
+    if (v === undefined) continue;
+    const p = prefix ? `${prefix}.${k}` : k;
+    if (isPlain(v)) out.push(...leafPaths(v, p));
+    else out.push(p);
+  }
+  return out;
+}
+
+/** Where a file path is shown: relative when under cwd (`service.yml`), else absolute. */
+function displayPath(file: string, cwd: string): string {
+  const rel = path.relative(cwd, file);
+  return rel && !rel.startsWith('..') && !path.isAbsolute(rel) ? rel : file;
+}
+
+/** Parses YAML text into a plain object (empty document = {}); syntax errors carry the line. */
+export function parseYamlMapping(text: string, source: string): Record<string, unknown> {
+  const doc = YAML.parseDocument(text, { prettyErrors: true, uniqueKeys: true });
+  if (doc.errors.length > 0) {
+    throwConfigErrors(
+      doc.errors.map((e) => {
+        const pos = e.linePos?.[0];
+        // The pretty message repeats the position and a code excerpt; keep just the sentence.
+        const sentence = e.message.replace(/ at line \d+, column \d+:[\s\S]*$/, '');
+        const where = pos ? ` at line ${pos.line}, column ${pos.col}` : '';
+        return new ConfigError(source, '', `YAML syntax error${where}: ${sentence}`);
+      }),
+    );
+  }
+  let value: unknown;
+  try {
+    value = doc.toJS({ maxAliasCount: 100 });
+  } catch (err) {
+    // e.g. an unresolved alias, which parseDocument does not report as an error.
+    throw new ConfigError(source, '', `invalid YAML: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  if (value === null || value === undefined) return {};
+  if (!isPlain(value)) throw new ConfigError(source, '', `expected a mapping at the top level, got ${describeValue(value)}`);
+  return value;
+}
+
+/** Validates one partial layer (every key has a default, so the full schema accepts partials). */
+function validateLayer(source: string, layer: unknown): { value: Plain; errors: ConfigError[] } {
+  const cleaned = dropNulls(layer);
+  const parsed = serviceConfigSchema.safeParse(cleaned);
+  if (parsed.success) return { value: isPlain(cleaned) ? cleaned : {}, errors: [] };
+  const errors = formatZodIssues(source, parsed.error).map((e) => {
+    const variable = e.detail === 'unknown key' ? SECRET_KEYS[e.path] : undefined;
+    return variable ? new ConfigError(source, e.path, `tokens never belong in the config file; set ${variable}`) : e;
+  });
+  return { value: {}, errors };
+}
+
+function envLayer(env: NodeJS.ProcessEnv): { value: Plain; errors: ConfigError[] } {
+  const value: Plain = {};
+  const errors: ConfigError[] = [];
+  for (const o of ENV_OVERRIDES) {
+    const raw = readEnv(env, o.name);
+    if (raw === undefined) continue;
+    try {
+      setPath(value, o.path, parseEnvValue(o.name, raw, o.field));
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err;
+      errors.push(err);
+    }
+  }
+  return { value, errors };
+}
+
+/**
+ * Resolves the effective service config. Collects every problem across the file, settings and
+ * environment and throws them together (ConfigError, or AggregateConfigError for several).
+ */
+export function loadServiceConfig(opts: LoadServiceConfigOptions): LoadedServiceConfig {
+  const errors: ConfigError[] = [];
+  const file = resolveConfigPath(opts.env, opts.cwd);
+
+  let fileLayer: Plain = {};
+  if (file !== null) {
+    const source = displayPath(file, opts.cwd);
+    let text: string;
+    try {
+      text = fs.readFileSync(file, 'utf8');
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code ?? String(err);
+      throw new ConfigError(source, '', `cannot read file (${code})`);
+    }
+    try {
+      const layer = validateLayer(source, parseYamlMapping(text, source));
+      fileLayer = layer.value;
+      errors.push(...layer.errors);
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err;
+      errors.push(...(err instanceof AggregateConfigError ? err.errors : [err]));
+    }
+  }
+
+  let settingsLayer: Plain = {};
+  if (opts.settings !== undefined && opts.settings !== null) {
+    const layer = validateLayer('settings', opts.settings);
+    settingsLayer = layer.value;
+    errors.push(...layer.errors);
+  }
+
+  const env = envLayer(opts.env);
+  errors.push(...env.errors);
+  throwConfigErrors(errors);
+
+  const merged = deepMerge(deepMerge(fileLayer, settingsLayer), env.value);
+  const parsed = serviceConfigSchema.safeParse(merged);
+  // Each layer was valid on its own and merging strict objects cannot add keys, so this only
+  // fires on a bug; still report it path by path rather than crash opaquely.
+  if (!parsed.success) {
+    throwConfigErrors(formatZodIssues('config', parsed.error));
+    throw parsed.error;
+  }
+  const config = parsed.data;
+
+  const sources: Record<string, ServiceConfigSource> = {};
+  for (const p of leafPaths(config)) {
+    if (getPath(env.value, p) !== undefined) sources[p] = 'env';
+    else if (getPath(settingsLayer, p) !== undefined) sources[p] = 'settings';
+    else if (getPath(fileLayer, p) !== undefined) sources[p] = 'file';
+    else sources[p] = 'default';
+  }
+  return { file, config, sources };
+}

@@ -1,0 +1,13 @@
+// `events` connector: the domain events of an executions pipeline, delivered (through the durable
+// outbox, after the lease commits) into an events pipeline.
+import { z } from 'zod';
+import type { ConnectorFactory } from '../pipeline/component.js';
+
+export const eventsConnectorFactory: ConnectorFactory<Record<string, never>> = {
+  kind: 'connector',
+  type: 'events',
+  description: 'domain events out of the executions pipeline, into an events pipeline, via the outbox',
+  from: 'executions',
+  to: 'events',
+  configSchema: z.object({}).strict(),
+};

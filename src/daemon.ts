@@ -1,0 +1,151 @@
+// `flakehouse serve`: API and worker in one process on the embedded default (chDB + on-disk
+// queue under the data dir), or a ClickHouse server by URL.
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import type { Logger } from 'pino';
+import { buildApp } from './api/app.js';
+import { Authenticator } from './api/auth.js';
+import { IngestService } from './api/ingest-service.js';
+import { RateLimiter } from './api/rate-limit.js';
+import { adminRoutes } from './api/routes/admin.js';
+import { healthRoutes } from './api/routes/health.js';
+import { runRoutes } from './api/routes/runs.js';
+import type { ServerSettings } from './config/server.js';
+import type { LoadedServiceConfig } from './config/service.js';
+import { builtinRegistry } from './pipeline/builtin.js';
+import { loadPipelineFile, type PipelineGraph } from './pipeline/graph.js';
+import { PipelineRuntime } from './pipeline/runtime.js';
+import { EmbeddedQueue } from './queue/embedded.js';
+import { openStore, type Store } from './store/client.js';
+import { migrate } from './store/migrate.js';
+import { ProjectRepo, SCOPES } from './store/projects.js';
+import { RunRepo } from './store/runs.js';
+
+export const DEFAULT_PIPELINE = fileURLToPath(new URL('../pipelines/default.yaml', import.meta.url));
+
+export interface DaemonOptions {
+  settings: ServerSettings;
+  service: LoadedServiceConfig;
+  logger: Logger;
+  /** Pipeline file; default pipelines/default.yaml of this package. */
+  pipelineFile?: string;
+  /** Where the first-start token is announced (stdout by default). */
+  announce?: (line: string) => void;
+}
+
+export interface Daemon {
+  url: string;
+  port: number;
+  store: Store;
+  queue: EmbeddedQueue;
+  runtime: PipelineRuntime;
+  adminToken: string;
+  bootstrapToken: string | null;
+  close(): Promise<void>;
+}
+
+export function loadGraph(file?: string): PipelineGraph {
+  const p = file ?? DEFAULT_PIPELINE;
+  return loadPipelineFile(p, builtinRegistry(), file ? path.relative(process.cwd(), p) || p : 'pipelines/default.yaml');
+}
+
+export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
+  const { settings, logger } = opts;
+  const announce = opts.announce ?? ((line: string) => process.stdout.write(`${line}\n`));
+  const graph = loadGraph(opts.pipelineFile);
+  mkdirSync(settings.dataDir, { recursive: true });
+
+  const store = await openStore({
+    chdbPath: path.join(settings.dataDir, 'chdb'),
+    url: settings.clickhouse.url,
+    user: settings.clickhouse.user,
+    password: settings.clickhouse.password,
+    database: settings.clickhouse.database,
+  });
+  const applied = await migrate(store);
+  if (applied.length > 0) logger.info({ applied }, 'migrations applied');
+
+  const projects = new ProjectRepo(store);
+  const adminToken = resolveAdminToken(settings, logger);
+  const bootstrapToken = await bootstrap(projects, settings.dataDir, announce);
+
+  const queue = EmbeddedQueue.open({
+    path: path.join(settings.dataDir, 'queue'),
+    visibilityMs: settings.queue.visibilityMs,
+    maxAttempts: settings.queue.maxAttempts,
+    logger: logger.child({ component: 'queue' }),
+  });
+  const recovered = queue.stats();
+  if (recovered.pending > 0) logger.info({ pending: recovered.pending }, 'queue recovered jobs from disk');
+
+  const ingest = new IngestService(queue, settings.queue.maxDepth);
+  const auth = new Authenticator(projects, adminToken);
+  const app = buildApp({
+    logger,
+    deps: { auth, rateLimiter: new RateLimiter(settings.rateLimit.max, settings.rateLimit.windowMs), checkBackpressure: () => ingest.checkBackpressure() },
+  });
+  for (const r of [...healthRoutes(), ...runRoutes(new RunRepo(store)), ...adminRoutes(projects, auth)]) app.routes.add(r);
+
+  const runtime = new PipelineRuntime({
+    graph,
+    host: { logger, store, http: app.routes, ingest },
+    queue,
+    work: true,
+    pollIntervalMs: settings.queue.pollIntervalMs,
+  });
+  await runtime.start();
+  const address = await app.fastify.listen({ port: settings.port, host: settings.host });
+  const port = (app.fastify.server.address() as { port: number }).port;
+  logger.info({ address, dataDir: settings.dataDir, embedded: store.embedded, config: opts.service.file }, 'flakehouse listening');
+
+  let closing: Promise<void> | undefined;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    store,
+    queue,
+    runtime,
+    adminToken,
+    bootstrapToken,
+    close() {
+      // Stop accepting, finish the lease in hand, flush the queue, close storage.
+      closing ??= (async () => {
+        await app.fastify.close();
+        await runtime.shutdown();
+        await queue.close();
+        await store.close();
+      })();
+      return closing;
+    },
+  };
+}
+
+/** SERVICE_ADMIN_TOKEN, else a generated one kept in <data dir>/admin-token (0600) for the local CLI. */
+function resolveAdminToken(settings: ServerSettings, logger: Logger): string {
+  if (settings.adminToken) return settings.adminToken;
+  const file = path.join(settings.dataDir, 'admin-token');
+  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
+  const token = `fha_${randomBytes(24).toString('hex')}`;
+  writeFileSync(file, `${token}\n`, { mode: 0o600 });
+  logger.info({ file }, 'generated an admin token (set SERVICE_ADMIN_TOKEN to choose your own)');
+  return token;
+}
+
+/** On an empty data dir: project `default` and one token with every scope, printed once. */
+async function bootstrap(projects: ProjectRepo, dataDir: string, announce: (line: string) => void): Promise<string | null> {
+  if ((await projects.list()).length > 0) return null;
+  const project = await projects.create('default', 'Default project');
+  const { token } = await projects.createToken(project.id, [...SCOPES]);
+  const file = path.join(dataDir, 'bootstrap-token');
+  writeFileSync(file, `${token}\n`, { mode: 0o600 });
+  announce('');
+  announce('Flakehouse: created project "default" and a token with scopes ingest, read, quarantine:');
+  announce('');
+  announce(`  SERVICE_TOKEN=${token}`);
+  announce('');
+  announce(`It is shown once and saved to ${file} (mode 0600).`);
+  announce('');
+  return token;
+}

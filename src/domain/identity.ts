@@ -1,0 +1,56 @@
+// Test identity keys (DESIGN.md "Identity"): a fingerprint that survives cosmetic differences
+// between reporters (path separators, leading ./, case of the path, surrounding blanks).
+import { createHash } from 'node:crypto';
+import { stableUuid } from './ids.js';
+
+export function normalizeTestPath(path: string): string {
+  return path
+    .trim()
+    .replace(/\\/g, '/')
+    .replace(/^(\.\/)+/, '')
+    .replace(/^\/+/, '')
+    .toLowerCase();
+}
+
+/** sha256 of key-sorted JSON, 16 hex chars; '' when there are no params. */
+export function paramsHash(params: Record<string, unknown> | undefined): string {
+  if (!params || Object.keys(params).length === 0) return '';
+  return createHash('sha256').update(canonicalJson(params)).digest('hex').slice(0, 16);
+}
+
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const obj = value as Record<string, unknown>;
+    return `{${Object.keys(obj)
+      .sort()
+      .filter((k) => obj[k] !== undefined)
+      .map((k) => `${JSON.stringify(k)}:${canonicalJson(obj[k])}`)
+      .join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+export interface TestKey {
+  filePath: string;
+  suite: string;
+  title: string;
+  params?: Record<string, unknown>;
+}
+
+export function fingerprint(key: TestKey): string {
+  return createHash('sha256')
+    .update(normalizeTestPath(key.filePath))
+    .update('\u0000')
+    .update(key.suite.trim())
+    .update('\u0000')
+    .update(key.title.trim())
+    .update('\u0000')
+    .update(paramsHash(key.params))
+    .digest('hex');
+}
+
+/** Identity ids are stable hashes rendered as UUIDs: the same test always gets the same id. */
+export function testIdentityId(projectId: string, fp: string): string {
+  return stableUuid('test', projectId, fp);
+}

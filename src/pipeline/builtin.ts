@@ -1,0 +1,27 @@
+// Every component type this build ships, for the pipeline file to wire.
+import { eventsConnectorFactory } from '../connectors/events.js';
+import { clickhouseExporterFactory } from '../exporters/clickhouse.js';
+import { debugExporterFactory } from '../exporters/debug.js';
+import { identityProcessorFactory } from '../processors/identity.js';
+import { normalizeProcessorFactory } from '../processors/normalize.js';
+import { junitReceiverFactory } from '../receivers/junit/index.js';
+import { nativeReceiverFactory } from '../receivers/native/index.js';
+import { otlpReceiverFactory } from '../receivers/otlp/index.js';
+import type { AnyFactory } from './component.js';
+import { Registry } from './registry.js';
+
+export function builtinRegistry(): Registry {
+  const r = new Registry();
+  const all = [
+    otlpReceiverFactory,
+    junitReceiverFactory,
+    nativeReceiverFactory,
+    normalizeProcessorFactory,
+    identityProcessorFactory,
+    clickhouseExporterFactory,
+    debugExporterFactory,
+    eventsConnectorFactory,
+  ] as AnyFactory[];
+  for (const f of all) r.register(f);
+  return r;
+}

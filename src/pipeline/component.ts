@@ -1,0 +1,107 @@
+// The component model, after the OpenTelemetry Collector: each component type has a factory with a
+// zod config schema (defaults included) that creates an instance with start/shutdown. The pipeline
+// YAML is the one place that wires instances together.
+import type { Logger } from 'pino';
+import type { z } from 'zod';
+import type { DomainEvent } from '../domain/events.js';
+import type { ExecutionRecord, IdentityRecord, RunRecord } from '../domain/records.js';
+import type { Job } from '../queue/types.js';
+import type { Store } from '../store/client.js';
+import type { IngestService } from '../api/ingest-service.js';
+import type { AnyRouteDef } from '../api/route.js';
+
+/** The data a pipeline carries: batches of executions, or domain events. */
+export type Signal = 'executions' | 'events';
+export const SIGNALS: readonly Signal[] = ['executions', 'events'];
+
+export type ComponentKind = 'receiver' | 'processor' | 'exporter' | 'connector';
+
+export interface Host {
+  logger: Logger;
+  store: Store;
+  /** Present in roles that serve HTTP (serve, api): where receivers add their routes. */
+  http?: { add(def: AnyRouteDef): void };
+  /** Present in roles that accept ingest (serve, api). */
+  ingest?: IngestService;
+}
+
+export interface Component {
+  start(host: Host): Promise<void>;
+  shutdown(): Promise<void>;
+}
+
+/** One job of a lease, as processors enrich it. */
+export interface WorkItem {
+  job: Job;
+  run: RunRecord;
+  executions: ExecutionRecord[];
+  /** Identities first seen in this item (written by the exporter). */
+  newIdentities: IdentityRecord[];
+  events: DomainEvent[];
+}
+
+export interface WorkBatch {
+  leaseId: string;
+  items: WorkItem[];
+}
+
+export interface ExecutionsProcessor extends Component {
+  processBatch(batch: WorkBatch): Promise<void>;
+}
+
+export interface ExecutionsExporter extends Component {
+  /** Must be idempotent per lease: a frozen lease is exported again after a crash. */
+  exportBatch(batch: WorkBatch): Promise<void>;
+}
+
+export interface EventsProcessor extends Component {
+  /** Returns the event to pass on, or null to drop it. */
+  processEvent(event: DomainEvent): Promise<DomainEvent | null>;
+}
+
+export interface EventsExporter extends Component {
+  /** Delivery is at-least-once: an exporter must tolerate seeing an event id twice. */
+  exportEvent(event: DomainEvent): Promise<void>;
+}
+
+export type Receiver = Component;
+
+export interface CreateSettings {
+  id: string;
+  logger: Logger;
+}
+
+interface FactoryBase<C> {
+  type: string;
+  configSchema: z.ZodType<C>;
+  description: string;
+}
+
+export interface ReceiverFactory<C = unknown> extends FactoryBase<C> {
+  kind: 'receiver';
+  signals: readonly Signal[];
+  create(config: C, settings: CreateSettings): Receiver;
+}
+
+export interface ProcessorFactory<C = unknown> extends FactoryBase<C> {
+  kind: 'processor';
+  signals: readonly Signal[];
+  createExecutions?(config: C, settings: CreateSettings): ExecutionsProcessor;
+  createEvents?(config: C, settings: CreateSettings): EventsProcessor;
+}
+
+export interface ExporterFactory<C = unknown> extends FactoryBase<C> {
+  kind: 'exporter';
+  signals: readonly Signal[];
+  createExecutions?(config: C, settings: CreateSettings): ExecutionsExporter;
+  createEvents?(config: C, settings: CreateSettings): EventsExporter;
+}
+
+/** A connector is an exporter in one pipeline and a receiver in another. */
+export interface ConnectorFactory<C = unknown> extends FactoryBase<C> {
+  kind: 'connector';
+  from: Signal;
+  to: Signal;
+}
+
+export type AnyFactory = ReceiverFactory | ProcessorFactory | ExporterFactory | ConnectorFactory;

@@ -1,0 +1,290 @@
+// Builds the components of a validated graph, starts them, and runs the two loops:
+//  - the worker: lease → processors → freeze plan → exporters → ack (executions pipelines);
+//  - the dispatcher: outbox → events pipelines, at-least-once with a durable cursor each.
+import type { Logger } from 'pino';
+import type { DomainEvent } from '../domain/events.js';
+import { stableUuid } from '../domain/ids.js';
+import { buildRun } from '../domain/records.js';
+import type { Lease, Queue } from '../queue/types.js';
+import type {
+  Component,
+  EventsExporter,
+  EventsProcessor,
+  ExecutionsExporter,
+  ExecutionsProcessor,
+  Host,
+  WorkBatch,
+  WorkItem,
+} from './component.js';
+import type { PipelineGraph, PipelineSpec } from './graph.js';
+
+export interface RuntimeOptions {
+  graph: PipelineGraph;
+  host: Host;
+  queue: Queue;
+  /** Run the worker and dispatcher loops (false in the api-only role). */
+  work: boolean;
+  pollIntervalMs: number;
+  maxLeaseJobs?: number;
+  maxLeaseExecutions?: number;
+}
+
+interface ExecutionsPipeline {
+  spec: PipelineSpec;
+  processors: ExecutionsProcessor[];
+  exporters: ExecutionsExporter[];
+  /** Whether events leave this pipeline through the events connector. */
+  emitsEvents: boolean;
+}
+
+interface EventsPipeline {
+  spec: PipelineSpec;
+  processors: EventsProcessor[];
+  exporters: EventsExporter[];
+}
+
+export interface WorkerStats {
+  leases: number;
+  jobs: number;
+  executions: number;
+  failures: number;
+  eventsDelivered: number;
+  eventFailures: number;
+}
+
+const EVENT_RETRIES = 5;
+
+export class PipelineRuntime {
+  private readonly components: Component[] = [];
+  private readonly executions: ExecutionsPipeline[] = [];
+  private readonly events: EventsPipeline[] = [];
+  private stopping = false;
+  private loops: Promise<void>[] = [];
+  private readonly listeners = new Set<(e: DomainEvent) => void>();
+  private readonly logger: Logger;
+  readonly stats: WorkerStats = { leases: 0, jobs: 0, executions: 0, failures: 0, eventsDelivered: 0, eventFailures: 0 };
+
+  constructor(private readonly opts: RuntimeOptions) {
+    this.logger = opts.host.logger;
+    this.build();
+  }
+
+  private build(): void {
+    const { graph } = this.opts;
+    // One instance per component id and signal, shared by the pipelines that list it.
+    const instances = new Map<string, Component>();
+    const instance = <T extends Component>(section: string, id: string, signal: string, make: () => T): T => {
+      const key = `${section}:${id}:${signal}`;
+      let c = instances.get(key) as T | undefined;
+      if (!c) {
+        c = make();
+        instances.set(key, c);
+        this.components.push(c);
+      }
+      return c;
+    };
+    for (const p of graph.pipelines) {
+      for (const id of p.receivers) {
+        const spec = graph.components.get(`receivers:${id}`);
+        if (spec?.factory.kind === 'receiver') {
+          const f = spec.factory;
+          instance('receivers', id, p.signal, () => f.create(spec.config, { id, logger: this.logger.child({ component: id }) }));
+        }
+      }
+      const settings = (id: string): { id: string; logger: Logger } => ({ id, logger: this.logger.child({ component: id }) });
+      if (p.signal === 'executions') {
+        const processors = p.processors.map((id) => {
+          const spec = graph.components.get(`processors:${id}`)!;
+          if (spec.factory.kind !== 'processor' || !spec.factory.createExecutions) throw new Error(`${id} cannot process executions`);
+          const f = spec.factory;
+          return instance('processors', id, p.signal, () => f.createExecutions!(spec.config, settings(id)));
+        });
+        const exporters: ExecutionsExporter[] = [];
+        let emitsEvents = false;
+        for (const id of p.exporters) {
+          const spec = graph.components.get(`exporters:${id}`) ?? graph.components.get(`connectors:${id}`)!;
+          if (spec.factory.kind === 'connector') {
+            emitsEvents = true;
+            continue;
+          }
+          if (spec.factory.kind !== 'exporter' || !spec.factory.createExecutions) throw new Error(`${id} cannot export executions`);
+          const f = spec.factory;
+          exporters.push(instance('exporters', id, p.signal, () => f.createExecutions!(spec.config, settings(id))));
+        }
+        this.executions.push({ spec: p, processors, exporters, emitsEvents });
+      } else {
+        const processors = p.processors.map((id) => {
+          const spec = graph.components.get(`processors:${id}`)!;
+          if (spec.factory.kind !== 'processor' || !spec.factory.createEvents) throw new Error(`${id} cannot process events`);
+          const f = spec.factory;
+          return instance('processors', id, p.signal, () => f.createEvents!(spec.config, settings(id)));
+        });
+        const exporters = p.exporters.map((id) => {
+          const spec = graph.components.get(`exporters:${id}`)!;
+          if (spec.factory.kind !== 'exporter' || !spec.factory.createEvents) throw new Error(`${id} cannot export events`);
+          const f = spec.factory;
+          return instance('exporters', id, p.signal, () => f.createEvents!(spec.config, settings(id)));
+        });
+        this.events.push({ spec: p, processors, exporters });
+      }
+    }
+  }
+
+  async start(): Promise<void> {
+    for (const c of this.components) await c.start(this.opts.host);
+    if (!this.opts.work) return;
+    for (const p of this.executions) this.loops.push(this.workLoop(p));
+    for (const p of this.events) this.loops.push(this.dispatchLoop(p));
+  }
+
+  /** Stops taking work, lets the lease in hand finish, then shuts components down. */
+  async shutdown(): Promise<void> {
+    this.stopping = true;
+    await Promise.all(this.loops);
+    for (const c of [...this.components].reverse()) {
+      try {
+        await c.shutdown();
+      } catch (err) {
+        this.logger.warn({ err }, 'component shutdown failed');
+      }
+    }
+  }
+
+  /** In-process observers of delivered events (tests, later stages wired in code). */
+  onEvent(listener: (e: DomainEvent) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private async workLoop(p: ExecutionsPipeline): Promise<void> {
+    const { queue } = this.opts;
+    while (!this.stopping) {
+      let lease: Lease | null;
+      try {
+        lease = await queue.dequeue({ maxJobs: this.opts.maxLeaseJobs ?? 500, maxExecutions: this.opts.maxLeaseExecutions ?? 50_000 });
+      } catch (err) {
+        if (this.stopping) break;
+        this.logger.error({ err }, 'dequeue failed');
+        await sleep(this.opts.pollIntervalMs);
+        continue;
+      }
+      if (!lease) {
+        await queue.waitForWork(this.opts.pollIntervalMs);
+        continue;
+      }
+      await this.processLease(p, lease);
+    }
+  }
+
+  private async processLease(p: ExecutionsPipeline, lease: Lease): Promise<void> {
+    const { queue } = this.opts;
+    const started = Date.now();
+    try {
+      const items: WorkItem[] = [];
+      for (const job of lease.jobs) {
+        try {
+          const run = buildRun({ projectId: job.projectId, receiptId: job.receiptId, source: job.source, batch: job.batch, receivedAt: job.receivedAt });
+          items.push({ job, run, executions: [], newIdentities: [], events: [] });
+        } catch (err) {
+          // A job that cannot even be read is set aside alone; the rest of the lease goes on.
+          if (lease.plan) throw err;
+          await queue.failJob(lease.id, job.id, errorMessage(err));
+        }
+      }
+      const batch: WorkBatch = { leaseId: lease.id, items };
+      for (const proc of p.processors) await proc.processBatch(batch);
+      if (!lease.plan) {
+        const events = p.emitsEvents ? collectEvents(items) : [];
+        await queue.savePlan(lease.id, { events });
+      }
+      for (const exp of p.exporters) await exp.exportBatch(batch);
+      await queue.ack(lease.id);
+      const executions = items.reduce((n, i) => n + i.executions.length, 0);
+      this.stats.leases++;
+      this.stats.jobs += items.length;
+      this.stats.executions += executions;
+      this.logger.debug({ lease: lease.id, jobs: items.length, executions, ms: Date.now() - started }, 'lease committed');
+    } catch (err) {
+      this.stats.failures++;
+      this.logger.warn({ err, lease: lease.id, attempt: lease.attempt }, 'lease failed; will retry');
+      await queue.nack(lease.id, errorMessage(err)).catch((e: unknown) => this.logger.error({ err: e }, 'nack failed'));
+    }
+  }
+
+  private async dispatchLoop(p: EventsPipeline): Promise<void> {
+    const outbox = this.opts.queue.outbox;
+    const cursorName = `pipeline:${p.spec.id}`;
+    const allCursors = this.events.map((e) => `pipeline:${e.spec.id}`);
+    while (!this.stopping) {
+      const entries = outbox.read(outbox.cursor(cursorName), 200);
+      if (entries.length === 0) {
+        await outbox.waitForEntries(this.opts.pollIntervalMs);
+        continue;
+      }
+      for (const { seq, event } of entries) {
+        // Not delivered because we are stopping: the cursor stays, the event goes out after restart.
+        if (!(await this.deliver(p, event))) break;
+        await outbox.setCursor(cursorName, seq);
+        if (this.stopping) break;
+      }
+      await outbox.trim(allCursors);
+    }
+  }
+
+  /** False only when delivery was cut short by shutdown (the event must be offered again). */
+  private async deliver(p: EventsPipeline, original: DomainEvent): Promise<boolean> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        let event: DomainEvent | null = original;
+        for (const proc of p.processors) {
+          event = await proc.processEvent(event);
+          if (!event) return true;
+        }
+        for (const exp of p.exporters) await exp.exportEvent(event);
+        this.stats.eventsDelivered++;
+        for (const l of this.listeners) l(event);
+        return true;
+      } catch (err) {
+        if (this.stopping) return false;
+        if (attempt >= EVENT_RETRIES) {
+          this.stats.eventFailures++;
+          this.logger.error({ err, event: original.id, type: original.type }, 'event delivery failed; skipped');
+          return true;
+        }
+        await sleep(Math.min(10_000, 200 * 2 ** attempt));
+      }
+    }
+  }
+}
+
+function collectEvents(items: WorkItem[]): DomainEvent[] {
+  const out: DomainEvent[] = [];
+  for (const item of items) {
+    out.push(...item.events);
+    out.push({
+      id: stableUuid('run.processed', item.run.projectId, item.run.id),
+      type: 'run.processed',
+      projectId: item.run.projectId,
+      occurredAt: item.job.receivedAt,
+      data: {
+        runId: item.run.id,
+        receiptId: item.run.receiptId,
+        source: item.run.source,
+        status: item.run.status,
+        commitSha: item.run.resource.commitSha,
+        branch: item.run.resource.branch,
+        prNumber: item.run.resource.prNumber ?? null,
+        counts: item.run.counts,
+      },
+    });
+  }
+  return out;
+}
+
+function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}

@@ -1,0 +1,435 @@
+// The embedded, durable queue: one LMDB environment under the data dir, owned by one process
+// (`flakehouse serve`). LMDB holds the truth (jobs, idempotency index, frozen plans, dead jobs,
+// outbox); the ready/delayed/leased sets are rebuilt from it on open, so a kill -9 at any point
+// loses nothing that was acknowledged with a 202.
+import { mkdirSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { open, type Database, type RootDatabase } from 'lmdb';
+import type { Logger } from 'pino';
+import { uuidv7 } from '../domain/ids.js';
+import type { DomainEvent } from '../domain/events.js';
+import type {
+  DeadJob,
+  DequeueOptions,
+  EnqueueResult,
+  Job,
+  Lease,
+  LeasePlan,
+  NewJob,
+  Outbox,
+  OutboxEntry,
+  Queue,
+  QueueStats,
+} from './types.js';
+
+export interface EmbeddedQueueOptions {
+  path: string;
+  visibilityMs: number;
+  maxAttempts: number;
+  /** First retry delay; doubles per attempt up to `maxBackoffMs`. */
+  baseBackoffMs?: number;
+  maxBackoffMs?: number;
+  logger?: Logger;
+}
+
+interface JobRecord {
+  id: string;
+  projectId: string;
+  source: Job['source'];
+  batch: Job['batch'];
+  receivedAt: number;
+}
+
+interface IdemRecord {
+  receiptId: string;
+  acceptedExecutions: number;
+  receivedAt: number;
+}
+
+interface PlanRecord {
+  jobIds: string[];
+  plan: LeasePlan;
+}
+
+interface ActiveLease {
+  id: string;
+  jobIds: string[];
+  deadline: number;
+  frozen: boolean;
+}
+
+interface Delayed {
+  availableAt: number;
+  /** A job id, or a frozen lease id when `frozen`. */
+  id: string;
+  frozen: boolean;
+}
+
+export class EmbeddedQueue implements Queue {
+  private readonly root: RootDatabase;
+  private readonly jobs: Database<JobRecord, string>;
+  private readonly idem: Database<IdemRecord, string>;
+  private readonly attempts: Database<number, string>;
+  private readonly plans: Database<PlanRecord, string>;
+  private readonly dead: Database<DeadJob, string>;
+  private readonly outboxDb: Database<DomainEvent, number>;
+  private readonly meta: Database<number, string>;
+
+  /** Job ids ready to lease, oldest first (array + head index: O(1) dequeue). */
+  private ready: string[] = [];
+  private readyHead = 0;
+  /** Frozen lease ids ready for redelivery. */
+  private frozenReady: string[] = [];
+  private delayed: Delayed[] = [];
+  private readonly leases = new Map<string, ActiveLease>();
+  private readonly frozenJobCount = new Map<string, number>();
+  private readonly enqueuing = new Map<string, Promise<EnqueueResult>>();
+  private workWaiters: (() => void)[] = [];
+  private outboxWaiters: (() => void)[] = [];
+  private deadCount = 0;
+  private closed = false;
+  private readonly visibilityMs: number;
+  private readonly maxAttempts: number;
+  private readonly baseBackoffMs: number;
+  private readonly maxBackoffMs: number;
+  private readonly logger: Logger | undefined;
+  readonly outbox: Outbox;
+
+  private constructor(opts: EmbeddedQueueOptions) {
+    mkdirSync(opts.path, { recursive: true });
+    // overlappingSync stays on (fast group commits); enqueue awaits `flushed` before it resolves.
+    this.root = open({ path: opts.path, maxDbs: 16, mapSize: 64 * 1024 * 1024 * 1024 });
+    this.jobs = this.root.openDB<JobRecord, string>({ name: 'jobs' });
+    this.idem = this.root.openDB<IdemRecord, string>({ name: 'idempotency' });
+    this.attempts = this.root.openDB<number, string>({ name: 'attempts' });
+    this.plans = this.root.openDB<PlanRecord, string>({ name: 'plans' });
+    this.dead = this.root.openDB<DeadJob, string>({ name: 'dead' });
+    this.outboxDb = this.root.openDB<DomainEvent, number>({ name: 'outbox', keyEncoding: 'uint32' });
+    this.meta = this.root.openDB<number, string>({ name: 'meta' });
+    this.visibilityMs = opts.visibilityMs;
+    this.maxAttempts = opts.maxAttempts;
+    this.baseBackoffMs = opts.baseBackoffMs ?? 1000;
+    this.maxBackoffMs = opts.maxBackoffMs ?? 60_000;
+    this.logger = opts.logger;
+    this.outbox = this.makeOutbox();
+  }
+
+  static open(opts: EmbeddedQueueOptions): EmbeddedQueue {
+    const q = new EmbeddedQueue(opts);
+    q.recover();
+    return q;
+  }
+
+  /** Rebuilds the in-memory sets: frozen plans are redelivered whole, everything else is ready. */
+  private recover(): void {
+    const frozenJobs = new Set<string>();
+    for (const { key, value } of this.plans.getRange()) {
+      this.frozenReady.push(key);
+      this.frozenJobCount.set(key, value.jobIds.length);
+      for (const id of value.jobIds) frozenJobs.add(id);
+    }
+    for (const id of this.jobs.getKeys()) {
+      if (!frozenJobs.has(id)) this.ready.push(id);
+    }
+    this.deadCount = this.dead.getCount();
+  }
+
+  async enqueue(job: NewJob): Promise<EnqueueResult> {
+    this.assertOpen();
+    const key = `${job.projectId}\u0000${job.batch.idempotencyKey}`;
+    const existing = this.idem.get(key);
+    if (existing) return { receiptId: existing.receiptId, acceptedExecutions: existing.acceptedExecutions, deduplicated: true };
+    const racing = this.enqueuing.get(key);
+    if (racing) return { ...(await racing), deduplicated: true };
+
+    const receivedAt = Date.now();
+    const id = uuidv7(receivedAt);
+    const record: JobRecord = { id, projectId: job.projectId, source: job.source, batch: job.batch, receivedAt };
+    const result: EnqueueResult = { receiptId: id, acceptedExecutions: job.batch.executions.length, deduplicated: false };
+    const write = (async () => {
+      await this.root.transaction(() => {
+        void this.jobs.put(id, record);
+        void this.idem.put(key, { receiptId: id, acceptedExecutions: result.acceptedExecutions, receivedAt });
+      });
+      await this.root.flushed;
+      return result;
+    })();
+    this.enqueuing.set(key, write);
+    try {
+      await write;
+    } finally {
+      this.enqueuing.delete(key);
+    }
+    this.ready.push(id);
+    this.wake();
+    return result;
+  }
+
+  async dequeue(opts: DequeueOptions): Promise<Lease | null> {
+    this.assertOpen();
+    const now = Date.now();
+    this.expireLeases(now);
+    this.promoteDelayed(now);
+
+    const frozenId = this.frozenReady.shift();
+    if (frozenId !== undefined) {
+      const rec = this.plans.get(frozenId);
+      if (!rec) return this.dequeue(opts);
+      const jobs = rec.jobIds.map((id) => this.jobs.get(id)).filter((j): j is JobRecord => j !== undefined);
+      const attempt = await this.bumpAttempts(rec.jobIds);
+      this.leases.set(frozenId, { id: frozenId, jobIds: rec.jobIds, deadline: now + this.visibilityMs, frozen: true });
+      return { id: frozenId, jobs: jobs.map((j) => this.toJob(j, attempt)), attempt, plan: rec.plan };
+    }
+
+    const taken: JobRecord[] = [];
+    let executions = 0;
+    while (this.readyHead < this.ready.length && taken.length < opts.maxJobs) {
+      const id = this.ready[this.readyHead]!;
+      const rec = this.jobs.get(id);
+      if (!rec) {
+        this.readyHead++;
+        continue;
+      }
+      if (taken.length > 0 && executions + rec.batch.executions.length > opts.maxExecutions) break;
+      this.readyHead++;
+      taken.push(rec);
+      executions += rec.batch.executions.length;
+    }
+    this.compactReady();
+    if (taken.length === 0) return null;
+    const ids = taken.map((j) => j.id);
+    const leaseId = randomUUID();
+    this.leases.set(leaseId, { id: leaseId, jobIds: ids, deadline: now + this.visibilityMs, frozen: false });
+    const attempt = await this.bumpAttempts(ids);
+    return { id: leaseId, jobs: taken.map((j) => this.toJob(j, this.attempts.get(j.id) ?? attempt)), attempt };
+  }
+
+  async savePlan(leaseId: string, plan: LeasePlan): Promise<void> {
+    const lease = this.requireLease(leaseId);
+    await this.plans.put(leaseId, { jobIds: lease.jobIds, plan });
+    await this.root.flushed;
+    lease.frozen = true;
+    this.frozenJobCount.set(leaseId, lease.jobIds.length);
+  }
+
+  async ack(leaseId: string): Promise<void> {
+    const lease = this.leases.get(leaseId);
+    // A lease that expired and was handed out again is finished by its new holder.
+    if (!lease) return;
+    this.leases.delete(leaseId);
+    const plan = this.plans.get(leaseId);
+    await this.root.transaction(() => {
+      for (const id of lease.jobIds) {
+        void this.jobs.remove(id);
+        void this.attempts.remove(id);
+      }
+      if (plan) {
+        void this.plans.remove(leaseId);
+        let seq = this.meta.get('outbox.seq') ?? 0;
+        for (const event of plan.plan.events) void this.outboxDb.put(++seq, event);
+        void this.meta.put('outbox.seq', seq);
+      }
+    });
+    this.frozenJobCount.delete(leaseId);
+    if (plan && plan.plan.events.length > 0) this.wakeOutbox();
+  }
+
+  async failJob(leaseId: string, jobId: string, error: string): Promise<void> {
+    const lease = this.requireLease(leaseId);
+    if (lease.frozen) throw new Error('failJob on a frozen lease: nack the whole lease');
+    lease.jobIds = lease.jobIds.filter((id) => id !== jobId);
+    await this.retryOrBury([jobId], error, false);
+  }
+
+  async nack(leaseId: string, error: string): Promise<void> {
+    const lease = this.leases.get(leaseId);
+    if (!lease) return;
+    this.leases.delete(leaseId);
+    if (lease.frozen) {
+      const attempts = Math.max(...lease.jobIds.map((id) => this.attempts.get(id) ?? 1));
+      if (attempts >= this.maxAttempts) {
+        await this.bury(lease.jobIds, error);
+        await this.plans.remove(leaseId);
+        this.frozenJobCount.delete(leaseId);
+      } else {
+        this.delayed.push({ id: leaseId, frozen: true, availableAt: Date.now() + this.backoff(attempts) });
+      }
+      return;
+    }
+    await this.retryOrBury(lease.jobIds, error, false);
+  }
+
+  private async retryOrBury(jobIds: string[], error: string, _frozen: boolean): Promise<void> {
+    const toBury: string[] = [];
+    for (const id of jobIds) {
+      const attempts = this.attempts.get(id) ?? 1;
+      if (attempts >= this.maxAttempts) toBury.push(id);
+      else this.delayed.push({ id, frozen: false, availableAt: Date.now() + this.backoff(attempts) });
+    }
+    if (toBury.length > 0) await this.bury(toBury, error);
+  }
+
+  private async bury(jobIds: string[], error: string): Promise<void> {
+    const diedAt = Date.now();
+    const buried: DeadJob[] = [];
+    await this.root.transaction(() => {
+      for (const id of jobIds) {
+        const rec = this.jobs.get(id);
+        if (!rec) continue;
+        const dead: DeadJob = { job: this.toJob(rec, this.attempts.get(id) ?? 1), error, diedAt };
+        void this.dead.put(id, dead);
+        void this.jobs.remove(id);
+        void this.attempts.remove(id);
+        buried.push(dead);
+      }
+    });
+    this.deadCount += buried.length;
+    for (const d of buried) {
+      this.logger?.error(
+        { jobId: d.job.id, projectId: d.job.projectId, attempts: d.job.attempts, error },
+        'job parked as dead after repeated failures',
+      );
+    }
+  }
+
+  private backoff(attempts: number): number {
+    const exp = Math.min(this.maxBackoffMs, this.baseBackoffMs * 2 ** Math.max(0, attempts - 1));
+    // Jitter spreads retries of jobs that failed together.
+    return Math.round(exp * (0.75 + Math.random() * 0.5));
+  }
+
+  private async bumpAttempts(ids: string[]): Promise<number> {
+    let max = 0;
+    await this.root.transaction(() => {
+      for (const id of ids) {
+        const n = (this.attempts.get(id) ?? 0) + 1;
+        void this.attempts.put(id, n);
+        max = Math.max(max, n);
+      }
+    });
+    return max;
+  }
+
+  private expireLeases(now: number): void {
+    for (const lease of this.leases.values()) {
+      if (lease.deadline > now) continue;
+      this.leases.delete(lease.id);
+      this.logger?.warn({ leaseId: lease.id, jobs: lease.jobIds.length }, 'lease visibility timeout: redelivering');
+      if (lease.frozen) this.frozenReady.push(lease.id);
+      else this.ready.splice(this.readyHead, 0, ...lease.jobIds);
+    }
+  }
+
+  private promoteDelayed(now: number): void {
+    if (this.delayed.length === 0) return;
+    const keep: Delayed[] = [];
+    for (const d of this.delayed) {
+      if (d.availableAt > now) keep.push(d);
+      else if (d.frozen) this.frozenReady.push(d.id);
+      else this.ready.push(d.id);
+    }
+    this.delayed = keep;
+  }
+
+  private compactReady(): void {
+    if (this.readyHead > 4096 && this.readyHead * 2 > this.ready.length) {
+      this.ready = this.ready.slice(this.readyHead);
+      this.readyHead = 0;
+    }
+  }
+
+  private toJob(rec: JobRecord, attempts: number): Job {
+    return { ...rec, receiptId: rec.id, attempts };
+  }
+
+  private requireLease(leaseId: string): ActiveLease {
+    const lease = this.leases.get(leaseId);
+    if (!lease) throw new Error(`unknown or expired lease ${leaseId}`);
+    return lease;
+  }
+
+  /** Resolves when a job is enqueued or after `timeoutMs`, whichever is first. */
+  waitForWork(timeoutMs: number): Promise<void> {
+    if (this.readyHead < this.ready.length || this.frozenReady.length > 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const t = setTimeout(done, timeoutMs);
+      const waiter = (): void => done();
+      this.workWaiters.push(waiter);
+      function done(): void {
+        clearTimeout(t);
+        resolve();
+      }
+    });
+  }
+
+  private wake(): void {
+    const w = this.workWaiters;
+    this.workWaiters = [];
+    for (const f of w) f();
+  }
+
+  private wakeOutbox(): void {
+    const w = this.outboxWaiters;
+    this.outboxWaiters = [];
+    for (const f of w) f();
+  }
+
+  stats(): QueueStats {
+    let inflight = 0;
+    for (const l of this.leases.values()) inflight += l.jobIds.length;
+    let frozen = 0;
+    for (const id of this.frozenReady) frozen += this.frozenJobCount.get(id) ?? 0;
+    let delayed = 0;
+    for (const d of this.delayed) delayed += d.frozen ? (this.frozenJobCount.get(d.id) ?? 0) : 1;
+    return { pending: this.ready.length - this.readyHead + frozen + delayed, inflight, dead: this.deadCount, delayed };
+  }
+
+  depth(): number {
+    const s = this.stats();
+    return s.pending + s.inflight;
+  }
+
+  deadJobs(limit = 100): DeadJob[] {
+    return [...this.dead.getRange({ limit })].map((e) => e.value);
+  }
+
+  private makeOutbox(): Outbox {
+    return {
+      read: (afterSeq: number, limit: number): OutboxEntry[] =>
+        [...this.outboxDb.getRange({ start: afterSeq + 1, limit })].map((e) => ({ seq: e.key, event: e.value })),
+      cursor: (subscriber: string): number => this.meta.get(`cursor:${subscriber}`) ?? 0,
+      setCursor: async (subscriber: string, seq: number): Promise<void> => {
+        await this.meta.put(`cursor:${subscriber}`, seq);
+      },
+      trim: async (subscribers: readonly string[]): Promise<void> => {
+        if (subscribers.length === 0) return;
+        const min = Math.min(...subscribers.map((s) => this.meta.get(`cursor:${s}`) ?? 0));
+        await this.root.transaction(() => {
+          for (const key of this.outboxDb.getKeys({ end: min + 1 })) void this.outboxDb.remove(key);
+        });
+      },
+      waitForEntries: (timeoutMs: number): Promise<void> =>
+        new Promise((resolve) => {
+          const t = setTimeout(done, timeoutMs);
+          this.outboxWaiters.push(done);
+          function done(): void {
+            clearTimeout(t);
+            resolve();
+          }
+        }),
+    };
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new Error('queue is closed');
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.wake();
+    this.wakeOutbox();
+    await this.root.flushed;
+    await this.root.close();
+  }
+}

@@ -1,0 +1,101 @@
+// The queue between receivers and the worker. A job is one accepted batch. The contract every
+// backend must keep (test/integration/queue-contract.ts checks it):
+//  - enqueue resolves only once the job is durable; the same (project, idempotencyKey) enqueued
+//    again returns the first receipt with deduplicated=true, also after a restart;
+//  - dequeue hands out a lease on a batch of jobs, invisible to others for `visibilityMs`;
+//    a lease that is neither acked nor nacked in time is redelivered;
+//  - a lease whose plan was saved is frozen: it is always redelivered with the same id and the same
+//    jobs, so the writes keyed by that id deduplicate (exactly-once in effect);
+//  - nack retries with exponential backoff, then parks the jobs as dead (counted, never dropped);
+//  - ack removes the jobs and appends the lease's events to the outbox in one atomic step.
+import type { IngestBatch, IngestSource } from '../domain/batch.js';
+import type { DomainEvent } from '../domain/events.js';
+
+export interface NewJob {
+  projectId: string;
+  source: IngestSource;
+  batch: IngestBatch;
+}
+
+export interface Job extends NewJob {
+  id: string;
+  receiptId: string;
+  receivedAt: number;
+  attempts: number;
+}
+
+export interface EnqueueResult {
+  receiptId: string;
+  acceptedExecutions: number;
+  deduplicated: boolean;
+}
+
+export interface LeasePlan {
+  /** Events to emit when the lease is acked; decided once, before the first write. */
+  events: DomainEvent[];
+}
+
+export interface Lease {
+  id: string;
+  jobs: Job[];
+  /** 1 on first delivery. */
+  attempt: number;
+  /** Present when a previous delivery froze this lease. */
+  plan?: LeasePlan;
+}
+
+export interface QueueStats {
+  pending: number;
+  inflight: number;
+  dead: number;
+  delayed: number;
+}
+
+export interface DequeueOptions {
+  maxJobs: number;
+  /** Stop adding jobs once this many executions are in the lease (at least one job is always taken). */
+  maxExecutions: number;
+}
+
+export interface DeadJob {
+  job: Job;
+  error: string;
+  diedAt: number;
+}
+
+export interface Queue {
+  enqueue(job: NewJob): Promise<EnqueueResult>;
+  dequeue(opts: DequeueOptions): Promise<Lease | null>;
+  /** Freezes the lease's composition and records its plan durably. */
+  savePlan(leaseId: string, plan: LeasePlan): Promise<void>;
+  ack(leaseId: string): Promise<void>;
+  /** Returns one job of an unfrozen lease to the queue (retry with backoff, or dead), keeping the others leased. */
+  failJob(leaseId: string, jobId: string, error: string): Promise<void>;
+  nack(leaseId: string, error: string): Promise<void>;
+  /** Resolves when work may be available, or after `timeoutMs` (the idle poll interval). */
+  waitForWork(timeoutMs: number): Promise<void>;
+  stats(): QueueStats;
+  /** Pending + in-flight: what backpressure compares with the max depth. */
+  depth(): number;
+  deadJobs(limit?: number): DeadJob[];
+  /** Outbox of events from acked leases, read by the event dispatcher. */
+  readonly outbox: Outbox;
+  close(): Promise<void>;
+}
+
+export interface OutboxEntry {
+  seq: number;
+  event: DomainEvent;
+}
+
+export interface Outbox {
+  /** Entries after `afterSeq`, oldest first. */
+  read(afterSeq: number, limit: number): OutboxEntry[];
+  /** Durable per-subscriber cursor. */
+  cursor(subscriber: string): number;
+  setCursor(subscriber: string, seq: number): Promise<void>;
+  /** Drops entries every subscriber in `subscribers` has passed. */
+  trim(subscribers: readonly string[]): Promise<void>;
+  /** Resolves when new entries are appended (or after `timeoutMs`). */
+  waitForEntries(timeoutMs: number): Promise<void>;
+}

@@ -1,0 +1,103 @@
+// Small pure helpers for the JUnit parser: text buffers, numbers, timestamps, attachments.
+import type { ArtifactRef } from '../../domain/batch.js';
+import { parseTimestamp } from '../../domain/time.js';
+
+export const MAX_MESSAGE_CHARS = 4_000;
+export const MAX_STACK_CHARS = 32_000;
+export const MAX_PROPERTY_CHARS = 4_000;
+export const MAX_PROPERTIES = 50;
+export const MAX_ARTIFACTS = 100;
+
+/**
+ * Collects text chunks without quadratic string concatenation. Leading whitespace is dropped
+ * as it arrives and collection stops past `limit`, so a huge stack trace costs no more memory
+ * than what we keep.
+ */
+export class TextBuffer {
+  private readonly parts: string[] = [];
+  private length = 0;
+
+  constructor(private readonly limit: number = Number.POSITIVE_INFINITY) {}
+
+  add(chunk: string): void {
+    if (this.length >= this.limit) return;
+    let text = chunk;
+    if (this.length === 0) {
+      text = text.trimStart();
+      if (text === '') return;
+    }
+    this.parts.push(text);
+    this.length += text.length;
+  }
+
+  /** The collected text, trimmed. */
+  text(): string {
+    return this.parts.join('').trim();
+  }
+}
+
+export function clip(text: string, max: number): string {
+  return text.length > max ? text.slice(0, max) : text;
+}
+
+export function firstNonEmptyLine(text: string): string | undefined {
+  for (const line of text.split(/\r?\n/, 200)) {
+    const trimmed = line.trim();
+    if (trimmed !== '') return trimmed;
+  }
+  return undefined;
+}
+
+/** JUnit `time` is seconds as a decimal; anything unusable becomes 0 rather than failing the report. */
+export function secondsToMs(value: string | undefined): number {
+  if (value === undefined) return 0;
+  const ms = Math.round(Number(value.trim()) * 1000);
+  return Number.isFinite(ms) && ms > 0 ? ms : 0;
+}
+
+const ZONELESS_ISO = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?$/;
+
+/**
+ * Suite timestamps are often written without a zone ("2021-06-13T20:50:21", surefire, jest-junit)
+ * or with a trailing " UTC" (TestNG); both mean UTC, and Date.parse would read the former as local time.
+ */
+export function parseJUnitTimestamp(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  let text = value.trim().replace(/\s+(?:UTC|GMT)$/i, 'Z');
+  if (ZONELESS_ISO.test(text)) text = `${text.replace(' ', 'T')}Z`;
+  return parseTimestamp(text);
+}
+
+const CONTENT_TYPES: Record<string, string> = {
+  png: 'image/png',
+  jpg: 'image/jpeg',
+  jpeg: 'image/jpeg',
+  webp: 'image/webp',
+  webm: 'video/webm',
+  mp4: 'video/mp4',
+  zip: 'application/zip',
+  json: 'application/json',
+  html: 'text/html',
+};
+
+export function guessContentType(fileName: string): string {
+  const dot = fileName.lastIndexOf('.');
+  const ext = dot >= 0 ? fileName.slice(dot + 1).toLowerCase() : '';
+  return CONTENT_TYPES[ext] ?? 'text/plain';
+}
+
+const ATTACHMENT = /\[\[ATTACHMENT\|([^\]\r\n]+)\]\]/g;
+
+/** Adds an artifact for a file path reported by the test, once per path. */
+export function addArtifact(rawPath: string, into: ArtifactRef[]): void {
+  const path = rawPath.trim();
+  if (path === '' || into.length >= MAX_ARTIFACTS || into.some((a) => a.path === path)) return;
+  const name = path.split(/[\\/]/).pop() || path;
+  into.push({ name, contentType: guessContentType(name), path });
+}
+
+/** Jenkins attachments convention: `[[ATTACHMENT|/abs/path/file.png]]` in system-out/system-err. */
+export function extractAttachments(output: string, into: ArtifactRef[]): void {
+  if (!output.includes('[[ATTACHMENT|')) return;
+  for (const match of output.matchAll(ATTACHMENT)) addArtifact(match[1] ?? '', into);
+}

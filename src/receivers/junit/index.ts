@@ -1,0 +1,46 @@
+// `junit` receiver: POST /v1/ingest/junit `{ idempotencyKey, resource, xml }` (CONTRACT.md §3).
+import { z } from 'zod';
+import { CURRENT_CONTRACT_VERSION } from '../../domain/batch.js';
+import type { ReceiverFactory } from '../../pipeline/component.js';
+import { ApiError, errors, zodIssues } from '../../api/errors.js';
+import { idempotencyKeySchema, resourceSchema } from '../native/schema.js';
+import { ingestReceiptSchema, ingestRoute } from '../shared.js';
+import { parseJUnit } from './parse.js';
+
+export const junitRequestSchema = z.object({
+  idempotencyKey: idempotencyKeySchema,
+  resource: resourceSchema,
+  xml: z.string().min(1),
+});
+
+export const junitReceiverFactory: ReceiverFactory<Record<string, never>> = {
+  kind: 'receiver',
+  type: 'junit',
+  description: 'POST /v1/ingest/junit: a JUnit XML report with its run context',
+  signals: ['executions'],
+  configSchema: z.object({}).strict(),
+  create: () =>
+    ingestRoute({
+      url: '/v1/ingest/junit',
+      summary: 'Ingest a JUnit XML report',
+      source: 'junit',
+      body: junitRequestSchema,
+      response: ingestReceiptSchema,
+      async decode(body) {
+        const parsed = junitRequestSchema.safeParse(body);
+        if (!parsed.success) throw errors.invalidPayload(zodIssues(parsed.error));
+        const { idempotencyKey, resource, xml } = parsed.data;
+        const result = parseJUnit(xml, { now: Date.now() });
+        if (!result.ok) throw new ApiError(400, result.error, result.message);
+        return [
+          {
+            contractVersion: CURRENT_CONTRACT_VERSION,
+            idempotencyKey,
+            resource,
+            run: { status: result.runStatus, startedAt: result.startedAt, finishedAt: result.finishedAt },
+            executions: result.executions,
+          },
+        ];
+      },
+    }),
+};

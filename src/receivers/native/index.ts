@@ -1,0 +1,32 @@
+// `native` receiver: POST /v1/ingest, the native JSON batch (CONTRACT.md §2).
+import { z } from 'zod';
+import type { ReceiverFactory } from '../../pipeline/component.js';
+import { ingestReceiptSchema, ingestRoute } from '../shared.js';
+import { isSupportedContractVersion, nativeBatchSchema } from './schema.js';
+import { ApiError, errors, zodIssues } from '../../api/errors.js';
+
+export const nativeReceiverFactory: ReceiverFactory<Record<string, never>> = {
+  kind: 'receiver',
+  type: 'native',
+  description: 'POST /v1/ingest: the native JSON batch',
+  signals: ['executions'],
+  configSchema: z.object({}).strict(),
+  create: () =>
+    ingestRoute({
+      url: '/v1/ingest',
+      summary: 'Ingest a run as a native JSON batch',
+      source: 'native',
+      body: nativeBatchSchema,
+      response: ingestReceiptSchema,
+      async decode(body) {
+        const parsed = nativeBatchSchema.safeParse(body);
+        if (!parsed.success) throw errors.invalidPayload(zodIssues(parsed.error));
+        if (!isSupportedContractVersion(parsed.data.contractVersion)) {
+          throw new ApiError(400, 'unsupported_contract_version', `contractVersion ${parsed.data.contractVersion} is not supported; use 0.x or 1.x`, {
+            issues: [{ path: 'contractVersion', message: 'unsupported major version' }],
+          });
+        }
+        return [parsed.data];
+      },
+    }),
+};

@@ -1,0 +1,364 @@
+// OTLP/HTTP trace request decoding: protobuf and JSON bodies both normalize into one
+// internal representation (OtlpTraceRequest) that the mapper consumes.
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import protobuf from 'protobufjs';
+import { z } from 'zod';
+
+/** Flattened attribute value: arrays and kvlists are JSON strings, bytes are base64. */
+export type AttrValue = string | number | boolean;
+export type Attributes = Record<string, AttrValue>;
+export type OtlpStatusCode = 'unset' | 'ok' | 'error';
+
+export interface OtlpEvent {
+  name: string;
+  /** Epoch ms (0 when absent). */
+  timeMs: number;
+  attributes: Attributes;
+}
+
+export interface OtlpSpan {
+  /** 32 lowercase hex chars. */
+  traceId: string;
+  /** 16 lowercase hex chars. */
+  spanId: string;
+  /** Absent for a root span. */
+  parentSpanId: string | undefined;
+  name: string;
+  /** OTLP SpanKind number (0 unspecified .. 5 consumer). */
+  kind: number;
+  /** Epoch ms, truncated (0 when absent). */
+  startTimeMs: number;
+  endTimeMs: number;
+  /** end - start in ms with µs precision; 0 if end < start. */
+  durationMs: number;
+  statusCode: OtlpStatusCode;
+  statusMessage: string;
+  attributes: Attributes;
+  events: OtlpEvent[];
+}
+
+export interface OtlpResourceSpans {
+  resource: Attributes;
+  /** Spans of every scope of this resource, in document order. */
+  spans: OtlpSpan[];
+}
+
+export interface OtlpTraceRequest {
+  resourceSpans: OtlpResourceSpans[];
+}
+
+export class OtlpDecodeError extends Error {
+  override readonly name = 'OtlpDecodeError';
+  /** Dotted location of the offending value, e.g. `resourceSpans.0.scopeSpans.1.spans.3.traceId`. */
+  readonly path: string | undefined;
+  /** `message` never repeats the path, so callers can render `{ path, message }` issues. */
+  constructor(message: string, path?: string) {
+    super(message);
+    this.path = path;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Raw shape shared by protobufjs toObject output and the zod-validated JSON: both use the
+// lowerCamelCase field names; they differ only in how bytes travel (Uint8Array vs strings).
+
+type Bytes = string | Uint8Array;
+type Int64 = string | number;
+type Opt<T> = T | null | undefined;
+
+interface RawAnyValue {
+  stringValue?: Opt<string>;
+  boolValue?: Opt<boolean>;
+  intValue?: Opt<Int64>;
+  doubleValue?: Opt<number | string>;
+  arrayValue?: Opt<{ values?: Opt<RawAnyValue[]> }>;
+  kvlistValue?: Opt<{ values?: Opt<RawKeyValue[]> }>;
+  bytesValue?: Opt<Bytes>;
+}
+interface RawKeyValue {
+  key?: Opt<string>;
+  value?: Opt<RawAnyValue>;
+}
+interface RawEvent {
+  timeUnixNano?: Opt<Int64>;
+  name?: Opt<string>;
+  attributes?: Opt<RawKeyValue[]>;
+}
+interface RawSpan {
+  traceId?: Opt<Bytes>;
+  spanId?: Opt<Bytes>;
+  parentSpanId?: Opt<Bytes>;
+  name?: Opt<string>;
+  kind?: Opt<number | string>;
+  startTimeUnixNano?: Opt<Int64>;
+  endTimeUnixNano?: Opt<Int64>;
+  attributes?: Opt<RawKeyValue[]>;
+  events?: Opt<RawEvent[]>;
+  status?: Opt<{ message?: Opt<string>; code?: Opt<number | string> }>;
+}
+interface RawRequest {
+  resourceSpans?: Opt<
+    {
+      resource?: Opt<{ attributes?: Opt<RawKeyValue[]> }>;
+      scopeSpans?: Opt<{ spans?: Opt<RawSpan[]> }[]>;
+    }[]
+  >;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Protobuf
+
+const PROTO_DIR = fileURLToPath(new URL('./proto/', import.meta.url));
+
+// Built once at module load; protobufjs generates the decoder lazily on first use.
+const RequestType: protobuf.Type = (() => {
+  const root = new protobuf.Root();
+  root.resolvePath = (_origin, target) => path.join(PROTO_DIR, target);
+  root.loadSync('opentelemetry/proto/collector/trace/v1/trace_service.proto');
+  root.resolveAll();
+  return root.lookupType('opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest');
+})();
+
+// Bytes stay Uint8Array (hexed directly, no base64 round trip); enums stay numbers.
+const TO_OBJECT: protobuf.IConversionOptions = { longs: String };
+
+export function decodeOtlpProtobuf(buf: Uint8Array): OtlpTraceRequest {
+  let raw: RawRequest;
+  try {
+    // toObject is typed loosely; the shape is fixed by the .proto files, so RawRequest holds.
+    raw = RequestType.toObject(RequestType.decode(buf), TO_OBJECT);
+  } catch (err) {
+    throw new OtlpDecodeError(`invalid protobuf: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  return guardDepth(() => normalize(raw));
+}
+
+// ---------------------------------------------------------------------------------------------
+// JSON (OTLP/JSON: lowerCamelCase keys, hex ids, int64 as string or number, enums as int or name)
+
+const int64Schema = z.union([
+  z.string().regex(/^-?\d+$/, 'expected an integer'),
+  z.number().refine(Number.isInteger, 'expected an integer'),
+]);
+const uint64Schema = z.union([z.string().regex(/^\d+$/, 'expected an unsigned integer'), z.number().nonnegative()]);
+const enumSchema = z.union([z.number().int(), z.string()]);
+
+const anyValueSchema: z.ZodType<RawAnyValue> = z.lazy(() =>
+  z.object({
+    stringValue: z.string().nullish(),
+    boolValue: z.boolean().nullish(),
+    intValue: int64Schema.nullish(),
+    doubleValue: z.union([z.number(), z.enum(['NaN', 'Infinity', '-Infinity'])]).nullish(),
+    arrayValue: z.object({ values: z.array(anyValueSchema).nullish() }).nullish(),
+    kvlistValue: z.object({ values: z.array(keyValueSchema).nullish() }).nullish(),
+    bytesValue: z.string().nullish(),
+  }),
+);
+const keyValueSchema: z.ZodType<RawKeyValue> = z.lazy(() =>
+  z.object({ key: z.string().nullish(), value: anyValueSchema.nullish() }),
+);
+const attributesSchema = z.array(keyValueSchema).nullish();
+
+const spanSchema = z.object({
+  traceId: z.string().nullish(),
+  spanId: z.string().nullish(),
+  parentSpanId: z.string().nullish(),
+  name: z.string().nullish(),
+  kind: enumSchema.nullish(),
+  startTimeUnixNano: uint64Schema.nullish(),
+  endTimeUnixNano: uint64Schema.nullish(),
+  attributes: attributesSchema,
+  events: z
+    .array(z.object({ timeUnixNano: uint64Schema.nullish(), name: z.string().nullish(), attributes: attributesSchema }))
+    .nullish(),
+  status: z.object({ message: z.string().nullish(), code: enumSchema.nullish() }).nullish(),
+});
+
+const requestSchema = z.object({
+  resourceSpans: z
+    .array(
+      z.object({
+        resource: z.object({ attributes: attributesSchema }).nullish(),
+        scopeSpans: z.array(z.object({ spans: z.array(spanSchema).nullish() })).nullish(),
+      }),
+    )
+    .nullish(),
+});
+
+export function decodeOtlpJson(value: unknown): OtlpTraceRequest {
+  return guardDepth(() => {
+    const parsed = requestSchema.safeParse(value);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      throw new OtlpDecodeError(issue?.message ?? 'invalid OTLP/JSON', issue ? issue.path.join('.') : '');
+    }
+    return normalize(parsed.data);
+  });
+}
+
+// Nested arrayValue/kvlistValue recurse; a hostile body nested deep enough to exhaust the stack
+// is the sender's fault (400), not a server error.
+function guardDepth<T>(fn: () => T): T {
+  try {
+    return fn();
+  } catch (err) {
+    if (err instanceof RangeError) throw new OtlpDecodeError('attribute values nested too deeply');
+    throw err;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Normalization
+
+const SPAN_KINDS: Record<string, number> = {
+  SPAN_KIND_UNSPECIFIED: 0,
+  SPAN_KIND_INTERNAL: 1,
+  SPAN_KIND_SERVER: 2,
+  SPAN_KIND_CLIENT: 3,
+  SPAN_KIND_PRODUCER: 4,
+  SPAN_KIND_CONSUMER: 5,
+};
+const STATUS_CODES: Record<string, number> = { STATUS_CODE_UNSET: 0, STATUS_CODE_OK: 1, STATUS_CODE_ERROR: 2 };
+const HEX_RE = /^[0-9a-fA-F]*$/;
+
+function normalize(raw: RawRequest): OtlpTraceRequest {
+  const out: OtlpResourceSpans[] = [];
+  const rsList = raw.resourceSpans ?? [];
+  for (let r = 0; r < rsList.length; r++) {
+    const rs = rsList[r]!;
+    const spans: OtlpSpan[] = [];
+    const scopes = rs.scopeSpans ?? [];
+    for (let s = 0; s < scopes.length; s++) {
+      const list = scopes[s]!.spans ?? [];
+      for (let i = 0; i < list.length; i++) {
+        try {
+          spans.push(normalizeSpan(list[i]!));
+        } catch (err) {
+          // Paths are built only on failure: no per-span string churn on the happy path.
+          if (!(err instanceof OtlpDecodeError)) throw err;
+          throw new OtlpDecodeError(err.message, `resourceSpans.${r}.scopeSpans.${s}.spans.${i}.${err.path ?? ''}`);
+        }
+      }
+    }
+    out.push({ resource: flattenAttributes(rs.resource?.attributes), spans });
+  }
+  return { resourceSpans: out };
+}
+
+/** Throws OtlpDecodeError with a span-relative path; the caller prefixes it. */
+function normalizeSpan(span: RawSpan): OtlpSpan {
+  const traceId = toHexId(span.traceId, 16, 'traceId');
+  const spanId = toHexId(span.spanId, 8, 'spanId');
+  const parent = span.parentSpanId;
+  const parentSpanId = parent == null || parent.length === 0 ? undefined : toHexId(parent, 8, 'parentSpanId');
+  const startUs = nanosToMicros(span.startTimeUnixNano);
+  const endUs = nanosToMicros(span.endTimeUnixNano);
+  const rawEvents = span.events;
+  const events: OtlpEvent[] = [];
+  if (rawEvents) {
+    for (const e of rawEvents) {
+      events.push({
+        name: e.name ?? '',
+        timeMs: Math.floor(nanosToMicros(e.timeUnixNano) / 1000),
+        attributes: flattenAttributes(e.attributes),
+      });
+    }
+  }
+  const status = span.status;
+  const code = status?.code == null ? 0 : enumValue(status.code, STATUS_CODES, 'status.code');
+  return {
+    traceId,
+    spanId,
+    parentSpanId,
+    name: span.name ?? '',
+    kind: span.kind == null ? 0 : enumValue(span.kind, SPAN_KINDS, 'kind'),
+    startTimeMs: Math.floor(startUs / 1000),
+    endTimeMs: Math.floor(endUs / 1000),
+    durationMs: endUs > startUs ? (endUs - startUs) / 1000 : 0,
+    statusCode: code === 2 ? 'error' : code === 1 ? 'ok' : 'unset',
+    statusMessage: status?.message ?? '',
+    attributes: flattenAttributes(span.attributes),
+    events,
+  };
+}
+
+function toHexId(value: Opt<Bytes>, bytes: number, at: string): string {
+  if (value == null) throw new OtlpDecodeError('required', at);
+  if (typeof value === 'string') {
+    // OTLP/JSON carries ids as hex, not base64 (unlike the generic proto3 JSON mapping).
+    if (value.length !== bytes * 2 || !HEX_RE.test(value)) {
+      throw new OtlpDecodeError(`expected ${bytes * 2} hex characters`, at);
+    }
+    return value.toLowerCase();
+  }
+  if (value.length !== bytes) throw new OtlpDecodeError(`expected ${bytes} bytes, got ${value.length}`, at);
+  return Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('hex');
+}
+
+function enumValue(value: number | string, names: Record<string, number>, at: string): number {
+  if (typeof value === 'number') return value;
+  const n = names[value];
+  if (n === undefined) throw new OtlpDecodeError(`unknown enum value "${value}"`, at);
+  return n;
+}
+
+// Epoch nanos → µs: µs since 1970 stay below 2^53, so the result is exact.
+function nanosToMicros(value: Opt<Int64>): number {
+  if (value == null) return 0;
+  if (typeof value === 'number') return value > 0 ? Math.floor(value / 1000) : 0;
+  return value.length > 3 ? Number(value.slice(0, -3)) : 0;
+}
+
+function flattenAttributes(list: Opt<RawKeyValue[]>): Attributes {
+  const out: Attributes = {};
+  if (!list) return out;
+  for (const kv of list) {
+    if (kv.key == null || kv.value == null) continue;
+    const v = scalarValue(kv.value);
+    if (v !== undefined) out[kv.key] = v;
+  }
+  return out;
+}
+
+function scalarValue(v: RawAnyValue): AttrValue | undefined {
+  if (v.stringValue != null) return v.stringValue;
+  if (v.boolValue != null) return v.boolValue;
+  if (v.intValue != null) return intValue(v.intValue);
+  if (v.doubleValue != null) return doubleValue(v.doubleValue);
+  if (v.arrayValue != null || v.kvlistValue != null) return JSON.stringify(plainValue(v));
+  if (v.bytesValue != null) return bytesValue(v.bytesValue);
+  return undefined;
+}
+
+/** Nested form used inside flattened arrays/kvlists; an empty AnyValue becomes null. */
+function plainValue(v: RawAnyValue): unknown {
+  if (v.arrayValue != null) {
+    return (v.arrayValue.values ?? []).map(plainValue);
+  }
+  if (v.kvlistValue != null) {
+    const obj: Record<string, unknown> = {};
+    for (const kv of v.kvlistValue.values ?? []) {
+      if (kv.key != null) obj[kv.key] = kv.value == null ? null : plainValue(kv.value);
+    }
+    return obj;
+  }
+  return scalarValue(v) ?? null;
+}
+
+// int64 beyond 2^53 stays a string rather than silently losing digits.
+function intValue(v: Int64): AttrValue {
+  if (typeof v === 'number') return v;
+  const n = Number(v);
+  return Number.isSafeInteger(n) ? n : v;
+}
+
+function doubleValue(v: number | string): AttrValue {
+  if (typeof v === 'number') return v;
+  const n = Number(v);
+  return Number.isFinite(n) ? n : v;
+}
+
+function bytesValue(v: Bytes): string {
+  return typeof v === 'string' ? v : Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('base64');
+}

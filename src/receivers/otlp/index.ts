@@ -1,0 +1,50 @@
+// `otlp` receiver: POST /v1/traces, OTLP/HTTP with protobuf or JSON bodies, gzip allowed
+// (CONTRACT.md §4). A run is one trace; a request may carry several.
+import { z } from 'zod';
+import type { ReceiverFactory } from '../../pipeline/component.js';
+import { errors } from '../../api/errors.js';
+import { ingestReceiptSchema, ingestRoute } from '../shared.js';
+import { decodeOtlpJson, decodeOtlpProtobuf, OtlpDecodeError, type OtlpTraceRequest } from './decode.js';
+import { mapOtlpToBatches } from './map.js';
+
+const PROTOBUF_TYPES = ['application/x-protobuf', 'application/protobuf', 'application/octet-stream'];
+
+export const otlpReceiverFactory: ReceiverFactory<Record<string, never>> = {
+  kind: 'receiver',
+  type: 'otlp',
+  description: 'POST /v1/traces: OTLP/HTTP traces (protobuf or JSON, gzip)',
+  signals: ['executions'],
+  configSchema: z.object({}).strict(),
+  create: () =>
+    ingestRoute({
+      url: '/v1/traces',
+      summary: 'Ingest test runs as OTLP/HTTP traces',
+      source: 'otlp',
+      consumes: ['application/x-protobuf', 'application/json'],
+      body: z.object({ resourceSpans: z.array(z.unknown()).optional() }),
+      response: ingestReceiptSchema.extend({
+        receipts: z.array(ingestReceiptSchema).optional(),
+      }),
+      async decode(body, ctx) {
+        const contentType = String(ctx.request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+        let req: OtlpTraceRequest;
+        try {
+          if (PROTOBUF_TYPES.includes(contentType)) {
+            if (!Buffer.isBuffer(body)) throw new OtlpDecodeError('expected a protobuf body');
+            req = decodeOtlpProtobuf(body);
+          } else if (contentType === 'application/json') {
+            req = decodeOtlpJson(body);
+          } else {
+            throw errors.unsupportedContentType(contentType, ['application/x-protobuf', 'application/json']);
+          }
+        } catch (err) {
+          if (err instanceof OtlpDecodeError) {
+            throw errors.invalidPayload([{ path: err.path ?? '', message: err.message }], `invalid OTLP request: ${err.message}`);
+          }
+          throw err;
+        }
+        return mapOtlpToBatches(req, { now: Date.now() }).batches;
+      },
+    }),
+};
+

@@ -1,0 +1,97 @@
+// One ClickHouse client API for both ways of running: embedded chDB under the data dir (default)
+// or a ClickHouse server by URL. Same SQL and migrations either way.
+import { mkdirSync } from 'node:fs';
+import { createClient, type ClickHouseClient, type ClickHouseSettings } from '@clickhouse/client';
+
+export interface StoreOptions {
+  /** Embedded chDB data path; used when `url` is unset. */
+  chdbPath?: string;
+  url?: string;
+  user?: string;
+  password?: string;
+  /** Database that holds our tables (created if missing). */
+  database: string;
+}
+
+export interface Store {
+  readonly client: ClickHouseClient;
+  readonly database: string;
+  readonly embedded: boolean;
+  /** Fully qualified, quoted table name. */
+  table(name: string): string;
+  query<T>(sql: string, params?: Record<string, unknown>): Promise<T[]>;
+  command(sql: string, params?: Record<string, unknown>, settings?: ClickHouseSettings): Promise<void>;
+  /**
+   * Inserts rows as one block set. `dedupToken` is required: a redelivered insert with the same
+   * token is dropped by ClickHouse, here and in every materialized view fed by the table.
+   * (It must be explicit on every insert: chDB keeps SET values for the whole session, so a token
+   * left over from an earlier insert would silently swallow the next one.)
+   */
+  insert(table: string, rows: readonly object[], dedupToken: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+const DB_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
+
+export async function openStore(opts: StoreOptions): Promise<Store> {
+  if (!DB_NAME.test(opts.database)) throw new Error(`invalid ClickHouse database name: ${opts.database}`);
+  let client: ClickHouseClient;
+  let embedded = false;
+  if (opts.url) {
+    client = createClient({
+      url: opts.url,
+      username: opts.user ?? 'default',
+      password: opts.password ?? '',
+      clickhouse_settings: { output_format_json_quote_64bit_integers: 1 },
+    });
+  } else {
+    if (!opts.chdbPath) throw new Error('either a ClickHouse URL or an embedded chDB path is required');
+    mkdirSync(opts.chdbPath, { recursive: true });
+    // Loaded lazily: a server deployment never loads the 500 MB engine.
+    const { createChdbConnection } = await import('chdb/connection');
+    // The chdb package types the connection against @clickhouse/client-common while
+    // @clickhouse/client bundles its own copy of the same interface: identical at run time.
+    const connection = createChdbConnection({ path: opts.chdbPath }) as unknown as NonNullable<
+      Parameters<typeof createClient>[0]
+    >['connection'];
+    client = createClient({ connection });
+    embedded = true;
+  }
+  const database = opts.database;
+  await client.command({ query: `CREATE DATABASE IF NOT EXISTS \`${database}\`` });
+
+  const store: Store = {
+    client,
+    database,
+    embedded,
+    table: (name) => `\`${database}\`.\`${name}\``,
+    async query<T>(sql: string, params?: Record<string, unknown>) {
+      const rs = await client.query({ query: sql, format: 'JSONEachRow', query_params: params });
+      return rs.json<T>();
+    },
+    async command(sql, params, settings) {
+      await client.command({ query: sql, query_params: params, clickhouse_settings: settings });
+    },
+    async insert(table, rows, dedupToken) {
+      if (rows.length === 0) return;
+      await client.insert({
+        table: store.table(table),
+        values: rows as object[],
+        format: 'JSONEachRow',
+        clickhouse_settings: { insert_deduplication_token: dedupToken, deduplicate_blocks_in_dependent_materialized_views: 1 },
+      });
+    },
+    async close() {
+      await client.close();
+    },
+  };
+  return store;
+}
+
+/** chDB returns 64-bit integers as JSON numbers and a server as strings: convert at the edge. */
+export function toNumber(value: unknown): number {
+  if (typeof value === 'number') return value;
+  if (typeof value === 'string') return Number(value);
+  if (typeof value === 'bigint') return Number(value);
+  return 0;
+}

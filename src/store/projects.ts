@@ -1,0 +1,116 @@
+// Projects and API tokens. Tokens are `fh_` + 48 hex chars, shown once; only the SHA-256 is kept.
+import { randomBytes, randomUUID } from 'node:crypto';
+import { sha256Hex } from '../domain/ids.js';
+import { toNumber, type Store } from './client.js';
+
+export const SCOPES = ['ingest', 'read', 'quarantine'] as const;
+export type Scope = (typeof SCOPES)[number];
+
+export interface Project {
+  id: string;
+  slug: string;
+  name: string;
+  badgeToken: string;
+  createdAt: string;
+}
+
+export interface TokenPrincipal {
+  tokenId: string;
+  projectId: string;
+  scopes: Scope[];
+}
+
+export const SLUG_RE = /^[a-z0-9][a-z0-9-]{0,62}$/;
+
+export function generateToken(): string {
+  return `fh_${randomBytes(24).toString('hex')}`;
+}
+
+export const TOKEN_RE = /^fh_[0-9a-f]{48}$/;
+
+const CREATED = `toUnixTimestamp64Milli(created_at) AS created_at`;
+
+interface ProjectRow {
+  id: string;
+  slug: string;
+  name: string;
+  badge_token: string;
+  created_at: number | string;
+}
+
+function toProject(r: ProjectRow): Project {
+  return { id: r.id, slug: r.slug, name: r.name, badgeToken: r.badge_token, createdAt: new Date(toNumber(r.created_at)).toISOString() };
+}
+
+export class ProjectRepo {
+  constructor(private readonly store: Store) {}
+
+  async list(): Promise<Project[]> {
+    const rows = await this.store.query<ProjectRow>(
+      `SELECT id, slug, name, badge_token, ${CREATED} FROM ${this.store.table('projects')} FINAL WHERE deleted = 0 ORDER BY created_at`,
+    );
+    return rows.map(toProject);
+  }
+
+  async bySlug(slug: string): Promise<Project | null> {
+    const rows = await this.store.query<ProjectRow>(
+      `SELECT id, slug, name, badge_token, ${CREATED} FROM ${this.store.table('projects')} FINAL WHERE slug = {slug:String} AND deleted = 0 LIMIT 1`,
+      { slug },
+    );
+    return rows[0] ? toProject(rows[0]) : null;
+  }
+
+  async create(slug: string, name?: string): Promise<Project> {
+    const now = Date.now();
+    const project = {
+      id: randomUUID(),
+      slug,
+      name: name ?? slug,
+      badge_token: randomBytes(16).toString('hex'),
+      created_at: now,
+      version: now,
+      deleted: 0,
+    };
+    await this.store.insert('projects', [project], `project:${project.id}`);
+    return toProject(project);
+  }
+
+  async createToken(projectId: string, scopes: Scope[]): Promise<{ id: string; token: string; scopes: Scope[] }> {
+    const token = generateToken();
+    const id = randomUUID();
+    const now = Date.now();
+    await this.store.insert(
+      'tokens',
+      [{ id, project_id: projectId, token_hash: sha256Hex(token), prefix: token.slice(0, 10), scopes, created_at: now, revoked_at: null, version: now }],
+      `token:${id}`,
+    );
+    return { id, token, scopes };
+  }
+
+  /** Returns false when no live token has that id. */
+  async revokeToken(id: string): Promise<boolean> {
+    const rows = await this.store.query<{ id: string; project_id: string; token_hash: string; prefix: string; scopes: Scope[]; created_at: number }>(
+      `SELECT id, project_id, token_hash, prefix, scopes, toUnixTimestamp64Milli(created_at) AS created_at FROM ${this.store.table('tokens')} FINAL WHERE id = {id:UUID} AND revoked_at IS NULL`,
+      { id },
+    );
+    const row = rows[0];
+    if (!row) return false;
+    const now = Date.now();
+    await this.store.insert(
+      'tokens',
+      [{ ...row, created_at: toNumber(row.created_at), revoked_at: now, version: now }],
+      `token-revoke:${id}:${now}`,
+    );
+    return true;
+  }
+
+  async principalByHash(hash: string): Promise<(TokenPrincipal & { revoked: boolean }) | null> {
+    const rows = await this.store.query<{ id: string; project_id: string; scopes: Scope[]; revoked: number }>(
+      `SELECT id, project_id, scopes, revoked_at IS NOT NULL AS revoked FROM ${this.store.table('tokens')} FINAL WHERE token_hash = {hash:String} LIMIT 1`,
+      { hash },
+    );
+    const r = rows[0];
+    if (!r) return null;
+    return { tokenId: r.id, projectId: r.project_id, scopes: r.scopes, revoked: Boolean(Number(r.revoked)) };
+  }
+}

@@ -1,0 +1,293 @@
+// Rows in and out of the runs / executions / test_identities / receipts tables.
+import type { ExecutionRecord, IdentityRecord, RunRecord } from '../domain/records.js';
+import type { RunStatus, TestStatus } from '../domain/batch.js';
+import { toIso } from '../domain/time.js';
+import { toNumber, type Store } from './client.js';
+
+const MAX_MESSAGE = 4000;
+const MAX_STACK = 32_000;
+
+export function runRow(r: RunRecord): Record<string, unknown> {
+  return {
+    project_id: r.projectId,
+    started_at: r.startedAt,
+    id: r.id,
+    receipt_id: r.receiptId,
+    idempotency_key: r.idempotencyKey,
+    source: r.source,
+    ci_provider: r.resource.ciProvider,
+    ci_run_id: r.resource.ciRunId ?? '',
+    ci_job_url: r.resource.ciJobUrl ?? '',
+    repository: r.resource.repository ?? '',
+    commit_sha: r.resource.commitSha,
+    branch: r.resource.branch,
+    base_branch: r.resource.baseBranch ?? '',
+    pr_number: r.resource.prNumber ?? null,
+    trigger: r.resource.trigger,
+    shard_index: r.resource.shardIndex ?? 0,
+    shard_total: r.resource.shardTotal ?? 0,
+    status: r.status,
+    finished_at: r.finishedAt,
+    duration_ms: r.durationMs,
+    total: r.counts.total,
+    passed: r.counts.passed,
+    failed: r.counts.failed,
+    skipped: r.counts.skipped,
+    flaky: r.counts.flaky,
+    trace_id: r.traceId,
+    ingested_at: r.receivedAt,
+  };
+}
+
+export function executionRow(e: ExecutionRecord, run: RunRecord): Record<string, unknown> {
+  const x = e.input;
+  return {
+    project_id: e.projectId,
+    test_id: e.testId,
+    started_at: x.startedAt,
+    id: e.id,
+    run_id: e.runId,
+    day: new Date(x.startedAt).toISOString().slice(0, 10),
+    status: x.status,
+    attempt: x.attempt,
+    retry_of: e.retryOf,
+    duration_ms: Math.min(x.durationMs, 4_294_967_295),
+    file_path: x.filePath,
+    suite: x.suite,
+    title: x.title,
+    params: x.params ? JSON.stringify(x.params) : '',
+    fingerprint: e.fingerprint,
+    commit_sha: run.resource.commitSha,
+    branch: run.resource.branch,
+    pr_number: run.resource.prNumber ?? null,
+    ci_provider: run.resource.ciProvider,
+    trigger: run.resource.trigger,
+    error_type: x.error?.type ?? '',
+    error_message: x.error?.message.slice(0, MAX_MESSAGE) ?? '',
+    error_stack: x.error?.stack?.slice(0, MAX_STACK) ?? '',
+    artifacts: x.artifacts && x.artifacts.length > 0 ? JSON.stringify(x.artifacts) : '',
+    attributes: x.attributes ? JSON.stringify(x.attributes) : '',
+    spans: x.spans && x.spans.length > 0 ? JSON.stringify(x.spans) : '',
+    trace_id: x.traceId ?? '',
+    span_id: x.spanId ?? '',
+    ingested_at: run.receivedAt,
+  };
+}
+
+export function identityRow(i: IdentityRecord): Record<string, unknown> {
+  return {
+    project_id: i.projectId,
+    id: i.id,
+    fingerprint: i.fingerprint,
+    file_path: i.filePath,
+    suite: i.suite,
+    title: i.title,
+    params: i.params,
+    params_hash: i.paramsHash,
+    first_seen_at: i.firstSeenAt,
+    version: i.firstSeenAt,
+  };
+}
+
+export function receiptRow(r: RunRecord, processedAt: number, acceptedExecutions: number): Record<string, unknown> {
+  return {
+    project_id: r.projectId,
+    receipt_id: r.receiptId,
+    idempotency_key: r.idempotencyKey,
+    source: r.source,
+    run_id: r.id,
+    accepted_executions: acceptedExecutions,
+    received_at: r.receivedAt,
+    processed_at: processedAt,
+  };
+}
+
+export interface RunCountsOut {
+  total: number;
+  passed: number;
+  failed: number;
+  skipped: number;
+  flaky: number;
+}
+
+export interface RunListItem {
+  id: string;
+  branch: string;
+  commitSha: string;
+  prNumber: number | null;
+  ciProvider: string;
+  status: RunStatus;
+  startedAt: string;
+  durationMs: number;
+  counts: RunCountsOut;
+}
+
+export interface RunExecutionItem {
+  id: string;
+  testIdentityId: string;
+  filePath: string;
+  suite: string;
+  title: string;
+  status: TestStatus;
+  attempt: number;
+  durationMs: number;
+  errorMessage: string | null;
+  hasRca: boolean;
+  artifacts: unknown[];
+}
+
+export interface RunDetail extends RunListItem {
+  trigger: string;
+  finishedAt: string | null;
+  executions: RunExecutionItem[];
+}
+
+interface RunDbRow {
+  id: string;
+  branch: string;
+  commit_sha: string;
+  pr_number: number | null;
+  ci_provider: string;
+  status: RunStatus;
+  started_ms: number | string;
+  duration_ms: number | string;
+  total: number;
+  passed: number;
+  failed: number;
+  skipped: number;
+  flaky: number;
+  trigger: string;
+  finished_ms: number | string | null;
+}
+
+const RUN_COLUMNS = `id, branch, commit_sha, pr_number, ci_provider, status, toUnixTimestamp64Milli(started_at) AS started_ms,
+  duration_ms, total, passed, failed, skipped, flaky, trigger, toUnixTimestamp64Milli(finished_at) AS finished_ms`;
+
+function toListItem(r: RunDbRow): RunListItem {
+  return {
+    id: r.id,
+    branch: r.branch,
+    commitSha: r.commit_sha,
+    prNumber: r.pr_number === null ? null : toNumber(r.pr_number),
+    ciProvider: r.ci_provider,
+    status: r.status,
+    startedAt: toIso(toNumber(r.started_ms)),
+    durationMs: toNumber(r.duration_ms),
+    counts: {
+      total: toNumber(r.total),
+      passed: toNumber(r.passed),
+      failed: toNumber(r.failed),
+      skipped: toNumber(r.skipped),
+      flaky: toNumber(r.flaky),
+    },
+  };
+}
+
+export interface RunListFilter {
+  branch?: string;
+  status?: RunStatus;
+  since?: number;
+  until?: number;
+  /** Keyset cursor: strictly older than (startedAt, id). */
+  before?: { startedAt: number; id: string };
+  limit: number;
+}
+
+export class RunRepo {
+  constructor(private readonly store: Store) {}
+
+  async list(projectId: string, f: RunListFilter): Promise<{ items: RunListItem[]; last: { startedAt: number; id: string } | null; more: boolean }> {
+    const where = ['project_id = {projectId:UUID}'];
+    const params: Record<string, unknown> = { projectId, limit: f.limit + 1 };
+    if (f.branch !== undefined) {
+      where.push('branch = {branch:String}');
+      params.branch = f.branch;
+    }
+    if (f.status !== undefined) {
+      where.push('status = {status:String}');
+      params.status = f.status;
+    }
+    if (f.since !== undefined) {
+      where.push('started_at >= fromUnixTimestamp64Milli({since:Int64})');
+      params.since = f.since;
+    }
+    if (f.until !== undefined) {
+      where.push('started_at < fromUnixTimestamp64Milli({until:Int64})');
+      params.until = f.until;
+    }
+    if (f.before) {
+      where.push('(started_at, id) < (fromUnixTimestamp64Milli({bStarted:Int64}), {bId:UUID})');
+      params.bStarted = f.before.startedAt;
+      params.bId = f.before.id;
+    }
+    const rows = await this.store.query<RunDbRow>(
+      `SELECT ${RUN_COLUMNS} FROM ${this.store.table('runs')} WHERE ${where.join(' AND ')}
+       ORDER BY started_at DESC, id DESC LIMIT {limit:UInt32}`,
+      params,
+    );
+    const more = rows.length > f.limit;
+    const page = rows.slice(0, f.limit);
+    const lastRow = page[page.length - 1];
+    return {
+      items: page.map(toListItem),
+      last: lastRow ? { startedAt: toNumber(lastRow.started_ms), id: lastRow.id } : null,
+      more,
+    };
+  }
+
+  async get(projectId: string, runId: string): Promise<RunDetail | null> {
+    const rows = await this.store.query<RunDbRow>(
+      `SELECT ${RUN_COLUMNS} FROM ${this.store.table('runs')} WHERE project_id = {projectId:UUID} AND id = {runId:UUID} LIMIT 1`,
+      { projectId, runId },
+    );
+    const r = rows[0];
+    if (!r) return null;
+    // The run_id bloom filter skips the granules of other runs.
+    const execs = await this.store.query<{
+      id: string;
+      test_id: string;
+      file_path: string;
+      suite: string;
+      title: string;
+      status: TestStatus;
+      attempt: number;
+      duration_ms: number;
+      error_message: string;
+      artifacts: string;
+    }>(
+      `SELECT id, test_id, file_path, suite, title, status, attempt, duration_ms, error_message, artifacts
+       FROM ${this.store.table('executions')}
+       WHERE project_id = {projectId:UUID} AND run_id = {runId:UUID}
+       ORDER BY started_at, attempt, id`,
+      { projectId, runId },
+    );
+    return {
+      ...toListItem(r),
+      trigger: r.trigger,
+      finishedAt: r.finished_ms === null ? null : toIso(toNumber(r.finished_ms)),
+      executions: execs.map((e) => ({
+        id: e.id,
+        testIdentityId: e.test_id,
+        filePath: e.file_path,
+        suite: e.suite,
+        title: e.title,
+        status: e.status,
+        attempt: toNumber(e.attempt),
+        durationMs: toNumber(e.duration_ms),
+        errorMessage: e.error_message === '' ? null : e.error_message,
+        hasRca: false,
+        artifacts: e.artifacts === '' ? [] : (JSON.parse(e.artifacts) as unknown[]),
+      })),
+    };
+  }
+
+  /** Which of these identity ids already exist in the project. */
+  async existingIdentities(projectId: string, ids: readonly string[]): Promise<Set<string>> {
+    if (ids.length === 0) return new Set();
+    const rows = await this.store.query<{ id: string }>(
+      `SELECT DISTINCT id FROM ${this.store.table('test_identities')} WHERE project_id = {projectId:UUID} AND id IN {ids:Array(UUID)}`,
+      { projectId, ids },
+    );
+    return new Set(rows.map((r) => r.id));
+  }
+}
