@@ -31,6 +31,10 @@ export interface DaemonOptions {
   logger: Logger;
   /** Pipeline file; default pipelines/default.yaml of this package. */
   pipelineFile?: string;
+  /** Embedded chDB path; default <data dir>/chdb. (Tests share one per process: chDB binds one path per process.) */
+  chdbPath?: string;
+  /** Run the worker loops (default true). False leaves accepted jobs queued, for backpressure tests. */
+  work?: boolean;
   /** Where the first-start token is announced (stdout by default). */
   announce?: (line: string) => void;
 }
@@ -58,7 +62,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   mkdirSync(settings.dataDir, { recursive: true });
 
   const store = await openStore({
-    chdbPath: path.join(settings.dataDir, 'chdb'),
+    chdbPath: opts.chdbPath ?? path.join(settings.dataDir, 'chdb'),
     url: settings.clickhouse.url,
     user: settings.clickhouse.user,
     password: settings.clickhouse.password,
@@ -92,7 +96,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     graph,
     host: { logger, store, http: app.routes, ingest },
     queue,
-    work: true,
+    work: opts.work ?? true,
     pollIntervalMs: settings.queue.pollIntervalMs,
   });
   await runtime.start();

@@ -1,0 +1,136 @@
+// Starts the real daemon in this test process: real chDB (one data path per process, a database
+// per daemon), real lmdb queue in a temp dir, real HTTP on a random port.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { loadServerSettings } from '../../src/config/server.js';
+import { loadServiceConfig } from '../../src/config/service.js';
+import { startDaemon, type Daemon } from '../../src/daemon.js';
+import { createLogger } from '../../src/logger.js';
+
+export const CHDB_PATH = path.join(tmpdir(), `fh-test-chdb-${process.pid}`);
+
+export interface TestDaemon {
+  daemon: Daemon;
+  url: string;
+  token: string;
+  adminToken: string;
+  dataDir: string;
+  database: string;
+  env: Record<string, string>;
+  request(method: string, urlPath: string, opts?: { token?: string | null; body?: unknown; headers?: Record<string, string> }): Promise<{ status: number; headers: Headers; json: any; text: string }>;
+  /** Polls until `fn` returns a truthy value (or throws after `timeoutMs`). */
+  waitFor<T>(fn: () => Promise<T | undefined | null | false>, timeoutMs?: number): Promise<T>;
+  /** Stops the daemon; keeps the data dir and database so a restart sees the same state. */
+  stop(): Promise<void>;
+  restart(): Promise<TestDaemon>;
+  close(): Promise<void>;
+}
+
+export async function startTestDaemon(
+  opts: { env?: Record<string, string>; work?: boolean; dataDir?: string; database?: string; pipelineFile?: string } = {},
+): Promise<TestDaemon> {
+  const dataDir = opts.dataDir ?? mkdtempSync(path.join(tmpdir(), 'fh-test-data-'));
+  const database = opts.database ?? `t_${randomBytes(6).toString('hex')}`;
+  const env: Record<string, string> = {
+    SERVICE_DATA_DIR: dataDir,
+    SERVICE_PORT: '0',
+    SERVICE_HOST: '127.0.0.1',
+    SERVICE_CLICKHOUSE_DATABASE: database,
+    POLL_INTERVAL_MS: '20',
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    ...opts.env,
+  };
+  const settings = loadServerSettings(env, dataDir);
+  const service = loadServiceConfig({ env, cwd: dataDir });
+  const daemon = await startDaemon({
+    settings,
+    service,
+    logger: createLogger(settings.logLevel),
+    chdbPath: CHDB_PATH,
+    work: opts.work,
+    pipelineFile: opts.pipelineFile,
+    announce: () => {},
+  });
+  const { readFileSync } = await import('node:fs');
+  const token = readFileSync(path.join(dataDir, 'bootstrap-token'), 'utf8').trim();
+  let stopped = false;
+  const td: TestDaemon = {
+    daemon,
+    url: daemon.url,
+    token,
+    adminToken: daemon.adminToken,
+    dataDir,
+    database,
+    env,
+    async request(method, urlPath, o = {}) {
+      const headers: Record<string, string> = { ...o.headers };
+      const tok = o.token === undefined ? token : o.token;
+      if (tok) headers.authorization = `Bearer ${tok}`;
+      let body: string | Uint8Array | undefined;
+      if (o.body !== undefined) {
+        if (typeof o.body === 'string' || o.body instanceof Uint8Array) body = o.body;
+        else {
+          body = JSON.stringify(o.body);
+          headers['content-type'] ??= 'application/json';
+        }
+      }
+      const res = await fetch(`${daemon.url}${urlPath}`, { method, headers, body });
+      const text = await res.text();
+      let json: any = undefined;
+      try {
+        json = text ? JSON.parse(text) : undefined;
+      } catch {
+        json = undefined;
+      }
+      return { status: res.status, headers: res.headers, json, text };
+    },
+    async waitFor(fn, timeoutMs = 10_000) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const v = await fn();
+        if (v) return v;
+        if (Date.now() > deadline) throw new Error('waitFor: timed out');
+        await new Promise((r) => setTimeout(r, 25));
+      }
+    },
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      await daemon.close();
+    },
+    async restart() {
+      await td.stop();
+      return startTestDaemon({ ...opts, dataDir, database });
+    },
+    async close() {
+      await td.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+  return td;
+}
+
+let seq = 0;
+/** A valid native batch with `n` executions; override any part. */
+export function nativeBatch(overrides: { key?: string; n?: number; status?: string; executions?: unknown[]; resource?: object; run?: object } = {}): Record<string, unknown> {
+  const n = overrides.n ?? 3;
+  const started = Date.parse('2026-11-20T10:00:00Z') + seq++ * 1000;
+  return {
+    contractVersion: '0.1.0',
+    idempotencyKey: overrides.key ?? `key-${process.pid}-${seq}-${randomBytes(4).toString('hex')}`,
+    resource: { ciProvider: 'github_actions', commitSha: 'abcdef1234', branch: 'main', trigger: 'push', ...overrides.resource },
+    run: { status: 'passed', startedAt: new Date(started).toISOString(), ...overrides.run },
+    executions:
+      overrides.executions ??
+      Array.from({ length: n }, (_, i) => ({
+        filePath: `src/module${i % 7}.test.ts`,
+        suite: `Suite ${i % 7}`,
+        title: `case ${i}`,
+        status: 'pass',
+        startedAt: started + i,
+        durationMs: 10 + i,
+      })),
+  };
+}
