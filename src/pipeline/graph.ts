@@ -1,7 +1,7 @@
 // Loads and validates a pipeline file the way the OpenTelemetry Collector does: every problem is
 // reported with its path (`pipelines/default.yaml: processors.scoring.treshold: unknown key`).
 import { readFileSync } from 'node:fs';
-import { parseDocument } from 'yaml';
+import { LineCounter, parseDocument } from 'yaml';
 import { z } from 'zod';
 import { zodIssuesToMessages } from '../config/errors.js';
 import type { AnyFactory, ComponentKind, Signal } from './component.js';
@@ -70,11 +70,13 @@ export function loadPipelineFile(path: string, registry: Registry, displayName =
   } catch (err) {
     throw new PipelineConfigError(displayName, [{ path: '(file)', message: `cannot read: ${(err as Error).message}` }]);
   }
-  const doc = parseDocument(text, { prettyErrors: false });
+  // linePos is only filled in with prettyErrors, which also rewrites the message; count lines ourselves.
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(text, { prettyErrors: false, lineCounter });
   if (doc.errors.length > 0) {
     throw new PipelineConfigError(
       displayName,
-      doc.errors.map((e) => ({ path: `line ${(e.linePos?.[0]?.line ?? 0)}`, message: e.message })),
+      doc.errors.map((e) => ({ path: `line ${e.linePos?.[0]?.line ?? lineCounter.linePos(e.pos[0]).line}`, message: e.message })),
     );
   }
   return validatePipelineDoc(doc.toJS() ?? {}, registry, displayName);

@@ -24,7 +24,8 @@ export interface TestDaemon {
   waitFor<T>(fn: () => Promise<T | undefined | null | false>, timeoutMs?: number): Promise<T>;
   /** Stops the daemon; keeps the data dir and database so a restart sees the same state. */
   stop(): Promise<void>;
-  restart(): Promise<TestDaemon>;
+  /** Stops and starts again on the same data dir and database; `overrides` replace start options. */
+  restart(overrides?: { work?: boolean; env?: Record<string, string> }): Promise<TestDaemon>;
   close(): Promise<void>;
 }
 
@@ -100,9 +101,9 @@ export async function startTestDaemon(
       stopped = true;
       await daemon.close();
     },
-    async restart() {
+    async restart(overrides = {}) {
       await td.stop();
-      return startTestDaemon({ ...opts, dataDir, database });
+      return startTestDaemon({ ...opts, work: overrides.work ?? true, env: { ...opts.env, ...overrides.env }, dataDir, database });
     },
     async close() {
       await td.stop();
