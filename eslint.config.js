@@ -3,7 +3,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'data/**', 'bench/results/**', 'coverage/**', 'bin/**'] },
+  { ignores: ['.tmp/**', 'node_modules/**', 'data/**', 'bench/results/**', 'coverage/**', 'bin/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

@@ -22,6 +22,7 @@ import { openStore, type Store } from './store/client.js';
 import { migrate } from './store/migrate.js';
 import { ProjectRepo, SCOPES } from './store/projects.js';
 import { RunRepo } from './store/runs.js';
+import { statsRoute } from './api/routes/stats.js';
 
 export const DEFAULT_PIPELINE = fileURLToPath(new URL('../pipelines/default.yaml', import.meta.url));
 
@@ -99,6 +100,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     work: opts.work ?? true,
     pollIntervalMs: settings.queue.pollIntervalMs,
   });
+  app.routes.add(statsRoute(queue, runtime));
   await runtime.start();
   const address = await app.fastify.listen({ port: settings.port, host: settings.host });
   const port = (app.fastify.server.address() as { port: number }).port;

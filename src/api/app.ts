@@ -46,7 +46,8 @@ export function buildApp(opts: AppOptions): App {
     const declared = Number(request.headers['content-length'] ?? 0);
     if (declared > LIMITS.bodyBytes) throw errors.payloadTooLarge(`request body exceeds ${LIMITS.bodyBytes} bytes`);
     const encoding = String(request.headers['content-encoding'] ?? 'identity').toLowerCase();
-    const raw = payload.pipe(capBytes(LIMITS.bodyBytes, `request body exceeds ${LIMITS.bodyBytes} bytes`));
+    const raw = capBytes(LIMITS.bodyBytes, `request body exceeds ${LIMITS.bodyBytes} bytes`);
+    payload.on('error', (e) => raw.destroy(e)).pipe(raw);
     if (encoding === 'identity' || encoding === '') return raw;
     if (encoding !== 'gzip') {
       throw new ApiError(415, 'unsupported_content_type', `unsupported content-encoding "${encoding}"; use gzip or none`, {
@@ -54,11 +55,13 @@ export function buildApp(opts: AppOptions): App {
       });
     }
     const gunzip = createGunzip();
-    const inflated = raw
-      .on('error', (e) => gunzip.destroy(e))
-      .pipe(gunzip)
-      .pipe(capBytes(LIMITS.inflatedBytes, `inflated request body exceeds ${LIMITS.inflatedBytes} bytes`));
-    gunzip.on('error', (e: Error) => inflated.destroy(e instanceof ApiError ? e : new ApiError(400, 'invalid_payload', `invalid gzip body: ${e.message}`)));
+    const inflated = capBytes(LIMITS.inflatedBytes, `inflated request body exceeds ${LIMITS.inflatedBytes} bytes`);
+    raw.on('error', (e) => inflated.destroy(e)).pipe(gunzip);
+    gunzip
+      .on('error', (e: Error) => inflated.destroy(e instanceof ApiError ? e : new ApiError(400, 'invalid_payload', `invalid gzip body: ${e.message}`)))
+      .pipe(inflated);
+    // fastify compares Content-Length with the bytes on the wire, not the inflated ones.
+    Object.defineProperty(inflated, 'receivedEncodedLength', { get: () => raw.seen, enumerable: true });
     return inflated;
   });
 
@@ -109,14 +112,14 @@ function toApiError(error: FastifyError | ApiError): ApiError {
 }
 
 /** Passes bytes through, failing with 413 once more than `max` have gone by. */
-function capBytes(max: number, message: string): Transform {
-  let seen = 0;
+function capBytes(max: number, message: string): Transform & { seen: number } {
   const t = new Transform({
     transform(chunk: Buffer, _enc: BufferEncoding, cb: TransformCallback) {
-      seen += chunk.length;
-      if (seen > max) cb(errors.payloadTooLarge(message));
+      counted.seen += chunk.length;
+      if (counted.seen > max) cb(errors.payloadTooLarge(message));
       else cb(null, chunk);
     },
   });
-  return t;
+  const counted = Object.assign(t, { seen: 0 });
+  return counted;
 }

@@ -128,7 +128,7 @@ const VARS = {
     field: intField(1),
     default: 8,
   }),
-  rateLimitMax: d({ name: 'SERVICE_RATE_LIMIT_MAX', description: 'requests per project token per window', field: intField(1), default: 600 }),
+  rateLimitMax: d({ name: 'SERVICE_RATE_LIMIT_MAX', description: 'requests per project per window; 0 disables the limit', field: intField(0), default: 600 }),
   rateLimitWindowMs: d({ name: 'SERVICE_RATE_LIMIT_WINDOW_MS', description: 'rate-limit window (ms)', field: intField(1), default: 60_000 }),
   clusterThreshold: d({
     name: 'SERVICE_CLUSTER_THRESHOLD',

@@ -38,16 +38,13 @@ export interface TestKey {
   params?: Record<string, unknown>;
 }
 
+/** The fingerprint's input: equal keys are the same test. Cheap (no hashing unless params are set). */
+export function testKey(key: TestKey): string {
+  return `${normalizeTestPath(key.filePath)}\u0000${key.suite.trim()}\u0000${key.title.trim()}\u0000${paramsHash(key.params)}`;
+}
+
 export function fingerprint(key: TestKey): string {
-  return createHash('sha256')
-    .update(normalizeTestPath(key.filePath))
-    .update('\u0000')
-    .update(key.suite.trim())
-    .update('\u0000')
-    .update(key.title.trim())
-    .update('\u0000')
-    .update(paramsHash(key.params))
-    .digest('hex');
+  return createHash('sha256').update(testKey(key)).digest('hex');
 }
 
 /** Identity ids are stable hashes rendered as UUIDs: the same test always gets the same id. */

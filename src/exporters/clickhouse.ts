@@ -4,7 +4,7 @@
 import { z } from 'zod';
 import type { ExporterFactory, Host } from '../pipeline/component.js';
 import type { Store } from '../store/client.js';
-import { executionRow, identityRow, receiptRow, runRow } from '../store/runs.js';
+import { EXECUTION_COLUMNS_IN, RUN_COLUMNS_IN, executionRow, identityRow, receiptRow, runRow } from '../store/runs.js';
 
 export const clickhouseExporterFactory: ExporterFactory<Record<string, never>> = {
   kind: 'exporter',
@@ -26,9 +26,9 @@ export const clickhouseExporterFactory: ExporterFactory<Record<string, never>> =
         const identities = batch.items.flatMap((i) => i.newIdentities.map(identityRow));
         const now = Date.now();
         // Executions before runs: a run that is listed always has its executions.
-        await store.insert('executions', executions, `${token}:executions`);
+        await store.insertTsv('executions', EXECUTION_COLUMNS_IN, executions, `${token}:executions`);
         await store.insert('test_identities', identities, `${token}:identities`);
-        await store.insert('runs', batch.items.map((i) => runRow(i.run)), `${token}:runs`);
+        await store.insertTsv('runs', RUN_COLUMNS_IN, batch.items.map((i) => runRow(i.run)), `${token}:runs`);
         await store.insert(
           'receipts',
           batch.items.map((i) => receiptRow(i.run, now, i.job.batch.executions.length)),

@@ -79,7 +79,14 @@ export function loadPipelineFile(path: string, registry: Registry, displayName =
       doc.errors.map((e) => ({ path: `line ${e.linePos?.[0]?.line ?? lineCounter.linePos(e.pos[0]).line}`, message: e.message })),
     );
   }
-  return validatePipelineDoc(doc.toJS() ?? {}, registry, displayName);
+  let raw: unknown;
+  try {
+    raw = doc.toJS();
+  } catch (err) {
+    // e.g. an unresolved alias, which parseDocument does not report as an error.
+    throw new PipelineConfigError(displayName, [{ path: '(file)', message: `invalid YAML: ${(err as Error).message}` }]);
+  }
+  return validatePipelineDoc(raw ?? {}, registry, displayName);
 }
 
 export function validatePipelineDoc(raw: unknown, registry: Registry, source: string): PipelineGraph {
@@ -88,12 +95,16 @@ export function validatePipelineDoc(raw: unknown, registry: Registry, source: st
   const doc = parsed.data;
   const problems: { path: string; message: string }[] = [];
   const components = new Map<string, ComponentSpec>();
+  // Defined but invalid (bad id, unknown type, bad config): already reported, so references to
+  // them are not reported again as "not defined".
+  const invalid = new Set<string>();
 
   for (const section of Object.keys(SECTIONS) as Section[]) {
     const kind = SECTIONS[section];
     for (const [id, rawConfig] of Object.entries(doc[section])) {
       if (!COMPONENT_ID.test(id)) {
         problems.push({ path: `${section}.${id}`, message: 'component ids look like type or type/name' });
+        invalid.add(`${section}:${id}`);
         continue;
       }
       const type = id.split('/')[0]!;
@@ -101,6 +112,7 @@ export function validatePipelineDoc(raw: unknown, registry: Registry, source: st
       if (!factory) {
         const known = registry.types(kind).join(', ') || 'none';
         problems.push({ path: `${section}.${id}`, message: `unknown ${kind} type "${type}" (known: ${known})` });
+        invalid.add(`${section}:${id}`);
         continue;
       }
       const cfg = factory.configSchema.safeParse(rawConfig ?? {});
@@ -108,6 +120,7 @@ export function validatePipelineDoc(raw: unknown, registry: Registry, source: st
         for (const p of zodIssuesToMessages(source, cfg.error)) {
           problems.push({ path: `${section}.${id}${p.path ? `.${p.path}` : ''}`, message: p.message });
         }
+        invalid.add(`${section}:${id}`);
         continue;
       }
       const key = `${section}:${id}`;
@@ -144,6 +157,7 @@ export function validatePipelineDoc(raw: unknown, registry: Registry, source: st
         const connector = role !== 'processors' ? components.get(`connectors:${id}`) : undefined;
         const spec = own ?? connector;
         if (!spec) {
+          if (invalid.has(`${section}:${id}`) || (role !== 'processors' && invalid.has(`connectors:${id}`))) return;
           const where = role === 'processors' ? 'processors' : `${role} or connectors`;
           problems.push({ path, message: `"${id}" is not defined under ${where}` });
           return;

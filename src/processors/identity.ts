@@ -2,7 +2,7 @@
 // for the first time are written by the exporter and announced with `identity.created`.
 import { z } from 'zod';
 import { stableUuid } from '../domain/ids.js';
-import { buildExecutions, buildIdentity } from '../domain/records.js';
+import { IdentityCache, buildExecutions, buildIdentity } from '../domain/records.js';
 import type { Host, ProcessorFactory } from '../pipeline/component.js';
 import { RunRepo } from '../store/runs.js';
 
@@ -14,6 +14,9 @@ export const identityProcessorFactory: ProcessorFactory<Record<string, never>> =
   configSchema: z.object({}).strict(),
   createExecutions: () => {
     let runs: RunRepo | undefined;
+    const cache = new IdentityCache();
+    // Identities are never deleted, so once seen an id needs no lookup again.
+    const knownIds = new Set<string>();
     return {
       async start(host: Host) {
         runs = new RunRepo(host.store);
@@ -23,13 +26,20 @@ export const identityProcessorFactory: ProcessorFactory<Record<string, never>> =
         if (!runs) throw new Error('identity processor used before start');
         const byProject = new Map<string, Set<string>>();
         for (const item of batch.items) {
-          item.executions = buildExecutions(item.run, item.job.batch);
+          item.executions = buildExecutions(item.run, item.job.batch, cache);
           const ids = byProject.get(item.job.projectId) ?? new Set<string>();
           for (const e of item.executions) ids.add(e.testId);
           byProject.set(item.job.projectId, ids);
         }
         const known = new Map<string, Set<string>>();
-        for (const [projectId, ids] of byProject) known.set(projectId, await runs.existingIdentities(projectId, [...ids]));
+        for (const [projectId, ids] of byProject) {
+          const unknown = [...ids].filter((id) => !knownIds.has(id));
+          const found = await runs.existingIdentities(projectId, unknown);
+          // Only ids read back from storage are cached: a new one is written by this lease, which may yet fail.
+          if (knownIds.size > 1_000_000) knownIds.clear();
+          for (const id of found) knownIds.add(id);
+          known.set(projectId, new Set([...ids].filter((id) => knownIds.has(id) || found.has(id))));
+        }
         for (const item of batch.items) {
           const seen = known.get(item.job.projectId)!;
           item.newIdentities = [];

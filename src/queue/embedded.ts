@@ -87,6 +87,9 @@ export class EmbeddedQueue implements Queue {
   private workWaiters: (() => void)[] = [];
   private outboxWaiters: (() => void)[] = [];
   private deadCount = 0;
+  /** Millisecond and per-millisecond counter of the last job id (ids must sort in receipt order). */
+  private lastIdMs = 0;
+  private idSeq = 0;
   private closed = false;
   private readonly visibilityMs: number;
   private readonly maxAttempts: number;
@@ -132,6 +135,27 @@ export class EmbeddedQueue implements Queue {
       if (!frozenJobs.has(id)) this.ready.push(id);
     }
     this.deadCount = this.dead.getCount();
+    for (const last of this.jobs.getKeys({ reverse: true, limit: 1 })) {
+      this.lastIdMs = parseInt(last.slice(0, 8) + last.slice(9, 13), 16);
+      this.idSeq = parseInt(last.slice(15, 18), 16);
+    }
+  }
+
+  /**
+   * A UUIDv7 whose 12 `rand_a` bits count within the millisecond (RFC 9562 method 1): recovery
+   * rebuilds the ready list in key order, so ids must sort in the order jobs were received, also
+   * for several jobs received in the same millisecond.
+   */
+  private nextJobId(now: number): string {
+    if (now > this.lastIdMs) {
+      this.lastIdMs = now;
+      this.idSeq = 0;
+    } else if (++this.idSeq > 0xfff) {
+      this.lastIdMs++;
+      this.idSeq = 0;
+    }
+    const id = uuidv7(this.lastIdMs);
+    return `${id.slice(0, 15)}${this.idSeq.toString(16).padStart(3, '0')}${id.slice(18)}`;
   }
 
   async enqueue(job: NewJob): Promise<EnqueueResult> {
@@ -143,7 +167,7 @@ export class EmbeddedQueue implements Queue {
     if (racing) return { ...(await racing), deduplicated: true };
 
     const receivedAt = Date.now();
-    const id = uuidv7(receivedAt);
+    const id = this.nextJobId(receivedAt);
     const record: JobRecord = { id, projectId: job.projectId, source: job.source, batch: job.batch, receivedAt };
     const result: EnqueueResult = { receiptId: id, acceptedExecutions: job.batch.executions.length, deduplicated: false };
     const write = (async () => {
@@ -248,8 +272,8 @@ export class EmbeddedQueue implements Queue {
     if (lease.frozen) {
       const attempts = Math.max(...lease.jobIds.map((id) => this.attempts.get(id) ?? 1));
       if (attempts >= this.maxAttempts) {
-        await this.bury(lease.jobIds, error);
-        await this.plans.remove(leaseId);
+        // One transaction: a plan left behind by a crash would redeliver the dead jobs' events.
+        await this.bury(lease.jobIds, error, leaseId);
         this.frozenJobCount.delete(leaseId);
       } else {
         this.delayed.push({ id: leaseId, frozen: true, availableAt: Date.now() + this.backoff(attempts) });
@@ -269,7 +293,7 @@ export class EmbeddedQueue implements Queue {
     if (toBury.length > 0) await this.bury(toBury, error);
   }
 
-  private async bury(jobIds: string[], error: string): Promise<void> {
+  private async bury(jobIds: string[], error: string, planId?: string): Promise<void> {
     const diedAt = Date.now();
     const buried: DeadJob[] = [];
     await this.root.transaction(() => {
@@ -282,6 +306,7 @@ export class EmbeddedQueue implements Queue {
         void this.attempts.remove(id);
         buried.push(dead);
       }
+      if (planId !== undefined) void this.plans.remove(planId);
     });
     this.deadCount += buried.length;
     for (const d of buried) {
@@ -352,13 +377,16 @@ export class EmbeddedQueue implements Queue {
   waitForWork(timeoutMs: number): Promise<void> {
     if (this.readyHead < this.ready.length || this.frozenReady.length > 0) return Promise.resolve();
     return new Promise((resolve) => {
-      const t = setTimeout(done, timeoutMs);
-      const waiter = (): void => done();
-      this.workWaiters.push(waiter);
-      function done(): void {
+      // On timeout the waiter is dropped: an idle daemon would otherwise collect one per poll.
+      const t = setTimeout(() => {
+        this.workWaiters = this.workWaiters.filter((w) => w !== done);
+        resolve();
+      }, timeoutMs);
+      const done = (): void => {
         clearTimeout(t);
         resolve();
-      }
+      };
+      this.workWaiters.push(done);
     });
   }
 
@@ -410,12 +438,16 @@ export class EmbeddedQueue implements Queue {
       },
       waitForEntries: (timeoutMs: number): Promise<void> =>
         new Promise((resolve) => {
-          const t = setTimeout(done, timeoutMs);
-          this.outboxWaiters.push(done);
-          function done(): void {
+          // Dropped on timeout: with no events appended for a long time the list would only grow.
+          const t = setTimeout(() => {
+            this.outboxWaiters = this.outboxWaiters.filter((w) => w !== done);
+            resolve();
+          }, timeoutMs);
+          const done = (): void => {
             clearTimeout(t);
             resolve();
-          }
+          };
+          this.outboxWaiters.push(done);
         }),
     };
   }

@@ -5,12 +5,46 @@ import { toIso } from '../domain/time.js';
 import { toNumber, type Store } from './client.js';
 
 const MAX_MESSAGE = 4000;
+
+/**
+ * A DateTime64(3) value as `YYYY-MM-DD hh:mm:ss.sss` (UTC): the one text form every input format
+ * reads unambiguously (short epoch numbers are taken for dates by the text parser).
+ */
+export function chTime(ms: number): string {
+  const t = Number.isFinite(ms) ? Math.min(Math.max(0, Math.trunc(ms)), 253_402_300_799_999) : 0;
+  const iso = new Date(t).toISOString();
+  return `${iso.slice(0, 10)} ${iso.slice(11, 23)}`;
+}
+
+let lastDay = -1;
+let lastDayText = '';
+/** YYYY-MM-DD (UTC); executions of one batch share a day, so the last one is memoised. */
+function dayOf(ms: number): string {
+  const d = Math.floor(ms / 86_400_000);
+  if (d !== lastDay) {
+    lastDay = d;
+    lastDayText = new Date(d * 86_400_000).toISOString().slice(0, 10);
+  }
+  return lastDayText;
+}
 const MAX_STACK = 32_000;
+
+export const RUN_COLUMNS_IN = [
+  'project_id', 'started_at', 'id', 'receipt_id', 'idempotency_key', 'source', 'ci_provider', 'ci_run_id', 'ci_job_url',
+  'repository', 'commit_sha', 'branch', 'base_branch', 'pr_number', 'trigger', 'shard_index', 'shard_total', 'status',
+  'finished_at', 'duration_ms', 'total', 'passed', 'failed', 'skipped', 'flaky', 'trace_id', 'ingested_at',
+] as const;
+
+export const EXECUTION_COLUMNS_IN = [
+  'project_id', 'test_id', 'started_at', 'id', 'run_id', 'day', 'status', 'attempt', 'retry_of', 'duration_ms', 'file_path',
+  'suite', 'title', 'params', 'fingerprint', 'commit_sha', 'branch', 'pr_number', 'ci_provider', 'trigger', 'error_type',
+  'error_message', 'error_stack', 'artifacts', 'attributes', 'spans', 'trace_id', 'span_id', 'ingested_at',
+] as const;
 
 export function runRow(r: RunRecord): Record<string, unknown> {
   return {
     project_id: r.projectId,
-    started_at: r.startedAt,
+    started_at: chTime(r.startedAt),
     id: r.id,
     receipt_id: r.receiptId,
     idempotency_key: r.idempotencyKey,
@@ -27,7 +61,7 @@ export function runRow(r: RunRecord): Record<string, unknown> {
     shard_index: r.resource.shardIndex ?? 0,
     shard_total: r.resource.shardTotal ?? 0,
     status: r.status,
-    finished_at: r.finishedAt,
+    finished_at: r.finishedAt === null ? null : chTime(r.finishedAt),
     duration_ms: r.durationMs,
     total: r.counts.total,
     passed: r.counts.passed,
@@ -35,7 +69,7 @@ export function runRow(r: RunRecord): Record<string, unknown> {
     skipped: r.counts.skipped,
     flaky: r.counts.flaky,
     trace_id: r.traceId,
-    ingested_at: r.receivedAt,
+    ingested_at: chTime(r.receivedAt),
   };
 }
 
@@ -44,10 +78,10 @@ export function executionRow(e: ExecutionRecord, run: RunRecord): Record<string,
   return {
     project_id: e.projectId,
     test_id: e.testId,
-    started_at: x.startedAt,
+    started_at: chTime(x.startedAt),
     id: e.id,
     run_id: e.runId,
-    day: new Date(x.startedAt).toISOString().slice(0, 10),
+    day: dayOf(x.startedAt),
     status: x.status,
     attempt: x.attempt,
     retry_of: e.retryOf,
@@ -70,7 +104,7 @@ export function executionRow(e: ExecutionRecord, run: RunRecord): Record<string,
     spans: x.spans && x.spans.length > 0 ? JSON.stringify(x.spans) : '',
     trace_id: x.traceId ?? '',
     span_id: x.spanId ?? '',
-    ingested_at: run.receivedAt,
+    ingested_at: chTime(run.receivedAt),
   };
 }
 

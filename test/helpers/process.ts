@@ -20,8 +20,8 @@ export async function startServerProcess(env: Record<string, string>, timeoutMs 
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
-  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (out += d.toString()));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const url = await new Promise<string>((resolve, reject) => {
     const t = setTimeout(() => reject(new Error(`server did not start:\n${out}`)), timeoutMs);
@@ -32,7 +32,7 @@ export async function startServerProcess(env: Record<string, string>, timeoutMs 
         resolve(m[1]!);
       }
     };
-    child.stdout!.on('data', check);
+    child.stdout.on('data', check);
     void exited.then(() => {
       clearTimeout(t);
       reject(new Error(`server exited before listening:\n${out}`));

@@ -63,9 +63,9 @@ describe('exactly-once under redelivery', () => {
       expect(detail.json.executions).toHaveLength(25);
       expect(new Set(detail.json.executions.map((e: { id: string }) => e.id)).size).toBe(25);
     }
-    const [{ n }] = await td2.daemon.store.query<{ n: number }>(`SELECT count() AS n FROM ${td2.daemon.store.table('executions')}`);
+    const [{ n }] = (await td2.daemon.store.query<{ n: number }>(`SELECT count() AS n FROM ${td2.daemon.store.table('executions')}`)) as [{ n: number }];
     expect(Number(n)).toBe(150);
-    const [{ r }] = await td2.daemon.store.query<{ r: number }>(`SELECT count() AS r FROM ${td2.daemon.store.table('receipts')}`);
+    const [{ r }] = (await td2.daemon.store.query<{ r: number }>(`SELECT count() AS r FROM ${td2.daemon.store.table('receipts')}`)) as [{ r: number }];
     expect(Number(r)).toBe(6);
   });
 

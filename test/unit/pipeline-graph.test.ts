@@ -119,6 +119,17 @@ describe('validatePipelineDoc: problems name their path', () => {
     const p = problemAt(err, 'processors.scorer');
     expect(p.message).toContain('unknown processor type "scorer"');
     expect(p.message).toContain('identity, normalize');
+    expect(err.problems).toHaveLength(1);
+  });
+
+  it('an invalid component is reported once, not again where a pipeline references it', () => {
+    const doc = baseDoc();
+    doc.processors.scorer = {};
+    pipeline(doc, 'executions').processors = ['normalize', 'identity', 'scorer'];
+    doc.exporters.debug = { verbosity: 'loud' };
+    const err = validateError(doc);
+    expect(err.problems.map((p) => p.path).sort()).toEqual(['exporters.debug.verbosity', 'processors.scorer']);
+    expect(err.message).not.toContain('not defined');
   });
 
   it('unknown key in a component config', () => {
@@ -253,18 +264,16 @@ describe('validatePipelineDoc: problems name their path', () => {
     const doc = baseDoc();
     doc.exporters.debug = { verbosityy: 'basic' };
     doc.processors.scorer = {};
-    pipeline(doc, 'executions').processors = ['normalize', 'identity', 'scorer'];
+    pipeline(doc, 'executions').processors = ['normalize', 'identity', 'sampler'];
     pipeline(doc, 'events').exporters = [];
     const err = validateError(doc);
     const paths = err.problems.map((p) => p.path);
-    expect(paths).toEqual(
-      expect.arrayContaining([
-        'exporters.debug.verbosityy',
-        'processors.scorer',
-        'service.pipelines.executions.processors.2',
-        'service.pipelines.events.exporters',
-      ]),
-    );
+    expect(paths.sort()).toEqual([
+      'exporters.debug.verbosityy',
+      'processors.scorer',
+      'service.pipelines.events.exporters',
+      'service.pipelines.executions.processors.2',
+    ]);
     const lines = err.message.split('\n');
     expect(lines).toHaveLength(err.problems.length);
     for (const line of lines) expect(line.startsWith(`${SOURCE}: `)).toBe(true);
@@ -300,13 +309,19 @@ describe('loadPipelineFile', () => {
   });
 
   it('reports a YAML syntax error with its line number', async () => {
-    const file = await write('broken.yaml', 'receivers:\n  otlp: {}\n  junit: [unclosed\nservice: {}\n');
+    const file = await write('broken.yaml', 'receivers:\n  otlp: {}\n\tjunit: {}\nservice: {}\n');
     const err = configError(() => loadPipelineFile(file, registry, 'broken.yaml'));
     expect(err.source).toBe('broken.yaml');
-    expect(err.problems.length).toBeGreaterThan(0);
-    expect(err.problems[0]!.path).toMatch(/^line [1-9]\d*$/);
-    expect(err.problems[0]!.path).not.toBe('line 0');
-    expect(err.message).toMatch(/^broken\.yaml: line 3: /);
+    expect(err.problems).toHaveLength(1);
+    expect(err.problems[0]!.path).toBe('line 3');
+    expect(err.message).toMatch(/^broken\.yaml: line 3: .*[Tt]ab/);
+  });
+
+  it('reports a duplicate key as a YAML error on its line', async () => {
+    const file = await write('dup.yaml', 'receivers:\n  otlp: {}\n  otlp: {}\nservice: {}\n');
+    const err = configError(() => loadPipelineFile(file, registry, 'dup.yaml'));
+    expect(err.problems.map((p) => p.path)).toEqual(['line 3']);
+    expect(err.message).toMatch(/^dup\.yaml: line 3: .*unique/);
   });
 
   it('reports a problem in a file by path, under the display name', async () => {
@@ -332,6 +347,7 @@ describe('loadPipelineFile', () => {
   it('reports an unresolved alias as a configuration problem', async () => {
     const file = await write('alias.yaml', 'receivers:\n  otlp: *nowhere\nservice:\n  pipelines: {}\n');
     const err = configError(() => loadPipelineFile(file, registry, 'alias.yaml'));
-    expect(err.message).toContain('alias.yaml: ');
+    expect(err.problems).toHaveLength(1);
+    expect(err.message).toMatch(/^alias\.yaml: \(file\): invalid YAML: .*alias/i);
   });
 });

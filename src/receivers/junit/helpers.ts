@@ -65,8 +65,13 @@ export function parseJUnitTimestamp(value: string | undefined): number | undefin
   if (value === undefined) return undefined;
   let text = value.trim().replace(/\s+(?:UTC|GMT)$/i, 'Z');
   if (ZONELESS_ISO.test(text)) text = `${text.replace(' ', 'T')}Z`;
-  return parseTimestamp(text);
+  const ms = parseTimestamp(text);
+  // Some tools write the epoch (1970-01-01) as a placeholder; such a run belongs at "now", not 1970.
+  return ms !== undefined && ms >= PLACEHOLDER_BEFORE ? ms : undefined;
 }
+
+/** 2000-01-01: no real CI report is older. */
+const PLACEHOLDER_BEFORE = 946_684_800_000;
 
 const CONTENT_TYPES: Record<string, string> = {
   png: 'image/png',

@@ -1,0 +1,198 @@
+// `npm run bench -- ingest [--clients 32] [--seconds 20] [--batch 100]`
+//
+// Starts the daemon as a child process (embedded chDB + lmdb queue), drives it with N concurrent
+// clients posting native batches, and reports in one run:
+//  - ack latency p50/p99/max (POST → 202, i.e. durable in the queue),
+//  - end-to-end executions/s (first POST → every execution committed and queryable),
+//  - peak RSS of the daemon,
+//  - the raw chDB insert rate of the same rows in this process (the storage limit), and the ratio.
+import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { randomBytes } from 'node:crypto';
+import { openStore } from '../src/store/client.js';
+import { migrate } from '../src/store/migrate.js';
+import { buildExecutions, buildRun } from '../src/domain/records.js';
+import { executionRow, runRow } from '../src/store/runs.js';
+import { uuidv7 } from '../src/domain/ids.js';
+import type { IngestBatch } from '../src/domain/batch.js';
+import { startServerProcess, bootstrapToken } from '../test/helpers/process.js';
+
+const RESULTS_DIR = path.resolve(import.meta.dirname, 'results');
+
+function makeBatch(i: number, size: number, tests: number): IngestBatch {
+  const startedAt = Date.now() - 60_000 + i;
+  return {
+    contractVersion: '0.1.0',
+    idempotencyKey: `bench-${randomBytes(8).toString('hex')}-${i}`,
+    resource: { ciProvider: 'github_actions', commitSha: randomBytes(20).toString('hex'), branch: 'main', trigger: 'push' },
+    run: { status: 'passed', startedAt },
+    executions: Array.from({ length: size }, (_, j) => {
+      const t = (i * size + j) % tests;
+      const fail = (i + j) % 37 === 0;
+      return {
+        filePath: `src/feature${t % 200}/module${t % 17}.test.ts`,
+        suite: `Feature ${t % 200}`,
+        title: `behaves correctly in case ${t}`,
+        status: fail ? ('fail' as const) : ('pass' as const),
+        attempt: 1,
+        startedAt: startedAt + j,
+        durationMs: 5 + ((i * 7 + j * 13) % 900),
+        ...(fail ? { error: { type: 'AssertionError', message: `expected ${j} to equal ${j + 1}`, stack: `AssertionError: expected\n    at Object.<anonymous> (src/feature${t % 200}/module.test.ts:${j}:7)` } } : {}),
+      };
+    }),
+  };
+}
+
+function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return 0;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+function peakRss(pid: number): number {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const m = /VmHWM:\s+(\d+) kB/.exec(status);
+    return m ? Number(m[1]) * 1024 : 0;
+  } catch {
+    return 0;
+  }
+}
+
+/** The same rows, inserted straight into chDB in lease-sized blocks: what storage alone can take. */
+async function rawInsertRate(batches: IngestBatch[], leaseExecutions: number): Promise<{ executionsPerSec: number; seconds: number }> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'fh-bench-raw-'));
+  const store = await openStore({ chdbPath: dir, database: 'bench_raw' });
+  try {
+    await migrate(store);
+    const projectId = '00000000-0000-4000-8000-000000000001';
+    const groups: { runs: Record<string, unknown>[]; executions: Record<string, unknown>[] }[] = [];
+    let cur = { runs: [] as Record<string, unknown>[], executions: [] as Record<string, unknown>[] };
+    batches.forEach((b) => {
+      const run = buildRun({ projectId, receiptId: uuidv7(), source: 'native', batch: b, receivedAt: Date.now() });
+      cur.runs.push(runRow(run));
+      for (const e of buildExecutions(run, b)) cur.executions.push(executionRow(e, run));
+      if (cur.executions.length >= leaseExecutions) {
+        groups.push(cur);
+        cur = { runs: [], executions: [] };
+      }
+    });
+    if (cur.runs.length > 0) groups.push(cur);
+    const started = performance.now();
+    let n = 0;
+    for (const [i, g] of groups.entries()) {
+      await store.insert('executions', g.executions, `raw:${i}:e`);
+      await store.insert('runs', g.runs, `raw:${i}:r`);
+      n += g.executions.length;
+    }
+    const seconds = (performance.now() - started) / 1000;
+    return { executionsPerSec: n / seconds, seconds };
+  } finally {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+export async function run(argv: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      clients: { type: 'string', default: '32' },
+      seconds: { type: 'string', default: '20' },
+      batch: { type: 'string', default: '100' },
+      tests: { type: 'string', default: '20000' },
+    },
+  });
+  const clients = Number(values.clients);
+  const seconds = Number(values.seconds);
+  const batchSize = Number(values.batch);
+  const tests = Number(values.tests);
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'fh-bench-ingest-'));
+  console.log(`ingest bench: ${clients} clients × batches of ${batchSize} for ${seconds}s (data ${dataDir})`);
+
+  // Pre-build the bodies so the load generator spends its time sending, not building.
+  const pool = Array.from({ length: 400 }, (_, i) => makeBatch(i, batchSize, tests));
+  const server = await startServerProcess({ SERVICE_DATA_DIR: dataDir, LOG_LEVEL: 'warn', SERVICE_MAX_QUEUE_DEPTH: '0', SERVICE_RATE_LIMIT_MAX: '0' });
+  const token = bootstrapToken(dataDir);
+  const admin = readFileSync(path.join(dataDir, 'admin-token'), 'utf8').trim();
+  const pid = server.child.pid!;
+  const latencies: number[] = [];
+  const sent: IngestBatch[] = [];
+  let errors = 0;
+  let accepted = 0;
+  let seq = 0;
+  const t0 = performance.now();
+  const stopAt = t0 + seconds * 1000;
+  await Promise.all(
+    Array.from({ length: clients }, async () => {
+      while (performance.now() < stopAt) {
+        const i = seq++;
+        const body = { ...pool[i % pool.length]!, idempotencyKey: `bench-${i}-${pid}` };
+        const payload = JSON.stringify(body);
+        const s = performance.now();
+        const res = await fetch(`${server.url}/v1/ingest`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+          body: payload,
+        });
+        await res.arrayBuffer();
+        const ms = performance.now() - s;
+        if (res.status === 202) {
+          latencies.push(ms);
+          accepted += batchSize;
+          if (sent.length < 2000) sent.push(body);
+        } else errors++;
+      }
+    }),
+  );
+  const postSeconds = (performance.now() - t0) / 1000;
+
+  // End to end: until the worker has committed everything that was accepted.
+  let workerExecutions = 0;
+  for (;;) {
+    const res = await fetch(`${server.url}/v1/admin/stats`, { headers: { authorization: `Bearer ${admin}` } });
+    const stats = (await res.json()) as { queue: { pending: number; inflight: number }; worker: { executions: number } };
+    workerExecutions = stats.worker.executions;
+    if (stats.queue.pending === 0 && stats.queue.inflight === 0 && workerExecutions >= accepted) break;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  const e2eSeconds = (performance.now() - t0) / 1000;
+  // Queryable: the newest run is listed by the API.
+  const list = await fetch(`${server.url}/v1/runs?limit=1`, { headers: { authorization: `Bearer ${token}` } });
+  const queryable = list.status === 200 && ((await list.json()) as { items: unknown[] }).items.length === 1;
+  const rss = peakRss(pid);
+  await server.stop();
+  rmSync(dataDir, { recursive: true, force: true });
+
+  const raw = await rawInsertRate(sent, 50_000);
+  latencies.sort((a, b) => a - b);
+  const e2eRate = accepted / e2eSeconds;
+  const result = {
+    bench: 'ingest',
+    at: new Date().toISOString(),
+    machine: { cpus: (await import('node:os')).cpus().length, node: process.version },
+    params: { clients, seconds, batchSize, distinctTests: tests },
+    requests: latencies.length,
+    errors,
+    acceptedExecutions: accepted,
+    ackLatencyMs: { p50: round(percentile(latencies, 50)), p99: round(percentile(latencies, 99)), max: round(latencies[latencies.length - 1] ?? 0) },
+    ackThroughputExecutionsPerSec: Math.round(accepted / postSeconds),
+    endToEnd: { seconds: round(e2eSeconds), executionsPerSec: Math.round(e2eRate), queryable },
+    peakRssMb: round(rss / 1024 / 1024),
+    rawChdbInsert: { executions: sent.length * batchSize, executionsPerSec: Math.round(raw.executionsPerSec) },
+    endToEndVsRawInsert: round(e2eRate / raw.executionsPerSec),
+    targets: { ackP99Ms: 10, endToEndExecutionsPerSec: 50_000, endToEndVsRawInsert: 0.25 },
+  };
+  console.log(JSON.stringify(result, null, 2));
+  mkdirSync(RESULTS_DIR, { recursive: true });
+  const file = path.join(RESULTS_DIR, `ingest-${result.at.replace(/[:.]/g, '-')}.json`);
+  writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`);
+  writeFileSync(path.join(RESULTS_DIR, 'ingest-latest.json'), `${JSON.stringify(result, null, 2)}\n`);
+  console.log(`written ${path.relative(process.cwd(), file)}`);
+  return 0;
+}
+
+function round(n: number): number {
+  return Math.round(n * 100) / 100;
+}

@@ -1,0 +1,359 @@
+// POST /v1/traces over real HTTP against the real daemon, fed by the real OpenTelemetry JS SDK
+// exporters (protobuf, JSON, gzip'd protobuf), plus raw requests for the error paths (CONTRACT.md §4).
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ROOT_CONTEXT, SpanStatusCode, trace } from '@opentelemetry/api';
+import type { Span, Tracer } from '@opentelemetry/api';
+import { OTLPTraceExporter as ProtoExporter } from '@opentelemetry/exporter-trace-otlp-proto';
+import { OTLPTraceExporter as JsonExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { CompressionAlgorithm } from '@opentelemetry/otlp-exporter-base';
+import { resourceFromAttributes } from '@opentelemetry/resources';
+import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-base';
+import { startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
+
+// Dates, not numbers: the SDK reads a number below its time origin as a performance.now() offset.
+const at = (ms: number): Date => new Date(ms);
+
+type ExportResult = Parameters<Parameters<SpanExporter['export']>[1]>[0];
+const EXPORT_SUCCESS = 0; // ExportResultCode.SUCCESS in @opentelemetry/core
+
+let td: TestDaemon;
+
+beforeAll(async () => {
+  td = await startTestDaemon({ env: { SERVICE_RATE_LIMIT_MAX: '100000' } });
+});
+
+afterAll(async () => {
+  await td?.close();
+});
+
+/** Delegates to a real exporter and records what each export reported. */
+class RecordingExporter implements SpanExporter {
+  readonly results: ExportResult[] = [];
+  readonly exported: ReadableSpan[][] = [];
+  constructor(private readonly inner: SpanExporter) {}
+  export(spans: ReadableSpan[], done: (r: ExportResult) => void): void {
+    this.exported.push(spans);
+    this.inner.export(spans, (r) => {
+      this.results.push(r);
+      done(r);
+    });
+  }
+  shutdown(): Promise<void> {
+    return this.inner.shutdown();
+  }
+  forceFlush(): Promise<void> {
+    return this.inner.forceFlush?.() ?? Promise.resolve();
+  }
+}
+
+interface EmittedRun {
+  traceId: string;
+  branch: string;
+  sha: string;
+  ciRunId: string;
+}
+
+/**
+ * One test run as a reporter would emit it: a `test.run` span with three `test.case` children
+ * (a pass, a failure with a recorded exception, and a case failing once then passing on attempt 2).
+ * All spans go out in one export request (BatchSpanProcessor + forceFlush), as a trace is one run.
+ */
+async function emitRun(inner: SpanExporter, label: string, start: number): Promise<EmittedRun & { exporter: RecordingExporter; flushError: unknown }> {
+  const exporter = new RecordingExporter(inner);
+  const branch = `otlp-${label}`;
+  const sha = randomBytes(20).toString('hex');
+  const ciRunId = `run-${label}-${randomBytes(3).toString('hex')}`;
+  const provider = new BasicTracerProvider({
+    resource: resourceFromAttributes({
+      'service.name': 'checkout-tests',
+      'vcs.ref.head.revision': sha.toUpperCase(),
+      'vcs.ref.head.name': `refs/heads/${branch}`,
+      'ci.provider': 'github_actions',
+      'cicd.pipeline.run.id': ciRunId,
+      'service.trigger': 'pull_request',
+      'vcs.change.id': '42',
+    }),
+    spanProcessors: [new BatchSpanProcessor(exporter, { scheduledDelayMillis: 60_000, maxExportBatchSize: 512 })],
+  });
+  const tracer = provider.getTracer('flakehouse-it');
+  const runSpan = tracer.startSpan('test.run', { startTime: at(start), attributes: { 'test.framework': 'vitest' } });
+  const child = (t: Tracer, name: string, when: number, attributes: Record<string, string | number>): Span =>
+    t.startSpan(name, { startTime: new Date(when), attributes }, trace.setSpan(ROOT_CONTEXT, runSpan));
+
+  const pass = child(tracer, 'test.case', start + 10, {
+    'test.title': 'adds items',
+    'test.suite': 'Cart',
+    'test.file_path': 'src/cart.test.ts',
+    'test.case.result.status': 'pass',
+  });
+  pass.end(at(start + 30));
+
+  const fail = child(tracer, 'test.case', start + 40, { 'test.title': 'applies coupon', 'test.suite': 'Cart', 'test.file_path': 'src/cart.test.ts' });
+  const err = new Error('expected 90 to be 81');
+  err.name = 'AssertionError';
+  fail.recordException(err, at(start + 45));
+  fail.setStatus({ code: SpanStatusCode.ERROR, message: 'assertion failed' });
+  fail.end(at(start + 60));
+
+  const retryAttrs = { 'test.title': 'pays by card', 'test.suite': 'Checkout', 'test.file_path': 'src/checkout.test.ts' };
+  const attempt1 = child(tracer, 'test.case', start + 70, { ...retryAttrs, 'test.attempt': 1 });
+  attempt1.recordException(new Error('socket hang up'), at(start + 75));
+  attempt1.setStatus({ code: SpanStatusCode.ERROR });
+  attempt1.end(at(start + 80));
+  const attempt2 = child(tracer, 'test.case', start + 90, {
+    ...retryAttrs,
+    'test.attempt': 2,
+    'test.retry_of': attempt1.spanContext().spanId,
+  });
+  attempt2.setStatus({ code: SpanStatusCode.OK });
+  attempt2.end(at(start + 100));
+
+  runSpan.end(at(start + 120));
+  // forceFlush rejects when the export failed; the recorded result says why.
+  let flushError: unknown;
+  await provider.forceFlush().catch((e: unknown) => (flushError = e));
+  await provider.shutdown();
+  return { traceId: runSpan.spanContext().traceId, branch, sha, ciRunId, exporter, flushError };
+}
+
+async function runsOnBranch(branch: string): Promise<any[]> {
+  const res = await td.request('GET', `/v1/runs?branch=${encodeURIComponent(branch)}`);
+  expect(res.status).toBe(200);
+  return res.json.items;
+}
+
+async function expectStoredRun(emitted: EmittedRun, start: number): Promise<void> {
+  const [run] = await td.waitFor(async () => {
+    const items = await runsOnBranch(emitted.branch);
+    return items.length > 0 ? items : undefined;
+  }, 20_000);
+  expect(await runsOnBranch(emitted.branch)).toHaveLength(1);
+  expect(run).toMatchObject({
+    branch: emitted.branch,
+    commitSha: emitted.sha,
+    ciProvider: 'github_actions',
+    prNumber: 42,
+    status: 'failed',
+    startedAt: new Date(start).toISOString(),
+    durationMs: 120,
+    counts: { total: 3, passed: 1, failed: 1, skipped: 0, flaky: 1 },
+  });
+  const res = await td.request('GET', `/v1/runs/${run.id}`);
+  expect(res.status).toBe(200);
+  const d = res.json;
+  expect(d.trigger).toBe('pull_request');
+  expect(d.finishedAt).toBe(new Date(start + 120).toISOString());
+  const rows = d.executions.map((e: any) => [e.suite, e.title, e.filePath, e.status, e.attempt, e.durationMs]);
+  // The retried case's second attempt passes; counts make the test flaky (its row may say pass or flaky).
+  expect(rows.slice(0, 3)).toEqual([
+    ['Cart', 'adds items', 'src/cart.test.ts', 'pass', 1, 20],
+    ['Cart', 'applies coupon', 'src/cart.test.ts', 'fail', 1, 20],
+    ['Checkout', 'pays by card', 'src/checkout.test.ts', 'fail', 1, 10],
+  ]);
+  expect(rows[3].slice(0, 3)).toEqual(['Checkout', 'pays by card', 'src/checkout.test.ts']);
+  expect(['pass', 'flaky']).toContain(rows[3][3]);
+  expect(rows[3].slice(4)).toEqual([2, 10]);
+  expect(d.executions).toHaveLength(4);
+  expect(d.executions[0].errorMessage).toBeNull();
+  expect(d.executions[1].errorMessage).toBe('expected 90 to be 81');
+  expect(d.executions[2].errorMessage).toBe('socket hang up');
+  expect(d.executions[3].errorMessage).toBeNull();
+  expect(d.executions[2].testIdentityId).toBe(d.executions[3].testIdentityId);
+  expect(d.executions[0].testIdentityId).not.toBe(d.executions[1].testIdentityId);
+}
+
+describe('OTLP from the OpenTelemetry JS SDK', () => {
+  const auth = () => ({ authorization: `Bearer ${td.token}` });
+
+  it('protobuf exporter (exporter-trace-otlp-proto)', async () => {
+    const start = Date.UTC(2026, 0, 10, 12, 0, 0);
+    const emitted = await emitRun(new ProtoExporter({ url: `${td.url}/v1/traces`, headers: auth() }), 'proto', start);
+    expect(emitted.exporter.exported).toHaveLength(1);
+    expect(emitted.exporter.exported[0]).toHaveLength(5);
+    expect(emitted.flushError).toBeUndefined();
+    expect(emitted.exporter.results.map((r) => [r.code, r.error?.message])).toEqual([[EXPORT_SUCCESS, undefined]]);
+    await expectStoredRun(emitted, start);
+  });
+
+  it('JSON exporter (exporter-trace-otlp-http)', async () => {
+    const start = Date.UTC(2026, 0, 10, 13, 0, 0);
+    const emitted = await emitRun(new JsonExporter({ url: `${td.url}/v1/traces`, headers: auth() }), 'json', start);
+    expect(emitted.exporter.results.map((r) => [r.code, r.error?.message])).toEqual([[EXPORT_SUCCESS, undefined]]);
+    await expectStoredRun(emitted, start);
+  });
+
+  it('protobuf exporter with gzip compression', async () => {
+    const start = Date.UTC(2026, 0, 10, 14, 0, 0);
+    const emitted = await emitRun(
+      new ProtoExporter({ url: `${td.url}/v1/traces`, headers: auth(), compression: CompressionAlgorithm.GZIP }),
+      'gzip',
+      start,
+    );
+    expect(emitted.exporter.results.map((r) => [r.code, r.error?.message])).toEqual([[EXPORT_SUCCESS, undefined]]);
+    await expectStoredRun(emitted, start);
+  });
+
+  it('an exporter without a token is refused (401) and nothing is stored', async () => {
+    const start = Date.UTC(2026, 0, 10, 15, 0, 0);
+    const emitted = await emitRun(new ProtoExporter({ url: `${td.url}/v1/traces` }), 'noauth', start);
+    expect(emitted.exporter.results).toHaveLength(1);
+    expect(emitted.exporter.results[0]!.code).not.toBe(EXPORT_SUCCESS);
+    expect(String(emitted.exporter.results[0]!.error)).toMatch(/Unauthorized/);
+    expect(emitted.flushError).toBeDefined();
+    expect(await runsOnBranch(emitted.branch)).toHaveLength(0);
+  });
+});
+
+// --- raw requests ----------------------------------------------------------------------------
+
+const T0 = Date.UTC(2026, 1, 1, 9, 0, 0);
+
+function kv(key: string, value: string | number): Record<string, unknown> {
+  return { key, value: typeof value === 'string' ? { stringValue: value } : { intValue: String(value) } };
+}
+
+function jsonSpan(traceId: string, spanId: string, name: string, attrs: Record<string, string | number>, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    traceId,
+    spanId,
+    name,
+    kind: 1,
+    startTimeUnixNano: `${T0}000000`,
+    endTimeUnixNano: `${T0 + 50}000000`,
+    attributes: Object.entries(attrs).map(([k, v]) => kv(k, v)),
+    ...extra,
+  };
+}
+
+function otlpJson(resource: Record<string, string | number>, spans: Record<string, unknown>[]): Record<string, unknown> {
+  return {
+    resourceSpans: [
+      {
+        resource: { attributes: Object.entries(resource).map(([k, v]) => kv(k, v)) },
+        scopeSpans: [{ scope: { name: 'raw' }, spans }],
+      },
+    ],
+  };
+}
+
+const hex = (bytes: number) => randomBytes(bytes).toString('hex');
+
+describe('POST /v1/traces error paths and replays', () => {
+  it('invalid protobuf bytes → 400 invalid_payload', async () => {
+    const res = await td.request('POST', '/v1/traces', {
+      body: new Uint8Array([0x0a, 0xff, 0xff, 0xff, 0xff, 0x0f, 0x01]),
+      headers: { 'content-type': 'application/x-protobuf' },
+    });
+    expect(res.status).toBe(400);
+    expect(res.json.error).toBe('invalid_payload');
+    expect(res.json.message).toMatch(/protobuf/);
+    expect(Array.isArray(res.json.issues)).toBe(true);
+  });
+
+  it('text/plain → 415 unsupported_content_type', async () => {
+    const res = await td.request('POST', '/v1/traces', { body: 'hello', headers: { 'content-type': 'text/plain' } });
+    expect(res.status).toBe(415);
+    expect(res.json.error).toBe('unsupported_content_type');
+  });
+
+  it('JSON with a non-hex traceId → 400 naming the traceId', async () => {
+    const body = otlpJson({}, [jsonSpan('zz'.repeat(16), hex(8), 'test.case', { 'test.title': 't' })]);
+    const res = await td.request('POST', '/v1/traces', { body });
+    expect(res.status).toBe(400);
+    expect(res.json.error).toBe('invalid_payload');
+    expect(res.json.issues[0].path).toBe('resourceSpans.0.scopeSpans.0.spans.0.traceId');
+  });
+
+  it('JSON with a spanId of the wrong length → 400 naming the spanId', async () => {
+    const body = otlpJson({}, [jsonSpan(hex(16), hex(8), 'test.run', {}), jsonSpan(hex(16), 'abcd', 'test.case', { 'test.title': 't' })]);
+    const res = await td.request('POST', '/v1/traces', { body });
+    expect(res.status).toBe(400);
+    expect(res.json.issues[0].path).toBe('resourceSpans.0.scopeSpans.0.spans.1.spanId');
+  });
+
+  it('a trace without test spans → 202 with nothing accepted, and no run', async () => {
+    const branch = `otlp-notests-${hex(3)}`;
+    const traceId = hex(16);
+    const body = otlpJson({ 'vcs.ref.head.name': branch }, [
+      jsonSpan(traceId, hex(8), 'GET /health', { 'http.request.method': 'GET' }),
+      jsonSpan(traceId, hex(8), 'db.query', {}),
+    ]);
+    const res = await td.request('POST', '/v1/traces', { body });
+    expect(res.status).toBe(202);
+    expect(res.json).toEqual({ receiptId: null, acceptedExecutions: 0, deduplicated: false });
+    expect(await runsOnBranch(branch)).toHaveLength(0);
+  });
+
+  it('an empty request → 202 with nothing accepted', async () => {
+    const res = await td.request('POST', '/v1/traces', { body: {} });
+    expect(res.status).toBe(202);
+    expect(res.json).toEqual({ receiptId: null, acceptedExecutions: 0, deduplicated: false });
+  });
+
+  it('without commit and branch: placeholders, never a 400', async () => {
+    const traceId = hex(16);
+    const ciRunId = `ph-${hex(4)}`;
+    const body = otlpJson({ 'cicd.pipeline.run.id': ciRunId }, [jsonSpan(traceId, hex(8), 'test.case', { 'test.case.name': 'a > b > works' })]);
+    const res = await td.request('POST', '/v1/traces', { body });
+    expect(res.status).toBe(202);
+    expect(res.json.acceptedExecutions).toBe(1);
+    const run = await td.waitFor(async () => (await runsOnBranch('local')).find((r) => r.startedAt === new Date(T0).toISOString()), 20_000);
+    expect(run).toMatchObject({ commitSha: '0000000', ciProvider: 'other', status: 'passed', counts: { total: 1, passed: 1 } });
+    const d = await td.request('GET', `/v1/runs/${run.id}`);
+    expect(d.json.trigger).toBe('other');
+    expect(d.json.executions.map((e: any) => e.title)).toEqual(['works']);
+  });
+
+  it('replaying a trace (same trace id → same key) is deduplicated, first payload wins', async () => {
+    const branch = `otlp-replay-${hex(3)}`;
+    const traceId = hex(16);
+    const runId = hex(8);
+    const make = (title: string) =>
+      otlpJson({ 'vcs.ref.head.name': branch, 'vcs.ref.head.revision': 'abc1234' }, [
+        jsonSpan(traceId, runId, 'test.run', {}),
+        jsonSpan(traceId, hex(8), 'test.case', { 'test.title': title, 'test.status': 'fail' }, { parentSpanId: runId }),
+        jsonSpan(traceId, hex(8), 'test.case', { 'test.title': `${title} 2` }, { parentSpanId: runId }),
+      ]);
+    const first = await td.request('POST', '/v1/traces', { body: make('first') });
+    expect(first.status).toBe(202);
+    expect(first.json).toMatchObject({ acceptedExecutions: 2, deduplicated: false });
+    expect(typeof first.json.receiptId).toBe('string');
+    const again = await td.request('POST', '/v1/traces', { body: make('second') });
+    expect(again.status).toBe(202);
+    expect(again.json).toEqual({ receiptId: first.json.receiptId, acceptedExecutions: 2, deduplicated: true });
+
+    const [run] = await td.waitFor(async () => {
+      const items = await runsOnBranch(branch);
+      return items.length > 0 ? items : undefined;
+    }, 20_000);
+    const d = await td.request('GET', `/v1/runs/${run.id}`);
+    expect(d.json.executions.map((e: any) => e.title).sort()).toEqual(['first', 'first 2']);
+    expect(run).toMatchObject({ commitSha: 'abc1234', status: 'failed', counts: { total: 2, failed: 1, passed: 1 } });
+    // A third replay after processing still dedupes, and there is still one run.
+    const third = await td.request('POST', '/v1/traces', { body: make('third') });
+    expect(third.json).toMatchObject({ receiptId: first.json.receiptId, deduplicated: true });
+    expect(await runsOnBranch(branch)).toHaveLength(1);
+  });
+
+  it('two traces in one request become two runs', async () => {
+    const branch = `otlp-two-${hex(3)}`;
+    const a = hex(16);
+    const b = hex(16);
+    const body = otlpJson({ 'vcs.ref.head.name': branch }, [
+      jsonSpan(a, hex(8), 'test.case', { 'test.title': 'in a' }),
+      jsonSpan(b, hex(8), 'test.case', { 'test.title': 'in b' }, { startTimeUnixNano: `${T0 + 1000}000000`, endTimeUnixNano: `${T0 + 1010}000000` }),
+      jsonSpan(b, hex(8), 'test.case', { 'test.title': 'also in b', 'test.status': 'skip' }),
+    ]);
+    const res = await td.request('POST', '/v1/traces', { body });
+    expect(res.status).toBe(202);
+    expect(res.json.acceptedExecutions).toBe(3);
+    expect(res.json.receipts).toHaveLength(2);
+    const runs = await td.waitFor(async () => {
+      const items = await runsOnBranch(branch);
+      return items.length >= 2 ? items : undefined;
+    }, 20_000);
+    expect(runs.map((r: any) => r.counts.total).sort()).toEqual([1, 2]);
+  });
+});

@@ -1,0 +1,84 @@
+// The queue contract against the embedded (lmdb) backend, plus what only this backend promises.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { EmbeddedQueue } from '../../src/queue/embedded.js';
+import { makeBatch, makeEvent, queueContract } from './queue-contract.js';
+
+queueContract('embedded (lmdb)', {
+  open: (dir, opts) => EmbeddedQueue.open({ path: dir, ...opts }),
+});
+
+describe('embedded (lmdb) specifics', () => {
+  const cleanups: (() => Promise<void>)[] = [];
+  afterEach(async () => {
+    for (const c of cleanups.splice(0).reverse()) await c();
+  });
+
+  const OPTS = { visibilityMs: 60_000, maxAttempts: 3, baseBackoffMs: 100, maxBackoffMs: 1_000 };
+
+  function setup(): EmbeddedQueue {
+    const dir = mkdtempSync(path.join(tmpdir(), 'fh-queue-embedded-'));
+    const q = EmbeddedQueue.open({ path: dir, ...OPTS });
+    cleanups.push(async () => {
+      await q.close();
+      rmSync(dir, { recursive: true, force: true });
+    });
+    return q;
+  }
+
+  it('receipt ids sort in call order, so a restart keeps FIFO even within one millisecond', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'fh-queue-embedded-'));
+    let q = EmbeddedQueue.open({ path: dir, ...OPTS });
+    cleanups.push(async () => {
+      await q.close();
+      rmSync(dir, { recursive: true, force: true });
+    });
+    const N = 500;
+    const results = await Promise.all(
+      Array.from({ length: N }, (_, i) => q.enqueue({ projectId: 'p', source: 'native', batch: makeBatch(`key-order-${String(i).padStart(5, '0')}`) })),
+    );
+    const receipts = results.map((r) => r.receiptId);
+    expect([...receipts].sort()).toEqual(receipts);
+    await q.close();
+    q = EmbeddedQueue.open({ path: dir, ...OPTS });
+    // Ids keep growing after a restart too.
+    const later = await q.enqueue({ projectId: 'p', source: 'native', batch: makeBatch('key-order-later') });
+    expect(later.receiptId > receipts[N - 1]!).toBe(true);
+    const lease = await q.dequeue({ maxJobs: N + 1, maxExecutions: 10_000 });
+    expect(lease?.jobs.map((j) => j.receiptId)).toEqual([...receipts, later.receiptId]);
+  });
+
+  it('does not keep waiters that timed out', async () => {
+    const q = setup();
+    const waiters = q as unknown as { workWaiters: unknown[]; outboxWaiters: unknown[] };
+    for (let i = 0; i < 5; i++) await Promise.all([q.waitForWork(5), q.outbox.waitForEntries(5)]);
+    expect(waiters.workWaiters).toHaveLength(0);
+    expect(waiters.outboxWaiters).toHaveLength(0);
+  });
+
+  it('refuses failJob on a frozen lease (the whole lease must be nacked)', async () => {
+    const q = setup();
+    await q.enqueue({ projectId: 'p', source: 'native', batch: makeBatch('key-frozen-fail') });
+    const lease = await q.dequeue({ maxJobs: 10, maxExecutions: 100 });
+    await q.savePlan(lease!.id, { events: [makeEvent(1)] });
+    await expect(q.failJob(lease!.id, lease!.jobs[0]!.id, 'x')).rejects.toThrow(/frozen/);
+    await q.ack(lease!.id);
+    expect(q.outbox.read(0, 10)).toHaveLength(1);
+  });
+
+  it('refuses savePlan on an unknown lease', async () => {
+    const q = setup();
+    await expect(q.savePlan('00000000-0000-4000-8000-000000000000', { events: [] })).rejects.toThrow(/lease/);
+  });
+
+  it('refuses work after close', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'fh-queue-embedded-'));
+    const q = EmbeddedQueue.open({ path: dir, visibilityMs: 1_000, maxAttempts: 3 });
+    await q.close();
+    await q.close();
+    await expect(q.enqueue({ projectId: 'p', source: 'native', batch: makeBatch('key-closed-01') })).rejects.toThrow(/closed/);
+    rmSync(dir, { recursive: true, force: true });
+  });
+});
