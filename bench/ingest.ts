@@ -1,4 +1,4 @@
-// `npm run bench -- ingest [--clients 32] [--seconds 20] [--batch 100]`
+// `npm run bench -- ingest [--clients 32] [--seconds 15] [--batch 100] [--rate 20000]`
 //
 // Starts the daemon as a child process (embedded chDB + lmdb queue), drives it with N concurrent
 // clients posting native batches, and reports in one run:
@@ -14,7 +14,7 @@ import { randomBytes } from 'node:crypto';
 import { openStore } from '../src/store/client.js';
 import { migrate } from '../src/store/migrate.js';
 import { buildExecutions, buildRun } from '../src/domain/records.js';
-import { executionRow, runRow } from '../src/store/runs.js';
+import { EXECUTION_COLUMNS_IN, RUN_COLUMNS_IN, executionRow, runRow } from '../src/store/runs.js';
 import { uuidv7 } from '../src/domain/ids.js';
 import type { IngestBatch } from '../src/domain/batch.js';
 import { startServerProcess, bootstrapToken } from '../test/helpers/process.js';
@@ -82,8 +82,8 @@ async function rawInsertRate(batches: IngestBatch[], leaseExecutions: number): P
     const started = performance.now();
     let n = 0;
     for (const [i, g] of groups.entries()) {
-      await store.insert('executions', g.executions, `raw:${i}:e`);
-      await store.insert('runs', g.runs, `raw:${i}:r`);
+      await store.insertTsv('executions', EXECUTION_COLUMNS_IN, g.executions, `raw:${i}:e`);
+      await store.insertTsv('runs', RUN_COLUMNS_IN, g.runs, `raw:${i}:r`);
       n += g.executions.length;
     }
     const seconds = (performance.now() - started) / 1000;
@@ -99,9 +99,11 @@ export async function run(argv: string[]): Promise<number> {
     args: argv,
     options: {
       clients: { type: 'string', default: '32' },
-      seconds: { type: 'string', default: '20' },
+      seconds: { type: 'string', default: '15' },
+      rate: { type: 'string', default: '20000' },
       batch: { type: 'string', default: '100' },
       tests: { type: 'string', default: '20000' },
+      profile: { type: 'string' },
     },
   });
   const clients = Number(values.clients);
@@ -113,51 +115,91 @@ export async function run(argv: string[]): Promise<number> {
 
   // Pre-build the bodies so the load generator spends its time sending, not building.
   const pool = Array.from({ length: 400 }, (_, i) => makeBatch(i, batchSize, tests));
-  const server = await startServerProcess({ SERVICE_DATA_DIR: dataDir, LOG_LEVEL: 'warn', SERVICE_MAX_QUEUE_DEPTH: '0', SERVICE_RATE_LIMIT_MAX: '0' });
+  const nodeArgs = values.profile ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(values.profile)}`] : [];
+  const server = await startServerProcess({ SERVICE_DATA_DIR: dataDir, LOG_LEVEL: 'warn', SERVICE_MAX_QUEUE_DEPTH: '0', SERVICE_RATE_LIMIT_MAX: '0' }, 60_000, nodeArgs);
   const token = bootstrapToken(dataDir);
   const admin = readFileSync(path.join(dataDir, 'admin-token'), 'utf8').trim();
   const pid = server.child.pid!;
-  const latencies: number[] = [];
   const sent: IngestBatch[] = [];
-  let errors = 0;
-  let accepted = 0;
   let seq = 0;
-  const t0 = performance.now();
-  const stopAt = t0 + seconds * 1000;
-  await Promise.all(
-    Array.from({ length: clients }, async () => {
-      while (performance.now() < stopAt) {
-        const i = seq++;
-        const body = { ...pool[i % pool.length]!, idempotencyKey: `bench-${i}-${pid}` };
-        const payload = JSON.stringify(body);
-        const s = performance.now();
-        const res = await fetch(`${server.url}/v1/ingest`, {
-          method: 'POST',
-          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-          body: payload,
-        });
-        await res.arrayBuffer();
-        const ms = performance.now() - s;
-        if (res.status === 202) {
-          latencies.push(ms);
-          accepted += batchSize;
-          if (sent.length < 2000) sent.push(body);
-        } else errors++;
-      }
-    }),
-  );
-  const postSeconds = (performance.now() - t0) / 1000;
 
-  // End to end: until the worker has committed everything that was accepted.
-  let workerExecutions = 0;
-  for (;;) {
-    const res = await fetch(`${server.url}/v1/admin/stats`, { headers: { authorization: `Bearer ${admin}` } });
-    const stats = (await res.json()) as { queue: { pending: number; inflight: number }; worker: { executions: number } };
-    workerExecutions = stats.worker.executions;
-    if (stats.queue.pending === 0 && stats.queue.inflight === 0 && workerExecutions >= accepted) break;
-    await new Promise((r) => setTimeout(r, 20));
+  /** Drives one phase; `rate` (requests/s over all clients) paces an open loop, else closed loop. */
+  async function phase(name: string, rate: number | null): Promise<Record<string, unknown>> {
+    const latencies: number[] = [];
+    let errors = 0;
+    let accepted = 0;
+    const before = await workerStats();
+    const t0 = performance.now();
+    const stopAt = t0 + seconds * 1000;
+    const post = async (): Promise<void> => {
+      const i = seq++;
+      const body = { ...pool[i % pool.length]!, idempotencyKey: `bench-${i}-${pid}` };
+      const payload = JSON.stringify(body);
+      const s = performance.now();
+      const res = await fetch(`${server.url}/v1/ingest`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: payload,
+      });
+      await res.arrayBuffer();
+      const ms = performance.now() - s;
+      if (res.status === 202) {
+        latencies.push(ms);
+        accepted += batchSize;
+        if (sent.length < 2000) sent.push(body);
+      } else errors++;
+    };
+    if (rate === null) {
+      await Promise.all(Array.from({ length: clients }, async () => { while (performance.now() < stopAt) await post(); }));
+    } else {
+      // Open loop: each client sends on its own schedule whether or not earlier requests returned,
+      // so latency is measured at a known offered load rather than set by the clients' own waiting.
+      const interval = (1000 * clients) / rate;
+      await Promise.all(
+        Array.from({ length: clients }, async (_, c) => {
+          const inflight: Promise<void>[] = [];
+          let next = t0 + (interval * c) / clients;
+          while (next < stopAt) {
+            const wait = next - performance.now();
+            if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+            inflight.push(post());
+            next += interval;
+          }
+          await Promise.all(inflight);
+        }),
+      );
+    }
+    const postSeconds = (performance.now() - t0) / 1000;
+    // End to end: until the worker has committed everything accepted in this phase.
+    for (;;) {
+      const st = await workerStats();
+      if (st.pending === 0 && st.inflight === 0 && st.executions - before.executions >= accepted) break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    const e2eSeconds = (performance.now() - t0) / 1000;
+    latencies.sort((a, b) => a - b);
+    return {
+      phase: name,
+      offeredExecutionsPerSec: rate === null ? 'closed loop' : rate * batchSize,
+      requests: latencies.length,
+      errors,
+      acceptedExecutions: accepted,
+      ackLatencyMs: { p50: round(percentile(latencies, 50)), p99: round(percentile(latencies, 99)), max: round(latencies[latencies.length - 1] ?? 0) },
+      ackExecutionsPerSec: Math.round(accepted / postSeconds),
+      endToEnd: { seconds: round(e2eSeconds), executionsPerSec: Math.round(accepted / e2eSeconds) },
+    };
   }
-  const e2eSeconds = (performance.now() - t0) / 1000;
+
+  async function workerStats(): Promise<{ pending: number; inflight: number; executions: number; eventLoopDelayMs: unknown }> {
+    const res = await fetch(`${server.url}/v1/admin/stats`, { headers: { authorization: `Bearer ${admin}` } });
+    const st = (await res.json()) as { queue: { pending: number; inflight: number }; worker: { executions: number }; eventLoopDelayMs: unknown };
+    return { pending: st.queue.pending, inflight: st.queue.inflight, executions: st.worker.executions, eventLoopDelayMs: st.eventLoopDelayMs };
+  }
+
+  const saturation = await phase('saturation', null);
+  const loopAfterSaturation = (await workerStats()).eventLoopDelayMs;
+  const paced = await phase('paced', Number(values.rate) / batchSize);
+  const loopAfterBoth = (await workerStats()).eventLoopDelayMs;
   // Queryable: the newest run is listed by the API.
   const list = await fetch(`${server.url}/v1/runs?limit=1`, { headers: { authorization: `Bearer ${token}` } });
   const queryable = list.status === 200 && ((await list.json()) as { items: unknown[] }).items.length === 1;
@@ -166,19 +208,16 @@ export async function run(argv: string[]): Promise<number> {
   rmSync(dataDir, { recursive: true, force: true });
 
   const raw = await rawInsertRate(sent, 50_000);
-  latencies.sort((a, b) => a - b);
-  const e2eRate = accepted / e2eSeconds;
+  const e2eRate = (saturation.endToEnd as { executionsPerSec: number }).executionsPerSec;
   const result = {
     bench: 'ingest',
     at: new Date().toISOString(),
-    machine: { cpus: (await import('node:os')).cpus().length, node: process.version },
-    params: { clients, seconds, batchSize, distinctTests: tests },
-    requests: latencies.length,
-    errors,
-    acceptedExecutions: accepted,
-    ackLatencyMs: { p50: round(percentile(latencies, 50)), p99: round(percentile(latencies, 99)), max: round(latencies[latencies.length - 1] ?? 0) },
-    ackThroughputExecutionsPerSec: Math.round(accepted / postSeconds),
-    endToEnd: { seconds: round(e2eSeconds), executionsPerSec: Math.round(e2eRate), queryable },
+    machine: { cpus: (await import('node:os')).cpus().length, node: process.version, note: 'load generator runs on the same 2 cores' },
+    params: { clients, secondsPerPhase: seconds, batchSize, distinctTests: tests },
+    saturation,
+    paced,
+    queryable,
+    daemonEventLoopDelayMs: { afterSaturation: loopAfterSaturation, afterBoth: loopAfterBoth },
     peakRssMb: round(rss / 1024 / 1024),
     rawChdbInsert: { executions: sent.length * batchSize, executionsPerSec: Math.round(raw.executionsPerSec) },
     endToEndVsRawInsert: round(e2eRate / raw.executionsPerSec),

@@ -73,7 +73,8 @@ export function buildApp(opts: AppOptions): App {
 
   fastify.setErrorHandler((error: FastifyError | ApiError, request, reply) => {
     const apiError = toApiError(error);
-    if (apiError.statusCode >= 500) request.log.error({ err: error }, 'request failed');
+    // Only our own failures are errors; 503 backpressure is a designed answer, not a fault.
+    if (apiError.statusCode === 500) request.log.error({ err: error }, 'request failed');
     for (const [k, v] of Object.entries(apiError.extra.headers ?? {})) void reply.header(k, v);
     void reply.code(apiError.statusCode).send(apiError.toBody());
   });

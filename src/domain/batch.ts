@@ -53,6 +53,14 @@ export interface BatchRun {
   startedAt: number;
   finishedAt?: number;
   traceId?: string;
+  /**
+   * OTLP only: the trace may arrive in several requests (an SDK exports spans as they end), so
+   * each batch is one part of the run keyed by the trace id. True when this part carries the run
+   * span, whose status and times then win over what the parts imply.
+   */
+  hasRunSpan?: boolean;
+  /** OTLP only: `status` was given by the run span (else it is derived from the tests). */
+  statusExplicit?: boolean;
 }
 
 export interface ExecutionError {

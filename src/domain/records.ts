@@ -1,6 +1,6 @@
 // Rows as the worker writes them, built from a queued batch by pure functions. Every id is derived
 // from the receipt id, so processing the same job twice produces identical rows.
-import type { BatchResource, ExecutionInput, IngestBatch, IngestSource, RunStatus, TestStatus } from './batch.js';
+import { PLACEHOLDER_BRANCH, PLACEHOLDER_COMMIT, type BatchResource, type ExecutionInput, type IngestBatch, type IngestSource, type RunStatus, type TestStatus } from './batch.js';
 import { stableUuid } from './ids.js';
 import { createHash } from 'node:crypto';
 import { canonicalJson, fingerprint, paramsHash, testIdentityId, testKey } from './identity.js';
@@ -27,6 +27,64 @@ export interface RunRecord {
   counts: RunCounts;
   traceId: string;
   receivedAt: number;
+  /** OTLP parts: whether the run span's times / status are in this record (see BatchRun). */
+  hasRunSpan: boolean;
+  statusExplicit: boolean;
+  /** Row version: the latest version of a run wins. */
+  version: number;
+}
+
+/** What a stored run contributes when the next part of its trace arrives. */
+export type RunState = Pick<RunRecord, 'startedAt' | 'finishedAt' | 'status' | 'hasRunSpan' | 'statusExplicit' | 'version' | 'resource'>;
+
+/**
+ * Merges one part of a trace into the run assembled so far. `counts` are recomputed over every
+ * stored execution of the run (so a redelivered part cannot count twice). The run span, when it
+ * has arrived, decides start and end; an explicit run status beats one derived from the tests.
+ */
+export function mergeRunPart(prev: RunState | null, part: RunRecord, counts: RunCounts): RunRecord {
+  const derived: RunStatus = counts.failed > 0 ? 'failed' : 'passed';
+  if (!prev) return { ...part, counts, status: part.statusExplicit ? part.status : derived };
+  const startedAt = part.hasRunSpan ? part.startedAt : prev.hasRunSpan ? prev.startedAt : Math.min(prev.startedAt, part.startedAt);
+  const finishedAt =
+    part.hasRunSpan && part.finishedAt !== null
+      ? part.finishedAt
+      : prev.hasRunSpan
+        ? prev.finishedAt
+        : maxOrNull(prev.finishedAt, part.finishedAt);
+  const status = part.statusExplicit ? part.status : prev.statusExplicit ? prev.status : derived;
+  // The run span's context wins; otherwise the newest part's. A placeholder never hides a known value.
+  const resource = prev.hasRunSpan && !part.hasRunSpan ? mergeResource(prev.resource, part.resource) : mergeResource(part.resource, prev.resource);
+  return {
+    ...part,
+    resource,
+    startedAt,
+    finishedAt,
+    durationMs: finishedAt !== null ? Math.max(0, finishedAt - startedAt) : 0,
+    status,
+    counts,
+    hasRunSpan: part.hasRunSpan || prev.hasRunSpan,
+    statusExplicit: part.statusExplicit || prev.statusExplicit,
+    version: Math.max(prev.version + 1, part.version),
+  };
+}
+
+function mergeResource(primary: BatchResource, fallback: BatchResource): BatchResource {
+  const out: BatchResource = { ...fallback, ...primary };
+  if (primary.commitSha === PLACEHOLDER_COMMIT) out.commitSha = fallback.commitSha;
+  if (primary.branch === PLACEHOLDER_BRANCH) out.branch = fallback.branch;
+  if (primary.ciProvider === 'other') out.ciProvider = fallback.ciProvider;
+  if (primary.trigger === 'other') out.trigger = fallback.trigger;
+  for (const key of ['ciRunId', 'prNumber', 'shardIndex', 'shardTotal', 'repository', 'baseBranch', 'ciJobUrl'] as const) {
+    if (primary[key] === undefined || primary[key] === '') (out as unknown as Record<string, unknown>)[key] = fallback[key];
+  }
+  return out;
+}
+
+function maxOrNull(a: number | null, b: number | null): number | null {
+  if (a === null) return b;
+  if (b === null) return a;
+  return Math.max(a, b);
 }
 
 export interface ExecutionRecord {
@@ -53,6 +111,16 @@ export interface IdentityRecord {
 
 export function runIdFor(projectId: string, receiptId: string): string {
   return stableUuid('run', projectId, receiptId);
+}
+
+/** An OTLP run is its trace: every part of the trace lands in the same run. */
+export function traceRunIdFor(projectId: string, traceId: string): string {
+  return stableUuid('run', projectId, 'trace', traceId);
+}
+
+/** Whether a batch is one part of a run assembled from several requests (OTLP traces). */
+export function isTracePart(source: IngestSource, batch: IngestBatch): boolean {
+  return source === 'otlp' && batch.run.traceId !== undefined && batch.run.traceId !== '';
 }
 
 /**
@@ -152,7 +220,7 @@ export function buildRun(args: {
   const endOfTests = batch.executions.reduce((m, e) => Math.max(m, e.startedAt + e.durationMs), batch.run.startedAt);
   const finishedAt = batch.run.finishedAt ?? (batch.executions.length > 0 ? endOfTests : null);
   return {
-    id: runIdFor(args.projectId, args.receiptId),
+    id: isTracePart(args.source, batch) ? traceRunIdFor(args.projectId, batch.run.traceId!) : runIdFor(args.projectId, args.receiptId),
     projectId: args.projectId,
     receiptId: args.receiptId,
     idempotencyKey: batch.idempotencyKey,
@@ -165,6 +233,9 @@ export function buildRun(args: {
     counts,
     traceId: batch.run.traceId ?? '',
     receivedAt: args.receivedAt,
+    hasRunSpan: batch.run.hasRunSpan === true,
+    statusExplicit: batch.run.statusExplicit === true,
+    version: args.receivedAt,
   };
 }
 

@@ -3,8 +3,10 @@
 // twice, in the tables and in every materialized view fed by them.
 import { z } from 'zod';
 import type { ExporterFactory, Host } from '../pipeline/component.js';
+import { Yielder } from '../pipeline/yield.js';
 import type { Store } from '../store/client.js';
-import { EXECUTION_COLUMNS_IN, RUN_COLUMNS_IN, executionRow, identityRow, receiptRow, runRow } from '../store/runs.js';
+import { isTracePart, mergeRunPart, type RunRecord } from '../domain/records.js';
+import { EXECUTION_COLUMNS_IN, RUN_COLUMNS_IN, RunRepo, executionRow, identityRow, receiptRow, runRow } from '../store/runs.js';
 
 export const clickhouseExporterFactory: ExporterFactory<Record<string, never>> = {
   kind: 'exporter',
@@ -14,21 +16,38 @@ export const clickhouseExporterFactory: ExporterFactory<Record<string, never>> =
   configSchema: z.object({}).strict(),
   createExecutions: () => {
     let store: Store | undefined;
+    let repo: RunRepo | undefined;
     return {
       async start(host: Host) {
         store = host.store;
+        repo = new RunRepo(host.store);
       },
       async shutdown() {},
       async exportBatch(batch) {
         if (!store) throw new Error('clickhouse exporter used before start');
         const token = `lease:${batch.leaseId}`;
-        const executions = batch.items.flatMap((i) => i.executions.map((e) => executionRow(e, i.run)));
+        const executions: Record<string, unknown>[] = [];
+        const y = new Yielder();
+        for (const i of batch.items) {
+          for (const e of i.executions) executions.push(executionRow(e, i.run));
+          await y.tick(i.executions.length);
+        }
         const identities = batch.items.flatMap((i) => i.newIdentities.map(identityRow));
         const now = Date.now();
         // Executions before runs: a run that is listed always has its executions.
         await store.insertTsv('executions', EXECUTION_COLUMNS_IN, executions, `${token}:executions`);
         await store.insert('test_identities', identities, `${token}:identities`);
-        await store.insertTsv('runs', RUN_COLUMNS_IN, batch.items.map((i) => runRow(i.run)), `${token}:runs`);
+        // Parts of an OTLP trace: merge into the run assembled so far, counting over stored rows.
+        // Keyed by run id: two parts of one trace in a lease merge into one row.
+        const runs = new Map<string, RunRecord>();
+        for (const item of batch.items) {
+          if (isTracePart(item.job.source, item.job.batch)) {
+            const prev = runs.get(item.run.id) ?? (await repo!.runState(item.run.projectId, item.run.id));
+            item.run = mergeRunPart(prev, item.run, await repo!.countsForRun(item.run.projectId, item.run.id));
+          }
+          runs.set(item.run.id, item.run);
+        }
+        await store.insertTsv('runs', RUN_COLUMNS_IN, [...runs.values()].map(runRow), `${token}:runs`);
         await store.insert(
           'receipts',
           batch.items.map((i) => receiptRow(i.run, now, i.job.batch.executions.length)),

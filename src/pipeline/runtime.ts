@@ -4,7 +4,7 @@
 import type { Logger } from 'pino';
 import type { DomainEvent } from '../domain/events.js';
 import { stableUuid } from '../domain/ids.js';
-import { buildRun } from '../domain/records.js';
+import { buildRun, isTracePart } from '../domain/records.js';
 import type { Lease, Queue } from '../queue/types.js';
 import type {
   Component,
@@ -161,7 +161,7 @@ export class PipelineRuntime {
     while (!this.stopping) {
       let lease: Lease | null;
       try {
-        lease = await queue.dequeue({ maxJobs: this.opts.maxLeaseJobs ?? 500, maxExecutions: this.opts.maxLeaseExecutions ?? 50_000 });
+        lease = await queue.dequeue({ maxJobs: this.opts.maxLeaseJobs ?? 500, maxExecutions: this.opts.maxLeaseExecutions ?? 20_000 });
       } catch (err) {
         if (this.stopping) break;
         this.logger.error({ err }, 'dequeue failed');
@@ -261,8 +261,10 @@ function collectEvents(items: WorkItem[]): DomainEvent[] {
   const out: DomainEvent[] = [];
   for (const item of items) {
     out.push(...item.events);
+    // One event per accepted batch. An OTLP trace arriving in parts emits one per part (`partial`);
+    // its counts are the part's own, the run's totals are at GET /v1/runs/:runId.
     out.push({
-      id: stableUuid('run.processed', item.run.projectId, item.run.id),
+      id: stableUuid('run.processed', item.run.projectId, item.run.receiptId),
       type: 'run.processed',
       projectId: item.run.projectId,
       occurredAt: item.job.receivedAt,
@@ -275,6 +277,7 @@ function collectEvents(items: WorkItem[]): DomainEvent[] {
         branch: item.run.resource.branch,
         prNumber: item.run.resource.prNumber ?? null,
         counts: item.run.counts,
+        partial: isTracePart(item.job.source, item.job.batch),
       },
     });
   }

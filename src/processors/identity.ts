@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { stableUuid } from '../domain/ids.js';
 import { IdentityCache, buildExecutions, buildIdentity } from '../domain/records.js';
 import type { Host, ProcessorFactory } from '../pipeline/component.js';
+import { Yielder } from '../pipeline/yield.js';
 import { RunRepo } from '../store/runs.js';
 
 export const identityProcessorFactory: ProcessorFactory<Record<string, never>> = {
@@ -25,8 +26,10 @@ export const identityProcessorFactory: ProcessorFactory<Record<string, never>> =
       async processBatch(batch) {
         if (!runs) throw new Error('identity processor used before start');
         const byProject = new Map<string, Set<string>>();
+        const y = new Yielder();
         for (const item of batch.items) {
           item.executions = buildExecutions(item.run, item.job.batch, cache);
+          await y.tick(item.executions.length);
           const ids = byProject.get(item.job.projectId) ?? new Set<string>();
           for (const e of item.executions) ids.add(e.testId);
           byProject.set(item.job.projectId, ids);

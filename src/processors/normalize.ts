@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { normalizeExecution } from '../domain/normalize.js';
 import { buildRun } from '../domain/records.js';
 import type { ProcessorFactory } from '../pipeline/component.js';
+import { Yielder } from '../pipeline/yield.js';
 
 export const normalizeProcessorFactory: ProcessorFactory<Record<string, never>> = {
   kind: 'processor',
@@ -14,9 +15,11 @@ export const normalizeProcessorFactory: ProcessorFactory<Record<string, never>> 
     async start() {},
     async shutdown() {},
     async processBatch(batch) {
+      const y = new Yielder();
       for (const item of batch.items) {
         const b = item.job.batch;
-        b.executions = b.executions.map(normalizeExecution);
+        for (const e of b.executions) normalizeExecution(e);
+        await y.tick(b.executions.length);
         item.run = buildRun({ projectId: item.job.projectId, receiptId: item.job.receiptId, source: item.job.source, batch: b, receivedAt: item.job.receivedAt });
       }
     },

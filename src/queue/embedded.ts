@@ -3,6 +3,7 @@
 // outbox); the ready/delayed/leased sets are rebuilt from it on open, so a kill -9 at any point
 // loses nothing that was acknowledged with a 202.
 import { mkdirSync } from 'node:fs';
+import { setImmediate as turn } from 'node:timers/promises';
 import { randomUUID } from 'node:crypto';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import type { Logger } from 'pino';
@@ -67,7 +68,8 @@ interface Delayed {
 
 export class EmbeddedQueue implements Queue {
   private readonly root: RootDatabase;
-  private readonly jobs: Database<JobRecord, string>;
+  /** Job records as JSON bytes: payloads vary in shape, which makes LMDB's shared-structure msgpack slow. */
+  private readonly jobs: Database<Buffer, string>;
   private readonly idem: Database<IdemRecord, string>;
   private readonly attempts: Database<number, string>;
   private readonly plans: Database<PlanRecord, string>;
@@ -101,14 +103,15 @@ export class EmbeddedQueue implements Queue {
   private constructor(opts: EmbeddedQueueOptions) {
     mkdirSync(opts.path, { recursive: true });
     // overlappingSync stays on (fast group commits); enqueue awaits `flushed` before it resolves.
+    // JSON values: LMDB's default msgpack with shared structures is slow for records of varying shape.
     this.root = open({ path: opts.path, maxDbs: 16, mapSize: 64 * 1024 * 1024 * 1024 });
-    this.jobs = this.root.openDB<JobRecord, string>({ name: 'jobs' });
-    this.idem = this.root.openDB<IdemRecord, string>({ name: 'idempotency' });
-    this.attempts = this.root.openDB<number, string>({ name: 'attempts' });
-    this.plans = this.root.openDB<PlanRecord, string>({ name: 'plans' });
-    this.dead = this.root.openDB<DeadJob, string>({ name: 'dead' });
-    this.outboxDb = this.root.openDB<DomainEvent, number>({ name: 'outbox', keyEncoding: 'uint32' });
-    this.meta = this.root.openDB<number, string>({ name: 'meta' });
+    this.jobs = this.root.openDB<Buffer, string>({ name: 'jobs', encoding: 'binary' });
+    this.idem = this.root.openDB<IdemRecord, string>({ name: 'idempotency', encoding: 'json' });
+    this.attempts = this.root.openDB<number, string>({ name: 'attempts', encoding: 'json' });
+    this.plans = this.root.openDB<PlanRecord, string>({ name: 'plans', encoding: 'json' });
+    this.dead = this.root.openDB<DeadJob, string>({ name: 'dead', encoding: 'json' });
+    this.outboxDb = this.root.openDB<DomainEvent, number>({ name: 'outbox', keyEncoding: 'uint32', encoding: 'json' });
+    this.meta = this.root.openDB<number, string>({ name: 'meta', encoding: 'json' });
     this.visibilityMs = opts.visibilityMs;
     this.maxAttempts = opts.maxAttempts;
     this.baseBackoffMs = opts.baseBackoffMs ?? 1000;
@@ -172,7 +175,7 @@ export class EmbeddedQueue implements Queue {
     const result: EnqueueResult = { receiptId: id, acceptedExecutions: job.batch.executions.length, deduplicated: false };
     const write = (async () => {
       await this.root.transaction(() => {
-        void this.jobs.put(id, record);
+        void this.jobs.put(id, Buffer.from(JSON.stringify(record)));
         void this.idem.put(key, { receiptId: id, acceptedExecutions: result.acceptedExecutions, receivedAt });
       });
       await this.root.flushed;
@@ -199,7 +202,7 @@ export class EmbeddedQueue implements Queue {
     if (frozenId !== undefined) {
       const rec = this.plans.get(frozenId);
       if (!rec) return this.dequeue(opts);
-      const jobs = rec.jobIds.map((id) => this.jobs.get(id)).filter((j): j is JobRecord => j !== undefined);
+      const jobs = rec.jobIds.map((id) => this.getJob(id)).filter((j): j is JobRecord => j !== undefined);
       const attempt = await this.bumpAttempts(rec.jobIds);
       this.leases.set(frozenId, { id: frozenId, jobIds: rec.jobIds, deadline: now + this.visibilityMs, frozen: true });
       return { id: frozenId, jobs: jobs.map((j) => this.toJob(j, attempt)), attempt, plan: rec.plan };
@@ -207,9 +210,10 @@ export class EmbeddedQueue implements Queue {
 
     const taken: JobRecord[] = [];
     let executions = 0;
+    let decoded = 0;
     while (this.readyHead < this.ready.length && taken.length < opts.maxJobs) {
       const id = this.ready[this.readyHead]!;
-      const rec = this.jobs.get(id);
+      const rec = this.getJob(id);
       if (!rec) {
         this.readyHead++;
         continue;
@@ -218,6 +222,12 @@ export class EmbeddedQueue implements Queue {
       this.readyHead++;
       taken.push(rec);
       executions += rec.batch.executions.length;
+      // Decoding payloads is synchronous: give the event loop (and the ingest acks) a turn now and then.
+      decoded += rec.batch.executions.length;
+      if (decoded >= 2000) {
+        decoded = 0;
+        await turn();
+      }
     }
     this.compactReady();
     if (taken.length === 0) return null;
@@ -298,7 +308,7 @@ export class EmbeddedQueue implements Queue {
     const buried: DeadJob[] = [];
     await this.root.transaction(() => {
       for (const id of jobIds) {
-        const rec = this.jobs.get(id);
+        const rec = this.getJob(id);
         if (!rec) continue;
         const dead: DeadJob = { job: this.toJob(rec, this.attempts.get(id) ?? 1), error, diedAt };
         void this.dead.put(id, dead);
@@ -450,6 +460,11 @@ export class EmbeddedQueue implements Queue {
           this.outboxWaiters.push(done);
         }),
     };
+  }
+
+  private getJob(id: string): JobRecord | undefined {
+    const raw = this.jobs.get(id);
+    return raw === undefined ? undefined : (JSON.parse(raw.toString('utf8')) as JobRecord);
   }
 
   private assertOpen(): void {

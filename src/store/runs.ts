@@ -1,6 +1,6 @@
 // Rows in and out of the runs / executions / test_identities / receipts tables.
-import type { ExecutionRecord, IdentityRecord, RunRecord } from '../domain/records.js';
-import type { RunStatus, TestStatus } from '../domain/batch.js';
+import type { ExecutionRecord, IdentityRecord, RunRecord, RunState } from '../domain/records.js';
+import type { CiProvider, RunStatus, TestStatus, Trigger } from '../domain/batch.js';
 import { toIso } from '../domain/time.js';
 import { toNumber, type Store } from './client.js';
 
@@ -12,6 +12,11 @@ const MAX_MESSAGE = 4000;
  */
 export function chTime(ms: number): string {
   const t = Number.isFinite(ms) ? Math.min(Math.max(0, Math.trunc(ms)), 253_402_300_799_999) : 0;
+  // Since 2001 an epoch second has 10 digits, which the text parser reads as a timestamp: the cheap form.
+  if (t >= 1_000_000_000_000 && t < 9_999_999_999_999) {
+    const frac = t % 1000;
+    return `${(t - frac) / 1000}.${frac < 10 ? '00' : frac < 100 ? '0' : ''}${frac}`;
+  }
   const iso = new Date(t).toISOString();
   return `${iso.slice(0, 10)} ${iso.slice(11, 23)}`;
 }
@@ -32,7 +37,8 @@ const MAX_STACK = 32_000;
 export const RUN_COLUMNS_IN = [
   'project_id', 'started_at', 'id', 'receipt_id', 'idempotency_key', 'source', 'ci_provider', 'ci_run_id', 'ci_job_url',
   'repository', 'commit_sha', 'branch', 'base_branch', 'pr_number', 'trigger', 'shard_index', 'shard_total', 'status',
-  'finished_at', 'duration_ms', 'total', 'passed', 'failed', 'skipped', 'flaky', 'trace_id', 'ingested_at',
+  'finished_at', 'duration_ms', 'total', 'passed', 'failed', 'skipped', 'flaky', 'trace_id', 'has_run_span',
+  'status_explicit', 'ingested_at', 'version',
 ] as const;
 
 export const EXECUTION_COLUMNS_IN = [
@@ -69,7 +75,10 @@ export function runRow(r: RunRecord): Record<string, unknown> {
     skipped: r.counts.skipped,
     flaky: r.counts.flaky,
     trace_id: r.traceId,
+    has_run_span: r.hasRunSpan ? 1 : 0,
+    status_explicit: r.statusExplicit ? 1 : 0,
     ingested_at: chTime(r.receivedAt),
+    version: r.version,
   };
 }
 
@@ -255,7 +264,7 @@ export class RunRepo {
       params.bId = f.before.id;
     }
     const rows = await this.store.query<RunDbRow>(
-      `SELECT ${RUN_COLUMNS} FROM ${this.store.table('runs')} WHERE ${where.join(' AND ')}
+      `SELECT ${RUN_COLUMNS} FROM ${this.store.table('runs')} FINAL WHERE ${where.join(' AND ')}
        ORDER BY started_at DESC, id DESC LIMIT {limit:UInt32}`,
       params,
     );
@@ -271,7 +280,7 @@ export class RunRepo {
 
   async get(projectId: string, runId: string): Promise<RunDetail | null> {
     const rows = await this.store.query<RunDbRow>(
-      `SELECT ${RUN_COLUMNS} FROM ${this.store.table('runs')} WHERE project_id = {projectId:UUID} AND id = {runId:UUID} LIMIT 1`,
+      `SELECT ${RUN_COLUMNS} FROM ${this.store.table('runs')} FINAL WHERE project_id = {projectId:UUID} AND id = {runId:UUID} LIMIT 1`,
       { projectId, runId },
     );
     const r = rows[0];
@@ -312,6 +321,85 @@ export class RunRepo {
         hasRca: false,
         artifacts: e.artifacts === '' ? [] : (JSON.parse(e.artifacts) as unknown[]),
       })),
+    };
+  }
+
+  /** The stored state of a run, for merging the next part of its trace. */
+  async runState(projectId: string, runId: string): Promise<RunState | null> {
+    const rows = await this.store.query<{
+      started_ms: number | string;
+      finished_ms: number | string | null;
+      status: RunStatus;
+      has_run_span: number;
+      status_explicit: number;
+      version: number | string;
+      ci_provider: CiProvider;
+      ci_run_id: string;
+      ci_job_url: string;
+      repository: string;
+      commit_sha: string;
+      branch: string;
+      base_branch: string;
+      pr_number: number | null;
+      trigger: Trigger;
+      shard_index: number;
+      shard_total: number;
+    }>(
+      `SELECT toUnixTimestamp64Milli(started_at) AS started_ms, toUnixTimestamp64Milli(finished_at) AS finished_ms, status,
+              has_run_span, status_explicit, version, ci_provider, ci_run_id, ci_job_url, repository, commit_sha, branch,
+              base_branch, pr_number, trigger, shard_index, shard_total
+       FROM ${this.store.table('runs')} FINAL WHERE project_id = {projectId:UUID} AND id = {runId:UUID} LIMIT 1`,
+      { projectId, runId },
+    );
+    const r = rows[0];
+    if (!r) return null;
+    const opt = <T>(v: T | '' | 0 | null): T | undefined => (v === '' || v === 0 || v === null ? undefined : v);
+    return {
+      startedAt: toNumber(r.started_ms),
+      finishedAt: r.finished_ms === null ? null : toNumber(r.finished_ms),
+      status: r.status,
+      hasRunSpan: toNumber(r.has_run_span) === 1,
+      statusExplicit: toNumber(r.status_explicit) === 1,
+      version: toNumber(r.version),
+      resource: {
+        ciProvider: r.ci_provider,
+        ciRunId: opt(r.ci_run_id),
+        ciJobUrl: opt(r.ci_job_url),
+        repository: opt(r.repository),
+        commitSha: r.commit_sha,
+        branch: r.branch,
+        baseBranch: opt(r.base_branch),
+        prNumber: r.pr_number === null ? undefined : toNumber(r.pr_number),
+        trigger: r.trigger,
+        shardIndex: opt(toNumber(r.shard_index)),
+        shardTotal: opt(toNumber(r.shard_total)),
+      },
+    };
+  }
+
+  /** Test counts of a run over its stored executions: per test the last attempt decides; pass after a fail is flaky. */
+  async countsForRun(projectId: string, runId: string): Promise<RunCountsOut> {
+    const rows = await this.store.query<Record<keyof RunCountsOut, number | string>>(
+      `SELECT count() AS total,
+              countIf(s = 'pass' AND NOT f) AS passed,
+              countIf(s = 'fail') AS failed,
+              countIf(s = 'skip') AS skipped,
+              countIf(s = 'flaky' OR (s = 'pass' AND f)) AS flaky
+       FROM (
+         SELECT test_id, argMax(status, (attempt, started_at)) AS s, max(status = 'fail') AS f
+         FROM ${this.store.table('executions')}
+         WHERE project_id = {projectId:UUID} AND run_id = {runId:UUID}
+         GROUP BY test_id
+       )`,
+      { projectId, runId },
+    );
+    const r = rows[0];
+    return {
+      total: toNumber(r?.total),
+      passed: toNumber(r?.passed),
+      failed: toNumber(r?.failed),
+      skipped: toNumber(r?.skipped),
+      flaky: toNumber(r?.flaky),
     };
   }
 

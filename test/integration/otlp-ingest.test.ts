@@ -8,7 +8,7 @@ import { OTLPTraceExporter as ProtoExporter } from '@opentelemetry/exporter-trac
 import { OTLPTraceExporter as JsonExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { CompressionAlgorithm } from '@opentelemetry/otlp-exporter-base';
 import { resourceFromAttributes } from '@opentelemetry/resources';
-import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { BasicTracerProvider, BatchSpanProcessor, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
 
@@ -58,9 +58,15 @@ interface EmittedRun {
 /**
  * One test run as a reporter would emit it: a `test.run` span with three `test.case` children
  * (a pass, a failure with a recorded exception, and a case failing once then passing on attempt 2).
- * All spans go out in one export request (BatchSpanProcessor + forceFlush), as a trace is one run.
+ * With the BatchSpanProcessor (default) all spans go out in one export request at forceFlush; with
+ * the SimpleSpanProcessor each span is its own request as it ends, the run span last.
  */
-async function emitRun(inner: SpanExporter, label: string, start: number): Promise<EmittedRun & { exporter: RecordingExporter; flushError: unknown }> {
+async function emitRun(
+  inner: SpanExporter,
+  label: string,
+  start: number,
+  processor: 'batch' | 'simple' = 'batch',
+): Promise<EmittedRun & { exporter: RecordingExporter; flushError: unknown }> {
   const exporter = new RecordingExporter(inner);
   const branch = `otlp-${label}`;
   const sha = randomBytes(20).toString('hex');
@@ -75,7 +81,11 @@ async function emitRun(inner: SpanExporter, label: string, start: number): Promi
       'service.trigger': 'pull_request',
       'vcs.change.id': '42',
     }),
-    spanProcessors: [new BatchSpanProcessor(exporter, { scheduledDelayMillis: 60_000, maxExportBatchSize: 512 })],
+    spanProcessors: [
+      processor === 'simple'
+        ? new SimpleSpanProcessor(exporter)
+        : new BatchSpanProcessor(exporter, { scheduledDelayMillis: 60_000, maxExportBatchSize: 512 }),
+    ],
   });
   const tracer = provider.getTracer('flakehouse-it');
   const runSpan = tracer.startSpan('test.run', { startTime: at(start), attributes: { 'test.framework': 'vitest' } });
@@ -124,11 +134,29 @@ async function runsOnBranch(branch: string): Promise<any[]> {
   return res.json.items;
 }
 
+/**
+ * Waits until the branch lists exactly one run and `done` holds for it (a run assembled from
+ * several parts passes through intermediate states first); on timeout, shows what was listed.
+ */
+async function waitForRun(branch: string, done: (run: any) => boolean): Promise<any> {
+  let last: any[] = [];
+  try {
+    return await td.waitFor(async () => {
+      last = await runsOnBranch(branch);
+      return last.length === 1 && done(last[0]) ? last[0] : undefined;
+    }, 20_000);
+  } catch (err) {
+    expect(last, 'runs listed when waitFor gave up').toEqual(['one run in its final state']);
+    throw err;
+  }
+}
+
 async function expectStoredRun(emitted: EmittedRun, start: number): Promise<void> {
-  const [run] = await td.waitFor(async () => {
-    const items = await runsOnBranch(emitted.branch);
-    return items.length > 0 ? items : undefined;
-  }, 20_000);
+  // Final: every test counted, and the start time from the run span (the cases start later).
+  const run = await waitForRun(
+    emitted.branch,
+    (r) => r.counts.total === 3 && r.counts.flaky === 1 && r.counts.failed === 1 && r.startedAt === new Date(start).toISOString(),
+  );
   expect(await runsOnBranch(emitted.branch)).toHaveLength(1);
   expect(run).toMatchObject({
     branch: emitted.branch,
@@ -192,6 +220,26 @@ describe('OTLP from the OpenTelemetry JS SDK', () => {
       start,
     );
     expect(emitted.exporter.results.map((r) => [r.code, r.error?.message])).toEqual([[EXPORT_SUCCESS, undefined]]);
+    await expectStoredRun(emitted, start);
+  });
+
+  it('SimpleSpanProcessor + protobuf exporter: one request per span, one run for the trace', async () => {
+    const start = Date.UTC(2026, 0, 10, 16, 0, 0);
+    const emitted = await emitRun(new ProtoExporter({ url: `${td.url}/v1/traces`, headers: auth() }), 'simple', start, 'simple');
+    expect(emitted.flushError).toBeUndefined();
+    // Five spans, five requests, in end order: the run span last.
+    expect(emitted.exporter.exported.map((spans) => spans.map((s) => s.name))).toEqual([
+      ['test.case'],
+      ['test.case'],
+      ['test.case'],
+      ['test.case'],
+      ['test.run'],
+    ]);
+    for (const spans of emitted.exporter.exported) expect(spans[0]!.spanContext().traceId).toBe(emitted.traceId);
+    expect(emitted.exporter.results.map((r) => [r.code, r.error?.message])).toEqual(
+      Array.from({ length: 5 }, () => [EXPORT_SUCCESS, undefined]),
+    );
+    // One run, counted over all parts, timed by the run span, with all four executions.
     await expectStoredRun(emitted, start);
   });
 
@@ -306,20 +354,25 @@ describe('POST /v1/traces error paths and replays', () => {
     expect(d.json.executions.map((e: any) => e.title)).toEqual(['works']);
   });
 
-  it('replaying a trace (same trace id → same key) is deduplicated, first payload wins', async () => {
+  it('replaying a request (same spans → same key) is deduplicated, first payload wins', async () => {
     const branch = `otlp-replay-${hex(3)}`;
     const traceId = hex(16);
     const runId = hex(8);
+    const caseIds = [hex(8), hex(8)];
+    // The same spans each time (a retried export); only the titles differ, to see which payload won.
     const make = (title: string) =>
       otlpJson({ 'vcs.ref.head.name': branch, 'vcs.ref.head.revision': 'abc1234' }, [
         jsonSpan(traceId, runId, 'test.run', {}),
-        jsonSpan(traceId, hex(8), 'test.case', { 'test.title': title, 'test.status': 'fail' }, { parentSpanId: runId }),
-        jsonSpan(traceId, hex(8), 'test.case', { 'test.title': `${title} 2` }, { parentSpanId: runId }),
+        jsonSpan(traceId, caseIds[0]!, 'test.case', { 'test.title': title, 'test.status': 'fail' }, { parentSpanId: runId }),
+        jsonSpan(traceId, caseIds[1]!, 'test.case', { 'test.title': `${title} 2` }, { parentSpanId: runId }),
       ]);
     const first = await td.request('POST', '/v1/traces', { body: make('first') });
     expect(first.status).toBe(202);
     expect(first.json).toMatchObject({ acceptedExecutions: 2, deduplicated: false });
     expect(typeof first.json.receiptId).toBe('string');
+    const same = await td.request('POST', '/v1/traces', { body: make('first') });
+    expect(same.status).toBe(202);
+    expect(same.json).toEqual({ receiptId: first.json.receiptId, acceptedExecutions: 2, deduplicated: true });
     const again = await td.request('POST', '/v1/traces', { body: make('second') });
     expect(again.status).toBe(202);
     expect(again.json).toEqual({ receiptId: first.json.receiptId, acceptedExecutions: 2, deduplicated: true });
@@ -355,5 +408,127 @@ describe('POST /v1/traces error paths and replays', () => {
       return items.length >= 2 ? items : undefined;
     }, 20_000);
     expect(runs.map((r: any) => r.counts.total).sort()).toEqual([1, 2]);
+  });
+});
+
+// --- one trace over several requests ----------------------------------------------------------
+
+describe('POST /v1/traces: one trace over several requests is one run', () => {
+  const T1 = Date.UTC(2026, 2, 1, 8, 0, 0);
+  const iso = (ms: number) => new Date(ms).toISOString();
+  const ns = (ms: number) => `${ms}000000`;
+  /** A span at [start, end) (epoch ms) of `traceId`, a child of `parent` when given. */
+  const span = (traceId: string, spanId: string, name: string, start: number, end: number, attrs: Record<string, string | number> = {}, parent?: string) =>
+    jsonSpan(traceId, spanId, name, attrs, {
+      startTimeUnixNano: ns(start),
+      endTimeUnixNano: ns(end),
+      ...(parent ? { parentSpanId: parent } : {}),
+    });
+  const testCase = (traceId: string, parent: string, title: string, status: string, start: number, end: number, extra: Record<string, string | number> = {}) =>
+    span(traceId, hex(8), 'test.case', start, end, { 'test.title': title, 'test.suite': 'Parts', 'test.file_path': 'src/parts.test.ts', 'test.status': status, ...extra }, parent);
+
+  async function post(body: unknown): Promise<any> {
+    const res = await td.request('POST', '/v1/traces', { body });
+    expect(res.status).toBe(202);
+    return res.json;
+  }
+
+  it('run span first, then two requests of cases: counts over both, times from the run span', async () => {
+    const branch = `otlp-parts-${hex(3)}`;
+    const traceId = hex(16);
+    const runSpanId = hex(8);
+    const resource = { 'vcs.ref.head.name': branch, 'vcs.ref.head.revision': 'abc1234' };
+    const runPart = await post(otlpJson(resource, [span(traceId, runSpanId, 'test.run', T1, T1 + 1_000)]));
+    expect(runPart).toMatchObject({ acceptedExecutions: 0, deduplicated: false });
+    expect(typeof runPart.receiptId).toBe('string');
+    const part1 = await post(
+      otlpJson(resource, [
+        // Starts before the run span does: the run span still decides the start.
+        testCase(traceId, runSpanId, 'a', 'pass', T1 - 50, T1 + 100),
+        testCase(traceId, runSpanId, 'b', 'fail', T1 + 200, T1 + 250),
+      ]),
+    );
+    expect(part1).toMatchObject({ acceptedExecutions: 2, deduplicated: false });
+    const part2 = await post(
+      otlpJson(resource, [
+        testCase(traceId, runSpanId, 'c', 'skip', T1 + 300, T1 + 300),
+        // Ends after the run span: the run span still decides the end.
+        testCase(traceId, runSpanId, 'd', 'pass', T1 + 900, T1 + 1_500),
+      ]),
+    );
+    expect(part2).toMatchObject({ acceptedExecutions: 2, deduplicated: false });
+    expect(new Set([runPart.receiptId, part1.receiptId, part2.receiptId]).size).toBe(3);
+
+    const run = await waitForRun(branch, (r) => r.counts.total === 4 && r.startedAt === iso(T1));
+    expect(run).toMatchObject({
+      commitSha: 'abc1234',
+      status: 'failed',
+      startedAt: iso(T1),
+      durationMs: 1_000,
+      counts: { total: 4, passed: 2, failed: 1, skipped: 1, flaky: 0 },
+    });
+    const d = (await td.request('GET', `/v1/runs/${run.id}`)).json;
+    expect(d.finishedAt).toBe(iso(T1 + 1_000));
+    expect(d.executions.map((e: any) => [e.title, e.status])).toEqual([
+      ['a', 'pass'],
+      ['b', 'fail'],
+      ['c', 'skip'],
+      ['d', 'pass'],
+    ]);
+  });
+
+  it('the same part posted twice is deduplicated and counted once', async () => {
+    const branch = `otlp-parts-dup-${hex(3)}`;
+    const traceId = hex(16);
+    const runSpanId = hex(8);
+    const resource = { 'vcs.ref.head.name': branch };
+    const partA = otlpJson(resource, [
+      testCase(traceId, runSpanId, 'a', 'pass', T1 + 10, T1 + 20),
+      testCase(traceId, runSpanId, 'b', 'fail', T1 + 30, T1 + 40),
+    ]);
+    const first = await post(partA);
+    expect(first).toMatchObject({ acceptedExecutions: 2, deduplicated: false });
+    // Retried before the worker got to it...
+    expect(await post(partA)).toEqual({ receiptId: first.receiptId, acceptedExecutions: 2, deduplicated: true });
+    const run = await waitForRun(branch, (r) => r.counts.total === 2);
+    expect(run).toMatchObject({ status: 'failed', counts: { total: 2, passed: 1, failed: 1, skipped: 0, flaky: 0 } });
+    // ...and after.
+    expect(await post(structuredClone(partA))).toEqual({ receiptId: first.receiptId, acceptedExecutions: 2, deduplicated: true });
+
+    // A new part of the trace goes through the same queue after the replays: once it is merged,
+    // anything the replays could have caused would have been merged too.
+    const partB = otlpJson(resource, [testCase(traceId, runSpanId, 'c', 'pass', T1 + 50, T1 + 60)]);
+    const next = await post(partB);
+    expect(next).toMatchObject({ acceptedExecutions: 1, deduplicated: false });
+    expect(next.receiptId).not.toBe(first.receiptId);
+    const after = await waitForRun(branch, (r) => r.counts.total === 3);
+    expect(after.id).toBe(run.id);
+    expect(after).toMatchObject({ status: 'failed', counts: { total: 3, passed: 2, failed: 1, skipped: 0, flaky: 0 } });
+    const d = (await td.request('GET', `/v1/runs/${run.id}`)).json;
+    expect(d.executions.map((e: any) => e.title)).toEqual(['a', 'b', 'c']);
+  });
+
+  it('an explicit run status (test.run.status: canceled) wins over failed tests, in any part order', async () => {
+    const branch = `otlp-parts-canceled-${hex(3)}`;
+    const traceId = hex(16);
+    const runSpanId = hex(8);
+    const resource = { 'vcs.ref.head.name': branch };
+    await post(otlpJson(resource, [testCase(traceId, runSpanId, 'a', 'fail', T1 + 10, T1 + 20)]));
+    const failed = await waitForRun(branch, (r) => r.counts.total === 1);
+    expect(failed).toMatchObject({ status: 'failed', counts: { total: 1, failed: 1 } });
+
+    await post(otlpJson(resource, [span(traceId, runSpanId, 'test.run', T1, T1 + 500, { 'test.run.status': 'canceled' })]));
+    const canceled = await waitForRun(branch, (r) => r.status !== 'failed');
+    expect(canceled).toMatchObject({ id: failed.id, status: 'canceled', startedAt: iso(T1), durationMs: 500, counts: { total: 1, failed: 1 } });
+
+    // A later part without a status (here another failure) keeps the explicit one.
+    await post(otlpJson(resource, [testCase(traceId, runSpanId, 'b', 'fail', T1 + 30, T1 + 40)]));
+    const later = await waitForRun(branch, (r) => r.counts.total === 2);
+    expect(later).toMatchObject({ id: failed.id, status: 'canceled', startedAt: iso(T1), durationMs: 500, counts: { total: 2, failed: 2 } });
+    // Superseded versions of the run do not match a filter on the status they used to have.
+    const byStatus = async (status: string) =>
+      (await td.request('GET', `/v1/runs?branch=${encodeURIComponent(branch)}&status=${status}`)).json.items.map((r: any) => r.id);
+    expect(await byStatus('failed')).toEqual([]);
+    expect(await byStatus('canceled')).toEqual([failed.id]);
   });
 });

@@ -4,6 +4,7 @@ import { canonicalJson, fingerprint, normalizeTestPath, paramsHash, testIdentity
 import { stableUuid, UUID_RE, uuidv7 } from '../../src/domain/ids.js';
 import { normalizeExecution } from '../../src/domain/normalize.js';
 import { buildExecutions, buildRun, countFinalStatuses, executionIdFor, runIdFor } from '../../src/domain/records.js';
+import { mergeRunPart, traceRunIdFor, type RunRecord } from '../../src/domain/records.js';
 
 const T0 = Date.UTC(2025, 0, 15, 12, 0, 0);
 
@@ -358,14 +359,13 @@ describe('buildExecutions', () => {
 });
 
 describe('normalizeExecution', () => {
-  it('trims names, normalizes the path and leaves the input untouched', () => {
+  it('trims names and normalizes the path, in place (the worker owns the decoded batch)', () => {
     const input = exec({ filePath: '  .\\src\\A.test.ts ', suite: '  Suite ', title: '\tTitle  ' });
-    const copy = structuredClone(input);
     const out = normalizeExecution(input);
+    expect(out).toBe(input);
     expect(out.filePath).toBe('src/A.test.ts');
     expect(out.suite).toBe('Suite');
     expect(out.title).toBe('Title');
-    expect(input).toEqual(copy);
   });
 
   it('rounds durations, clamps negatives and attempts below 1', () => {
@@ -391,5 +391,129 @@ describe('normalizeExecution', () => {
     const out = normalizeExecution(exec({ status: 'fail', error: { message: 'expected 1 to be 2' } }));
     expect(out.error).toEqual({ message: 'expected 1 to be 2' });
     expect(normalizeExecution(exec()).error).toBeUndefined();
+  });
+});
+
+describe('mergeRunPart (OTLP runs assembled from the parts of a trace)', () => {
+  const TRACE_ID = '5b8efff798038103d269b633813fc60c';
+  /** One part as the worker builds it (buildRun over an OTLP batch). */
+  const part = (executions: ExecutionInput[], run: Partial<IngestBatch['run']>, receivedAt: number, receiptId = `rcpt-${receivedAt}`): RunRecord =>
+    buildRun({
+      projectId: 'proj-1',
+      receiptId,
+      source: 'otlp',
+      batch: { ...batch(executions, { traceId: TRACE_ID, hasRunSpan: false, statusExplicit: false, ...run }), idempotencyKey: `${TRACE_ID}:${receiptId}` },
+      receivedAt,
+    });
+  const caseOnly = (title: string, status: TestStatus, startedAt: number, durationMs: number, receivedAt: number) =>
+    part([exec({ title, status, startedAt, durationMs })], { status: status === 'fail' ? 'failed' : 'passed', startedAt }, receivedAt);
+  const runSpanPart = (startedAt: number, finishedAt: number, receivedAt: number, status?: IngestBatch['run']['status']) =>
+    part([], { status: status ?? 'passed', startedAt, finishedAt, hasRunSpan: true, statusExplicit: status !== undefined }, receivedAt);
+  const R = T0 + 3_600_000;
+
+  it('puts every part of a trace in the same run', () => {
+    const a = caseOnly('a', 'pass', T0, 10, R);
+    const b = runSpanPart(T0, T0 + 100, R + 1);
+    expect(a.id).toBe(traceRunIdFor('proj-1', TRACE_ID));
+    expect(b.id).toBe(a.id);
+    expect(a.receiptId).not.toBe(b.receiptId);
+  });
+
+  it('takes the first part as it is, with the given counts and a status derived from them', () => {
+    const p = caseOnly('a', 'pass', T0 + 100, 50, R);
+    const merged = mergeRunPart(null, p, counts(2, 1, 1, 0, 0));
+    expect(merged).toEqual({ ...p, counts: counts(2, 1, 1, 0, 0), status: 'failed' });
+    expect(merged).toMatchObject({ startedAt: T0 + 100, finishedAt: T0 + 150, durationMs: 50, hasRunSpan: false, statusExplicit: false, version: R });
+    expect(mergeRunPart(null, p, counts(1, 1, 0, 0, 0)).status).toBe('passed');
+    // A flaky test is no failure.
+    expect(mergeRunPart(null, p, counts(2, 1, 0, 0, 1)).status).toBe('passed');
+    // An explicit status is kept.
+    const explicit = runSpanPart(T0, T0 + 500, R, 'canceled');
+    expect(mergeRunPart(null, explicit, counts(1, 0, 1, 0, 0))).toMatchObject({ status: 'canceled', statusExplicit: true, hasRunSpan: true, counts: counts(1, 0, 1, 0, 0) });
+  });
+
+  it('spans the cases of case-only parts (min start, max end) and derives the status from the counts', () => {
+    const first = mergeRunPart(null, caseOnly('a', 'pass', T0 + 1_000, 200, R), counts(1, 1, 0, 0, 0));
+    const second = mergeRunPart(first, caseOnly('b', 'fail', T0 + 500, 100, R + 1), counts(2, 1, 1, 0, 0));
+    expect(second).toMatchObject({
+      startedAt: T0 + 500,
+      finishedAt: T0 + 1_200,
+      durationMs: 700,
+      status: 'failed',
+      counts: counts(2, 1, 1, 0, 0),
+      hasRunSpan: false,
+      statusExplicit: false,
+    });
+    const third = mergeRunPart(second, caseOnly('c', 'pass', T0 + 2_000, 300, R + 2), counts(3, 2, 1, 0, 0));
+    expect(third).toMatchObject({ startedAt: T0 + 500, finishedAt: T0 + 2_300, durationMs: 1_800, status: 'failed' });
+    // The failure turned flaky once its retry arrived: the counts decide, not the part's own status.
+    const fourth = mergeRunPart(third, caseOnly('b', 'fail', T0 + 2_500, 100, R + 3), counts(3, 2, 0, 0, 1));
+    expect(fourth.status).toBe('passed');
+    expect(fourth.finishedAt).toBe(T0 + 2_600);
+  });
+
+  it('lets the run span decide start and end, whenever it arrives', () => {
+    // Run span last (SimpleSpanProcessor): it overrides what the cases implied.
+    const cases = mergeRunPart(null, caseOnly('a', 'fail', T0 + 10, 20, R), counts(1, 0, 1, 0, 0));
+    const withRun = mergeRunPart(cases, runSpanPart(T0, T0 + 1_000, R + 1), counts(1, 0, 1, 0, 0));
+    expect(withRun).toMatchObject({ startedAt: T0, finishedAt: T0 + 1_000, durationMs: 1_000, hasRunSpan: true, status: 'failed', statusExplicit: false });
+    // Run span first: later case-only parts (even outside its span) move neither start nor end.
+    const runFirst = mergeRunPart(null, runSpanPart(T0 + 100, T0 + 900, R), counts(0, 0, 0, 0, 0));
+    expect(runFirst).toMatchObject({ startedAt: T0 + 100, finishedAt: T0 + 900, status: 'passed', hasRunSpan: true });
+    const early = mergeRunPart(runFirst, caseOnly('a', 'pass', T0, 50, R + 1), counts(1, 1, 0, 0, 0));
+    const late = mergeRunPart(early, caseOnly('b', 'fail', T0 + 950, 100, R + 2), counts(2, 1, 1, 0, 0));
+    expect(late).toMatchObject({ startedAt: T0 + 100, finishedAt: T0 + 900, durationMs: 800, status: 'failed', hasRunSpan: true, counts: counts(2, 1, 1, 0, 0) });
+    // A run span that has not ended yet (no finish) keeps the end known so far.
+    const unfinished = part([], { status: 'passed', startedAt: T0 + 5, hasRunSpan: true }, R + 3);
+    expect(unfinished.finishedAt).toBeNull();
+    expect(mergeRunPart(cases, unfinished, counts(1, 0, 1, 0, 0))).toMatchObject({ startedAt: T0 + 5, finishedAt: T0 + 30 });
+  });
+
+  it('prefers an explicit status over the derived one, and keeps it when later parts have none', () => {
+    const cases = mergeRunPart(null, caseOnly('a', 'fail', T0 + 10, 20, R), counts(1, 0, 1, 0, 0));
+    expect(cases.status).toBe('failed');
+    const canceled = mergeRunPart(cases, runSpanPart(T0, T0 + 100, R + 1, 'canceled'), counts(1, 0, 1, 0, 0));
+    expect(canceled).toMatchObject({ status: 'canceled', statusExplicit: true });
+    const later = mergeRunPart(canceled, caseOnly('b', 'pass', T0 + 50, 10, R + 2), counts(2, 1, 1, 0, 0));
+    expect(later).toMatchObject({ status: 'canceled', statusExplicit: true, hasRunSpan: true, counts: counts(2, 1, 1, 0, 0) });
+    // An explicit 'passed' beats failed tests too.
+    const passed = mergeRunPart(cases, runSpanPart(T0, T0 + 100, R + 1, 'passed'), counts(1, 0, 1, 0, 0));
+    expect(passed.status).toBe('passed');
+  });
+
+  it('gives every merged row a strictly higher version', () => {
+    const first = mergeRunPart(null, caseOnly('a', 'pass', T0, 10, R), counts(1, 1, 0, 0, 0));
+    const second = mergeRunPart(first, caseOnly('b', 'pass', T0, 10, R + 5_000), counts(2, 2, 0, 0, 0));
+    expect(second.version).toBeGreaterThan(first.version);
+    // Even when the next part was received earlier (or two parts share a millisecond).
+    const third = mergeRunPart(second, caseOnly('c', 'pass', T0, 10, R), counts(3, 3, 0, 0, 0));
+    expect(third.version).toBeGreaterThan(second.version);
+    const fourth = mergeRunPart(third, caseOnly('d', 'pass', T0, 10, third.version), counts(4, 4, 0, 0, 0));
+    expect(fourth.version).toBeGreaterThan(third.version);
+  });
+
+  it('gives the same times and status when a part is merged twice (redelivery)', () => {
+    const cases = mergeRunPart(null, caseOnly('a', 'fail', T0 + 10, 20, R), counts(1, 0, 1, 0, 0));
+    for (const p of [caseOnly('b', 'pass', T0 + 40, 30, R + 1), runSpanPart(T0, T0 + 500, R + 1), runSpanPart(T0, T0 + 500, R + 1, 'canceled')]) {
+      const c = counts(2, 1, 1, 0, 0);
+      const once = mergeRunPart(cases, p, c);
+      // The redelivered part finds the row it wrote itself; counts come from the same stored executions.
+      const twice = mergeRunPart(once, p, c);
+      const view = (r: RunRecord) => [r.startedAt, r.finishedAt, r.durationMs, r.status, r.counts, r.hasRunSpan, r.statusExplicit, r.id, r.receiptId];
+      expect(view(twice)).toEqual(view(once));
+      expect(twice.version).toBeGreaterThan(once.version);
+    }
+  });
+
+  it('keeps the run span part\'s commit and branch when a later part only has placeholders', () => {
+    const withContext = { ...runSpanPart(T0, T0 + 100, R), resource: { ...runSpanPart(T0, T0 + 100, R).resource, commitSha: 'abc1234', branch: 'feature/x', prNumber: 7 } };
+    const first = mergeRunPart(null, withContext, counts(0, 0, 0, 0, 0));
+    const later = { ...caseOnly('a', 'pass', T0 + 10, 5, R + 1) };
+    later.resource = { ...later.resource, commitSha: '0000000', branch: 'local', prNumber: undefined };
+    const merged = mergeRunPart(first, later, counts(1, 1, 0, 0, 0));
+    expect(merged.resource).toMatchObject({ commitSha: 'abc1234', branch: 'feature/x', prNumber: 7 });
+    // And the other way round: a placeholder part first, the run span's context later, wins.
+    const placeholderFirst = mergeRunPart(null, later, counts(1, 1, 0, 0, 0));
+    expect(mergeRunPart(placeholderFirst, withContext, counts(1, 1, 0, 0, 0)).resource).toMatchObject({ commitSha: 'abc1234', branch: 'feature/x' });
   });
 });

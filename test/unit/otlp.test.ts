@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { ROOT_CONTEXT, SpanStatusCode, trace } from '@opentelemetry/api';
 import type { Attributes as OtelAttributes, Span, Tracer } from '@opentelemetry/api';
@@ -57,6 +58,10 @@ function jsonSpan(spanId: string, name: string, extra: Record<string, unknown> =
     endTimeUnixNano: `${T + 100}000000`,
     ...extra,
   };
+}
+/** The part digest the mapper appends to a run key: 16 hex of sha256 over the sorted span ids. */
+function partDigest(spanIds: string[]): string {
+  return createHash('sha256').update([...spanIds].sort().join(',')).digest('hex').slice(0, 16);
 }
 function jsonRequest(resource: Record<string, Json>, spans: unknown[]): unknown {
   return { resourceSpans: [{ resource: { attributes: attrs(resource) }, scopeSpans: [{ spans }] }] };
@@ -138,7 +143,8 @@ describe('OTLP from the OpenTelemetry JS SDK', () => {
 
     const expected: IngestBatch = {
       contractVersion: '0.1.0',
-      idempotencyKey: traceId,
+      // One request (part) of the trace: the trace id plus a digest of the part's span ids.
+      idempotencyKey: expect.stringMatching(new RegExp(`^${traceId}:[0-9a-f]{16}$`)) as string,
       resource: {
         ciProvider: 'github_actions',
         ciRunId: '987654',
@@ -153,7 +159,7 @@ describe('OTLP from the OpenTelemetry JS SDK', () => {
         ciJobUrl: 'https://github.com/acme/widgets/actions/runs/987654',
       },
       // The failed attempt was retried and passed, so the run passed.
-      run: { status: 'passed', startedAt: T, finishedAt: T + 1000, traceId },
+      run: { status: 'passed', startedAt: T, finishedAt: T + 1000, traceId, hasRunSpan: true, statusExplicit: false },
       executions: [
         {
           filePath: 'src/math.test.ts',
@@ -238,6 +244,9 @@ describe('OTLP from the OpenTelemetry JS SDK', () => {
     const fromJson = mapOtlpToBatches(decodeOtlpJson(json), { now: NOW });
     expect(fromProto.batches).toStrictEqual([expected]);
     expect(fromJson.batches).toStrictEqual(fromProto.batches);
+    // Both encodings of the same spans are the same part: the same key.
+    expect(fromJson.batches[0]!.idempotencyKey).toBe(fromProto.batches[0]!.idempotencyKey);
+    expect(fromProto.batches[0]!.idempotencyKey).toBe(`${traceId}:${partDigest(exporter.getFinishedSpans().map((s) => s.spanContext().spanId))}`);
   });
 
   it('normalizes both encodings to the same internal representation', () => {
@@ -369,7 +378,9 @@ describe('hand-written OTLP/JSON', () => {
     const { batches } = mapOtlpToBatches(decodeOtlpJson(body), { now: NOW });
     expect(batches).toHaveLength(1);
     const b = batches[0]!;
-    expect(b.idempotencyKey).toBe('run-12345678');
+    // The explicit key names the run; the digest names this part of it.
+    expect(b.idempotencyKey).toMatch(/^run-12345678:[0-9a-f]{16}$/);
+    expect(b.idempotencyKey).toBe(`run-12345678:${partDigest(['eee19b7ec3c1b174', 'eee19b7ec3c1b173'])}`);
     expect(b.resource).toStrictEqual({
       ciProvider: 'gitlab_ci',
       commitSha: '0123456789abcdef0123456789abcdef01234567',
@@ -377,7 +388,15 @@ describe('hand-written OTLP/JSON', () => {
       prNumber: 17,
       trigger: 'other',
     });
-    expect(b.run).toStrictEqual({ status: 'failed', startedAt: T, finishedAt: T + 5000, traceId: TRACE });
+    // The root span times the run, but a span named `suite` is no explicit run span.
+    expect(b.run).toStrictEqual({
+      status: 'failed',
+      startedAt: T,
+      finishedAt: T + 5000,
+      traceId: TRACE,
+      hasRunSpan: false,
+      statusExplicit: false,
+    });
     expect(b.executions).toHaveLength(1);
     expect(b.executions[0]).toMatchObject({
       title: 'renders',
@@ -476,7 +495,7 @@ describe('mapping edge cases', () => {
     const [b] = mapOtlpToBatches(req, { now: NOW }).batches;
     expect(b!.resource).toStrictEqual({ ciProvider: 'other', commitSha: '0000000', branch: 'local', trigger: 'other' });
     // No run span: start from the earliest case, no finish time.
-    expect(b!.run).toStrictEqual({ status: 'passed', startedAt: T, traceId: TRACE });
+    expect(b!.run).toStrictEqual({ status: 'passed', startedAt: T, traceId: TRACE, hasRunSpan: false, statusExplicit: false });
     expect(b!.executions[0]).toMatchObject({ title: 't', suite: '', filePath: '', status: 'pass', attempt: 1 });
   });
 
@@ -491,7 +510,7 @@ describe('mapping edge cases', () => {
       ]),
     );
     const [b] = mapOtlpToBatches(req, { now: NOW }).batches;
-    expect(b!.run).toStrictEqual({ status: 'canceled', startedAt: NOW, traceId: TRACE });
+    expect(b!.run).toStrictEqual({ status: 'canceled', startedAt: NOW, traceId: TRACE, hasRunSpan: false, statusExplicit: true });
     expect(b!.executions[0]).toMatchObject({ title: 'c', status: 'skip', startedAt: NOW, durationMs: 0 });
   });
 
@@ -549,7 +568,7 @@ describe('mapping edge cases', () => {
     ]);
   });
 
-  it('qualifies an explicit idempotency key shared by several traces', () => {
+  it('keeps traces apart that share an explicit idempotency key', () => {
     const other = 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa';
     const req = decodeOtlpJson(
       jsonRequest({ 'service.idempotency_key': 'shared-key' }, [
@@ -557,8 +576,14 @@ describe('mapping edge cases', () => {
         jsonSpan('00000000000000a2', 'test.case', { traceId: other }),
       ]),
     );
-    const keys = mapOtlpToBatches(req, { now: NOW }).batches.map((b) => b.idempotencyKey);
-    expect(keys).toStrictEqual([`shared-key:${TRACE}`, `shared-key:${other}`]);
+    const batches = mapOtlpToBatches(req, { now: NOW }).batches;
+    expect(batches.map((b) => b.run.traceId)).toStrictEqual([TRACE, other]);
+    // The digest of each trace's own span ids tells the two apart.
+    expect(batches.map((b) => b.idempotencyKey)).toStrictEqual([
+      `shared-key:${partDigest(['00000000000000a1'])}`,
+      `shared-key:${partDigest(['00000000000000a2'])}`,
+    ]);
+    for (const b of batches) expect(b.idempotencyKey).toMatch(/^shared-key:[0-9a-f]{16}$/);
   });
 
   it('caps child spans at 500 and does not descend into nested cases', () => {
@@ -572,5 +597,130 @@ describe('mapping edge cases', () => {
     expect(b!.executions).toHaveLength(2);
     expect(b!.executions[0]!.spans).toHaveLength(500);
     expect(b!.executions[1]!.spans!.map((s) => s.name)).toStrictEqual(['inner']);
+  });
+});
+
+// --- 5. parts: one trace over several requests ------------------------------------------------------------
+
+describe('parts of a trace (one export request each)', () => {
+  const map = (req: unknown) => mapOtlpToBatches(decodeOtlpJson(req), { now: NOW }).batches;
+  const caseSpan = (spanId: string, title: string, extra: Record<string, unknown> = {}) =>
+    jsonSpan(spanId, 'test.case', { parentSpanId: '00000000000000f0', attributes: attrs({ 'test.title': title }), ...extra });
+  const KEY_OF_TRACE = new RegExp(`^${TRACE}:[0-9a-f]{16}$`);
+
+  it('gives each request of a trace its own key, and a repeated request the same key', () => {
+    const part1 = jsonRequest({ 'vcs.branch': 'main' }, [caseSpan('00000000000000a1', 'one'), caseSpan('00000000000000a2', 'two')]);
+    const part2 = jsonRequest({ 'vcs.branch': 'main' }, [caseSpan('00000000000000a3', 'three')]);
+    const [b1] = map(part1);
+    const [b2] = map(part2);
+    expect(b1!.idempotencyKey).toMatch(KEY_OF_TRACE);
+    expect(b2!.idempotencyKey).toMatch(KEY_OF_TRACE);
+    expect(b1!.idempotencyKey).not.toBe(b2!.idempotencyKey);
+    expect(b1!.idempotencyKey).toBe(`${TRACE}:${partDigest(['00000000000000a1', '00000000000000a2'])}`);
+    // Both parts belong to the same trace (→ the same run downstream).
+    expect(b1!.run.traceId).toBe(TRACE);
+    expect(b2!.run.traceId).toBe(TRACE);
+    // A retried export of the same spans: the same key, whatever the span order.
+    expect(map(structuredClone(part1))[0]!.idempotencyKey).toBe(b1!.idempotencyKey);
+    const reordered = jsonRequest({ 'vcs.branch': 'main' }, [caseSpan('00000000000000a2', 'two'), caseSpan('00000000000000a1', 'one')]);
+    expect(map(reordered)[0]!.idempotencyKey).toBe(b1!.idempotencyKey);
+  });
+
+  it('maps every span of a SimpleSpanProcessor export (one span per request) to its own part', () => {
+    const { tracer, exporter } = sdk({ 'vcs.ref.head.name': 'parts' });
+    const run = tracer.startSpan('test.run', { startTime: T });
+    const a = child(tracer, run, 'test.case', T + 10, { 'test.title': 'a' });
+    child(tracer, a, 'test.step', T + 11).end(T + 12);
+    a.end(T + 20);
+    const b = child(tracer, run, 'test.case', T + 30, { 'test.title': 'b' });
+    b.setStatus({ code: SpanStatusCode.ERROR });
+    b.end(T + 40);
+    run.end(T + 50);
+    const traceId = run.spanContext().traceId;
+
+    const parts = exporter.getFinishedSpans().map((span) => {
+      const proto = ProtobufTraceSerializer.serializeRequest([span]);
+      if (!proto) throw new Error('serializer returned nothing');
+      return { name: span.name, batches: mapOtlpToBatches(decodeOtlpProtobuf(proto), { now: NOW }).batches };
+    });
+    // Export order is end order: the step, the cases, then the run.
+    expect(parts.map((p) => [p.name, p.batches.length])).toStrictEqual([
+      ['test.step', 0],
+      ['test.case', 1],
+      ['test.case', 1],
+      ['test.run', 1],
+    ]);
+    const [caseA, caseB, runPart] = parts.slice(1).map((p) => p.batches[0]!);
+    expect(caseA!.executions.map((e) => [e.title, e.status])).toStrictEqual([['a', 'pass']]);
+    expect(caseA!.run).toStrictEqual({ status: 'passed', startedAt: T + 10, traceId, hasRunSpan: false, statusExplicit: false });
+    expect(caseB!.run).toStrictEqual({ status: 'failed', startedAt: T + 30, traceId, hasRunSpan: false, statusExplicit: false });
+    expect(runPart!.executions).toStrictEqual([]);
+    expect(runPart!.run).toStrictEqual({
+      status: 'passed',
+      startedAt: T,
+      finishedAt: T + 50,
+      traceId,
+      hasRunSpan: true,
+      statusExplicit: false,
+    });
+    const keys = [caseA, caseB, runPart].map((x) => x!.idempotencyKey);
+    for (const k of keys) expect(k).toMatch(new RegExp(`^${traceId}:[0-9a-f]{16}$`));
+    expect(new Set(keys).size).toBe(3);
+    for (const x of [caseA, caseB, runPart]) expect(x!.resource.branch).toBe('parts');
+  });
+
+  it('keys parts by an explicit idempotency key plus the part digest', () => {
+    const resource = { 'flakemetry.idempotency_key': 'ci-run-4242' };
+    const [b1] = map(jsonRequest(resource, [caseSpan('00000000000000a1', 'one')]));
+    const [b2] = map(jsonRequest(resource, [caseSpan('00000000000000a2', 'two')]));
+    const [again] = map(jsonRequest(resource, [caseSpan('00000000000000a1', 'one')]));
+    expect(b1!.idempotencyKey).toBe(`ci-run-4242:${partDigest(['00000000000000a1'])}`);
+    expect(b2!.idempotencyKey).toBe(`ci-run-4242:${partDigest(['00000000000000a2'])}`);
+    expect(again!.idempotencyKey).toBe(b1!.idempotencyKey);
+    // service.idempotency_key is read first.
+    const [svc] = map(jsonRequest({ ...resource, 'service.idempotency_key': 'svc-key-1' }, [caseSpan('00000000000000a1', 'one')]));
+    expect(svc!.idempotencyKey).toMatch(/^svc-key-1:[0-9a-f]{16}$/);
+    // A key over 100 characters is replaced by 32 hex of its sha256 (the whole key stays ≤ 128).
+    const long = 'k'.repeat(101);
+    const [hashed] = map(jsonRequest({ 'service.idempotency_key': long }, [caseSpan('00000000000000a1', 'one')]));
+    const longHash = createHash('sha256').update(long).digest('hex').slice(0, 32);
+    expect(hashed!.idempotencyKey).toBe(`${longHash}:${partDigest(['00000000000000a1'])}`);
+    const [exactly100] = map(jsonRequest({ 'service.idempotency_key': 'k'.repeat(100) }, [caseSpan('00000000000000a1', 'one')]));
+    expect(exactly100!.idempotencyKey).toBe(`${'k'.repeat(100)}:${partDigest(['00000000000000a1'])}`);
+  });
+
+  it('turns a part with only the run span into a batch without executions', () => {
+    const [b] = map(
+      jsonRequest({ 'vcs.branch': 'main' }, [
+        jsonSpan('00000000000000f0', 'test.run', { endTimeUnixNano: `${T + 900}000000` }),
+        // A non-test child of the run in the same request changes nothing.
+        jsonSpan('00000000000000f1', 'setup', { parentSpanId: '00000000000000f0' }),
+      ]),
+    );
+    expect(b).toBeDefined();
+    expect(b!.executions).toStrictEqual([]);
+    expect(b!.idempotencyKey).toBe(`${TRACE}:${partDigest(['00000000000000f0', '00000000000000f1'])}`);
+    expect(b!.resource.branch).toBe('main');
+    expect(b!.run).toStrictEqual({ status: 'passed', startedAt: T, finishedAt: T + 900, traceId: TRACE, hasRunSpan: true, statusExplicit: false });
+  });
+
+  it('takes a cicd.pipeline.* span as the run span, and its explicit status', () => {
+    const [b] = map(
+      jsonRequest({}, [
+        jsonSpan('00000000000000f0', 'pipeline', { attributes: attrs({ 'cicd.pipeline.name': 'ci', 'test.run.status': 'cancelled' }) }),
+      ]),
+    );
+    expect(b!.executions).toStrictEqual([]);
+    expect(b!.run).toStrictEqual({ status: 'canceled', startedAt: T, finishedAt: T + 100, traceId: TRACE, hasRunSpan: true, statusExplicit: true });
+  });
+
+  it('produces no batch for a part with only non-test spans', () => {
+    // A step of a case exported before its case, and a root span that is no explicit run span.
+    const req = jsonRequest({ 'vcs.branch': 'main', 'test.run.status': 'failed' }, [
+      jsonSpan('00000000000000b1', 'test.step', { parentSpanId: '00000000000000a1' }),
+      jsonSpan('00000000000000b2', 'suite'),
+      jsonSpan('00000000000000b3', 'GET /api', { parentSpanId: '00000000000000b2', attributes: attrs({ 'http.request.method': 'GET' }) }),
+    ]);
+    expect(map(req)).toStrictEqual([]);
   });
 });

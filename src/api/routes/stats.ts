@@ -1,10 +1,14 @@
 // GET /v1/admin/stats: queue depth, dead jobs and worker counters, for operators and benchmarks.
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { z } from 'zod';
 import type { PipelineRuntime } from '../../pipeline/runtime.js';
 import type { Queue } from '../../queue/types.js';
 import { defineRoute } from '../route.js';
 
 export function statsRoute(queue: Queue, runtime: PipelineRuntime) {
+  // Event-loop delay is what an ingest ack waits behind: worth watching next to the queue depth.
+  const loop = monitorEventLoopDelay({ resolution: 10 });
+  loop.enable();
   return defineRoute({
     method: 'GET',
     url: '/v1/admin/stats',
@@ -22,10 +26,13 @@ export function statsRoute(queue: Queue, runtime: PipelineRuntime) {
         eventFailures: z.number(),
       }),
       memory: z.object({ rss: z.number(), heapUsed: z.number() }),
+      eventLoopDelayMs: z.object({ p50: z.number(), p99: z.number(), max: z.number() }),
     }),
     async handler() {
       const m = process.memoryUsage();
-      return { queue: queue.stats(), worker: { ...runtime.stats }, memory: { rss: m.rss, heapUsed: m.heapUsed } };
+      const ms = (ns: number): number => Math.round(ns / 1e4) / 100;
+      const eventLoopDelayMs = { p50: ms(loop.percentile(50)), p99: ms(loop.percentile(99)), max: ms(loop.max) };
+      return { queue: queue.stats(), worker: { ...runtime.stats }, memory: { rss: m.rss, heapUsed: m.heapUsed }, eventLoopDelayMs };
     },
   });
 }

@@ -22,6 +22,7 @@ import type {
   TestStatus,
   Trigger,
 } from '../../domain/batch.js';
+import { createHash } from 'node:crypto';
 import type { AttrValue, Attributes, OtlpSpan, OtlpTraceRequest } from './decode.js';
 
 export interface MapOptions {
@@ -51,28 +52,11 @@ export function mapOtlpToBatches(req: OtlpTraceRequest, opts: MapOptions): { bat
     }
   }
 
+  // Keys carry a digest of each trace's span ids, so traces sharing a resource-level key stay apart.
   const batches: IngestBatch[] = [];
-  const explicitKeyCount = new Map<string, number>();
-  const explicit: boolean[] = [];
   for (const g of groups.values()) {
     const mapped = mapTrace(g, opts.now);
-    if (!mapped) continue;
-    batches.push(mapped.batch);
-    explicit.push(mapped.explicitKey);
-    if (mapped.explicitKey) {
-      const k = mapped.batch.idempotencyKey;
-      explicitKeyCount.set(k, (explicitKeyCount.get(k) ?? 0) + 1);
-    }
-  }
-  // A resource-level key shared by several traces in one request would make all but the first
-  // look like replays; qualify it by trace id (deterministic, so real replays still dedupe).
-  if (explicitKeyCount.size > 0) {
-    for (let i = 0; i < batches.length; i++) {
-      const b = batches[i]!;
-      if (explicit[i] && (explicitKeyCount.get(b.idempotencyKey) ?? 0) > 1) {
-        b.idempotencyKey = `${b.idempotencyKey}:${b.run.traceId ?? ''}`;
-      }
-    }
+    if (mapped) batches.push(mapped.batch);
   }
   return { batches };
 }
@@ -127,9 +111,9 @@ function mapTrace(g: TraceGroup, now: number): { batch: IngestBatch; explicitKey
       else children.set(s.parentSpanId, [i]);
     }
   }
-  if (cases.length === 0) return undefined;
-
-  const runIdx = findRunSpan(spans, caseFlags, order, byId, cases[0]!);
+  const runIdx = cases.length > 0 ? findRunSpan(spans, caseFlags, order, byId, cases[0]!) : findExplicitRunSpan(spans, caseFlags, order);
+  // A part with neither test cases nor a run span says nothing about a test run.
+  if (runIdx === undefined && cases.length === 0) return undefined;
   const runSpan = runIdx === undefined ? undefined : spans[runIdx];
   const resource = mergeResources(g.resources, runIdx);
   const runAttrs = runSpan?.attributes;
@@ -162,6 +146,7 @@ function mapTrace(g: TraceGroup, now: number): { batch: IngestBatch; explicitKey
 
   // Run
   let status = runStatusOf(get('test.run.status', 'cicd.pipeline.result'));
+  const statusExplicit = status !== undefined;
   if (status === undefined) {
     // Only final attempts count: a failure that was retried is superseded by its retry.
     status = deriveRunStatus(retried.size === 0 ? executions : executions.filter((_, k) => !retried.has(k)));
@@ -169,16 +154,41 @@ function mapTrace(g: TraceGroup, now: number): { batch: IngestBatch; explicitKey
   const run: BatchRun = { status, startedAt: runStart };
   if (runSpan && runSpan.endTimeMs > 0) run.finishedAt = runSpan.endTimeMs;
   run.traceId = g.traceId;
+  const explicitRunSpan = runIdx !== undefined && isExplicitRunSpan(spans[runIdx]!);
+  run.hasRunSpan = explicitRunSpan;
+  run.statusExplicit = statusExplicit;
 
   const keyAttr = str(get('service.idempotency_key', 'flakemetry.idempotency_key'));
   const batch: IngestBatch = {
     contractVersion: CURRENT_CONTRACT_VERSION,
-    idempotencyKey: keyAttr ?? g.traceId,
+    idempotencyKey: partKey(keyAttr ?? g.traceId, spans),
     resource: mapResource(get),
     run,
     executions,
   };
   return { batch, explicitKey: keyAttr !== undefined };
+}
+
+function isExplicitRunSpan(span: OtlpSpan): boolean {
+  return span.name === 'test.run' || hasPipelineAttr(span);
+}
+
+/** A part without test cases counts only if it holds a span that is a run span by name or attributes. */
+function findExplicitRunSpan(spans: OtlpSpan[], caseFlags: boolean[], order: number[]): number | undefined {
+  for (const i of order) if (!caseFlags[i] && isExplicitRunSpan(spans[i]!)) return i;
+  return undefined;
+}
+
+/**
+ * The idempotency key of one part of a trace: the run's key plus a digest of the part's span ids.
+ * A retried export of the same spans repeats the key (deduplicated); the next part of the same
+ * trace gets its own key instead of being taken for a replay.
+ */
+function partKey(runKey: string, spans: readonly OtlpSpan[]): string {
+  const ids = spans.map((s) => s.spanId).sort();
+  const digest = createHash('sha256').update(ids.join(',')).digest('hex').slice(0, 16);
+  const base = runKey.length > 100 ? createHash('sha256').update(runKey).digest('hex').slice(0, 32) : runKey;
+  return `${base}:${digest}`;
 }
 
 function findRunSpan(

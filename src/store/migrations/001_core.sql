@@ -44,7 +44,8 @@ ENGINE = ReplacingMergeTree(processed_at)
 ORDER BY (project_id, receipt_id)
 SETTINGS non_replicated_deduplication_window = 10000;
 
--- One row per run (one accepted batch). Listed newest first per project, so that is the sort key.
+-- One row per run, latest version wins. A run is one accepted batch, except OTLP runs, which are
+-- assembled from every request of their trace (each part writes a new merged version).
 CREATE TABLE IF NOT EXISTS {db}.runs
 (
     project_id      UUID,
@@ -73,13 +74,15 @@ CREATE TABLE IF NOT EXISTS {db}.runs
     skipped         UInt32,
     flaky           UInt32,
     trace_id        String,
+    has_run_span    UInt8,
+    status_explicit UInt8,
     ingested_at     DateTime64(3, 'UTC'),
-    INDEX idx_id id TYPE bloom_filter GRANULARITY 4,
+    version         UInt64,
+    INDEX idx_started started_at TYPE minmax GRANULARITY 1,
     INDEX idx_commit commit_sha TYPE bloom_filter GRANULARITY 4
 )
-ENGINE = MergeTree
-PARTITION BY toYYYYMM(started_at)
-ORDER BY (project_id, started_at, id)
+ENGINE = ReplacingMergeTree(version)
+ORDER BY (project_id, id)
 SETTINGS non_replicated_deduplication_window = 10000;
 
 -- One row per attempt of a test. Sorted for the per-test history queries the scorer and the

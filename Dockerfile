@@ -1,0 +1,27 @@
+# Flakehouse: the daemon on its embedded default (chDB + on-disk queue in /data).
+FROM node:20-bookworm-slim
+
+ENV NODE_ENV=production \
+    SERVICE_DATA_DIR=/data \
+    SERVICE_PORT=8080 \
+    SERVICE_HOST=0.0.0.0
+
+WORKDIR /app
+COPY package.json package-lock.json ./
+# tsx (a runtime dependency) loads the TypeScript sources; no build step.
+RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+COPY bin ./bin
+COPY src ./src
+COPY pipelines ./pipelines
+COPY config ./config
+COPY tsconfig.json ./
+
+RUN mkdir -p /data && chown -R node:node /data
+USER node
+VOLUME ["/data"]
+EXPOSE 8080
+
+HEALTHCHECK --interval=15s --timeout=3s --start-period=30s --retries=3 \
+  CMD node -e "fetch('http://127.0.0.1:'+(process.env.SERVICE_PORT||8080)+'/health').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
+
+CMD ["node", "bin/flakehouse.js", "serve"]
