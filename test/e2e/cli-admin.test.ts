@@ -1,0 +1,84 @@
+// A new user's path with the real binaries: start prints a token; project and token commands work
+// against the running server; project B's token never sees project A's runs.
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+import { nativeBatch } from '../helpers/daemon.js';
+import { BIN, startServerProcess, type ServerProcess } from '../helpers/process.js';
+
+const run = promisify(execFile);
+const dataDir = mkdtempSync(path.join(tmpdir(), 'fh-e2e-cli-'));
+let server: ServerProcess | undefined;
+
+afterAll(async () => {
+  if (server && server.child.exitCode === null) await server.stop();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+async function cli(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const r = await run(process.execPath, [BIN, ...args], { env: { PATH: process.env.PATH ?? '', ...env } });
+    return { code: 0, stdout: r.stdout, stderr: r.stderr };
+  } catch (err) {
+    const e = err as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
+}
+
+describe('flakehouse serve + project/token commands', () => {
+  it('prints a bootstrap token once, and the admin commands manage projects and tokens', async () => {
+    server = await startServerProcess({ SERVICE_DATA_DIR: dataDir });
+    const printed = /SERVICE_TOKEN=(fh_[0-9a-f]{48})/.exec(server.output());
+    expect(printed).not.toBeNull();
+    const token = printed![1]!;
+    expect(readFileSync(path.join(dataDir, 'bootstrap-token'), 'utf8').trim()).toBe(token);
+    expect(statSync(path.join(dataDir, 'admin-token')).mode & 0o777).toBe(0o600);
+
+    const env = { SERVICE_DATA_DIR: dataDir, SERVICE_ENDPOINT: server.url };
+    const created = await cli(['project', 'create', 'team-b', '--json'], env);
+    expect(created.code).toBe(0);
+    expect(JSON.parse(created.stdout)).toMatchObject({ slug: 'team-b' });
+    expect((await cli(['project', 'create', 'team-b'], env)).code).toBe(1); // 409 conflict, explained
+
+    const minted = await cli(['token', 'create', '--project', 'team-b', '--scopes', 'ingest,read', '--json'], env);
+    expect(minted.code).toBe(0);
+    const b = JSON.parse(minted.stdout) as { id: string; token: string; scopes: string[] };
+    expect(b.token).toMatch(/^fh_[0-9a-f]{48}$/);
+    expect(b.scopes).toEqual(['ingest', 'read']);
+    expect((await cli(['token', 'create', '--project', 'team-b', '--scopes', 'admin'], env)).code).toBe(2);
+
+    // A's run is invisible to B.
+    const post = await fetch(`${server.url}/v1/ingest`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify(nativeBatch({ n: 2 })),
+    });
+    expect(post.status).toBe(202);
+    let runId = '';
+    for (let i = 0; i < 200 && !runId; i++) {
+      const list = (await (await fetch(`${server.url}/v1/runs`, { headers: { authorization: `Bearer ${token}` } })).json()) as { items: { id: string }[] };
+      runId = list.items[0]?.id ?? '';
+      if (!runId) await new Promise((r) => setTimeout(r, 25));
+    }
+    expect(runId).not.toBe('');
+    const asB = await fetch(`${server.url}/v1/runs/${runId}`, { headers: { authorization: `Bearer ${b.token}` } });
+    expect(asB.status).toBe(404);
+    const listB = (await (await fetch(`${server.url}/v1/runs`, { headers: { authorization: `Bearer ${b.token}` } })).json()) as { items: unknown[] };
+    expect(listB.items).toEqual([]);
+
+    // Revoked: 401 from then on.
+    expect((await cli(['token', 'revoke', b.id], env)).code).toBe(0);
+    const revoked = await fetch(`${server.url}/v1/runs`, { headers: { authorization: `Bearer ${b.token}` } });
+    expect(revoked.status).toBe(401);
+
+    // A restart on the same data dir prints no new token.
+    expect(await server.stop()).toBe(0);
+    server = await startServerProcess({ SERVICE_DATA_DIR: dataDir });
+    expect(server.output()).not.toMatch(/SERVICE_TOKEN=/);
+    const again = await fetch(`${server.url}/v1/runs`, { headers: { authorization: `Bearer ${token}` } });
+    expect(again.status).toBe(200);
+  }, 120_000);
+});
