@@ -3,7 +3,7 @@
 import { mkdirSync } from 'node:fs';
 import { Readable } from 'node:stream';
 import { createClient, type ClickHouseClient, type ClickHouseSettings } from '@clickhouse/client';
-import { encodeTsv } from './tsv.js';
+import { encodeTsv, type TsvColumns } from './tsv.js';
 
 export interface StoreOptions {
   /** Embedded chDB data path; used when `url` is unset. */
@@ -31,7 +31,7 @@ export interface Store {
    */
   insert(table: string, rows: readonly object[], dedupToken: string): Promise<void>;
   /** As `insert`, but TabSeparated with an explicit column list: the fast path for big batches. */
-  insertTsv(table: string, columns: readonly string[], rows: readonly Record<string, unknown>[], dedupToken: string): Promise<void>;
+  insertTsv(table: string, columns: TsvColumns, rows: readonly Record<string, unknown>[], dedupToken: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -87,9 +87,9 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
     },
     async insertTsv(table, columns, rows, dedupToken) {
       if (rows.length === 0) return;
-      const body = await encodeTsv(rows, columns);
+      const body = await encodeTsv(rows, columns.names, columns.plain);
       await client.exec({
-        query: `INSERT INTO ${store.table(table)} (${columns.map((c) => `\`${c}\``).join(', ')}) FORMAT TabSeparated`,
+        query: `INSERT INTO ${store.table(table)} (${columns.names.map((c) => `\`${c}\``).join(', ')}) FORMAT TabSeparated`,
         values: Readable.from([body]),
         clickhouse_settings: { insert_deduplication_token: dedupToken, deduplicate_blocks_in_dependent_materialized_views: 1 },
       });

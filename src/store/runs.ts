@@ -3,6 +3,7 @@ import type { ExecutionRecord, IdentityRecord, RunRecord, RunState } from '../do
 import type { CiProvider, RunStatus, TestStatus, Trigger } from '../domain/batch.js';
 import { toIso } from '../domain/time.js';
 import { toNumber, type Store } from './client.js';
+import type { TsvColumns } from './tsv.js';
 
 const MAX_MESSAGE = 4000;
 
@@ -34,18 +35,36 @@ function dayOf(ms: number): string {
 }
 const MAX_STACK = 32_000;
 
-export const RUN_COLUMNS_IN = [
+const RUN_COLUMN_NAMES = [
   'project_id', 'started_at', 'id', 'receipt_id', 'idempotency_key', 'source', 'ci_provider', 'ci_run_id', 'ci_job_url',
   'repository', 'commit_sha', 'branch', 'base_branch', 'pr_number', 'trigger', 'shard_index', 'shard_total', 'status',
   'finished_at', 'duration_ms', 'total', 'passed', 'failed', 'skipped', 'flaky', 'trace_id', 'has_run_span',
   'status_explicit', 'ingested_at', 'version',
 ] as const;
 
-export const EXECUTION_COLUMNS_IN = [
+const EXECUTION_COLUMN_NAMES = [
   'project_id', 'test_id', 'started_at', 'id', 'run_id', 'day', 'status', 'attempt', 'retry_of', 'duration_ms', 'file_path',
   'suite', 'title', 'params', 'fingerprint', 'commit_sha', 'branch', 'pr_number', 'ci_provider', 'trigger', 'error_type',
   'error_message', 'error_stack', 'artifacts', 'attributes', 'spans', 'trace_id', 'span_id', 'ingested_at',
 ] as const;
+
+/** Columns written as TabSeparated; `plain` ones hold only ids, enums, numbers and times. */
+export const RUN_COLUMNS_IN: TsvColumns = {
+  names: RUN_COLUMN_NAMES,
+  plain: new Set([
+    'project_id', 'started_at', 'id', 'receipt_id', 'source', 'ci_provider', 'pr_number', 'trigger', 'shard_index', 'shard_total',
+    'status', 'finished_at', 'duration_ms', 'total', 'passed', 'failed', 'skipped', 'flaky', 'has_run_span', 'status_explicit',
+    'ingested_at', 'version',
+  ]),
+};
+
+export const EXECUTION_COLUMNS_IN: TsvColumns = {
+  names: EXECUTION_COLUMN_NAMES,
+  plain: new Set([
+    'project_id', 'test_id', 'started_at', 'id', 'run_id', 'day', 'status', 'attempt', 'retry_of', 'duration_ms', 'fingerprint',
+    'pr_number', 'ci_provider', 'trigger', 'ingested_at',
+  ]),
+};
 
 export function runRow(r: RunRecord): Record<string, unknown> {
   return {
