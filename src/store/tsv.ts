@@ -27,7 +27,7 @@ export function tsvLine(row: Record<string, unknown>, columns: readonly string[]
   let line = '';
   for (let i = 0; i < columns.length; i++) {
     const v = row[columns[i]!];
-    const text = plain?.[i] === true && v !== null && v !== undefined ? String(v) : tsvValue(v);
+    const text = plain?.[i] === true && (typeof v === 'string' || typeof v === 'number') ? String(v) : tsvValue(v);
     line = i === 0 ? text : `${line}\t${text}`;
   }
   return line;
