@@ -104,6 +104,7 @@ export async function run(argv: string[]): Promise<number> {
       batch: { type: 'string', default: '100' },
       tests: { type: 'string', default: '20000' },
       profile: { type: 'string' },
+      'node-args': { type: 'string', default: '' },
     },
   });
   const clients = Number(values.clients);
@@ -115,7 +116,7 @@ export async function run(argv: string[]): Promise<number> {
 
   // Pre-build the bodies so the load generator spends its time sending, not building.
   const pool = Array.from({ length: 400 }, (_, i) => makeBatch(i, batchSize, tests));
-  const nodeArgs = values.profile ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(values.profile)}`] : [];
+  const nodeArgs = [...(values.profile ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(values.profile)}`] : []), ...values['node-args'].split(' ').filter(Boolean)];
   const server = await startServerProcess({ SERVICE_DATA_DIR: dataDir, LOG_LEVEL: 'warn', SERVICE_MAX_QUEUE_DEPTH: '0', SERVICE_RATE_LIMIT_MAX: '0' }, 60_000, nodeArgs);
   const token = bootstrapToken(dataDir);
   const admin = readFileSync(path.join(dataDir, 'admin-token'), 'utf8').trim();

@@ -39,8 +39,6 @@ export function buildApp(opts: AppOptions): App {
     { parseAs: 'buffer' },
     (_req, body, done) => done(null, body),
   );
-  // XML bodies are accepted raw for clients that post a report as text; the JUnit route decides.
-  fastify.addContentTypeParser(['application/xml', 'text/xml'], { parseAs: 'string' }, (_req, body, done) => done(null, body));
 
   fastify.addHook('preParsing', async (request, _reply, payload) => {
     const declared = Number(request.headers['content-length'] ?? 0);
