@@ -67,6 +67,12 @@ describe('exactly-once under redelivery', () => {
     expect(Number(n)).toBe(150);
     const [{ r }] = (await td2.daemon.store.query<{ r: number }>(`SELECT count() AS r FROM ${td2.daemon.store.table('receipts')}`)) as [{ r: number }];
     expect(Number(r)).toBe(6);
+
+    // The rollups, fed by materialized views at insert time, counted the redelivered lease once.
+    const rollup = async (sql: string): Promise<number> => Number(((await td2.daemon.store.query<{ n: number }>(sql)) as [{ n: number }])[0].n);
+    expect(await rollup(`SELECT sum(executions) AS n FROM ${td2.daemon.store.table('daily_test_stats')}`)).toBe(150);
+    expect(await rollup(`SELECT sum(executions) AS n FROM ${td2.daemon.store.table('suite_daily')}`)).toBe(150);
+    expect(await rollup(`SELECT sum(executions) AS n FROM ${td2.daemon.store.table('flaky_trends')}`)).toBe(150);
   });
 
   it('an insert with a fresh token after a deduplicated one is not swallowed (chDB keeps SET per session)', async () => {
