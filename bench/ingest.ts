@@ -6,7 +6,8 @@
 //  - end-to-end executions/s (first POST → every execution committed and queryable),
 //  - peak RSS of the daemon,
 //  - the raw chDB insert rate of the same rows in this process (the storage limit), and the ratio.
-import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { writeResult } from './results.js';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -19,7 +20,6 @@ import { uuidv7 } from '../src/domain/ids.js';
 import type { IngestBatch } from '../src/domain/batch.js';
 import { startServerProcess, bootstrapToken } from '../test/helpers/process.js';
 
-const RESULTS_DIR = path.resolve(import.meta.dirname, 'results');
 
 function makeBatch(i: number, size: number, tests: number): IngestBatch {
   const startedAt = Date.now() - 60_000 + i;
@@ -225,11 +225,7 @@ export async function run(argv: string[]): Promise<number> {
     targets: { ackP99Ms: 10, endToEndExecutionsPerSec: 50_000, endToEndVsRawInsert: 0.25 },
   };
   console.log(JSON.stringify(result, null, 2));
-  mkdirSync(RESULTS_DIR, { recursive: true });
-  const file = path.join(RESULTS_DIR, `ingest-${result.at.replace(/[:.]/g, '-')}.json`);
-  writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`);
-  writeFileSync(path.join(RESULTS_DIR, 'ingest-latest.json'), `${JSON.stringify(result, null, 2)}\n`);
-  console.log(`written ${path.relative(process.cwd(), file)}`);
+  console.log(`written ${writeResult('ingest', result)}`);
   return 0;
 }
 

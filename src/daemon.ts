@@ -23,6 +23,12 @@ import { migrate } from './store/migrate.js';
 import { ProjectRepo, SCOPES } from './store/projects.js';
 import { RunRepo } from './store/runs.js';
 import { statsRoute } from './api/routes/stats.js';
+import { testRoutes } from './api/routes/tests.js';
+import { prRoutes } from './api/routes/pr.js';
+import { projectHealthRoutes } from './api/routes/project-health.js';
+import { TestRepo } from './store/tests.js';
+import { IdentityRepo } from './store/identities.js';
+import { CodeownersRepo } from './store/codeowners.js';
 
 export const DEFAULT_PIPELINE = fileURLToPath(new URL('../pipelines/default.yaml', import.meta.url));
 
@@ -91,11 +97,23 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     logger,
     deps: { auth, rateLimiter: new RateLimiter(settings.rateLimit.max, settings.rateLimit.windowMs), checkBackpressure: () => ingest.checkBackpressure() },
   });
-  for (const r of [...healthRoutes(), ...runRoutes(new RunRepo(store)), ...adminRoutes(projects, auth)]) app.routes.add(r);
+  const tests = new TestRepo(store);
+  const identities = new IdentityRepo(store);
+  const codeowners = new CodeownersRepo(store);
+  for (const r of [
+    ...healthRoutes(),
+    ...runRoutes(new RunRepo(store)),
+    ...testRoutes({ tests, identities, codeowners, outbox: queue.outbox }),
+    ...prRoutes({ store, tests, codeowners }),
+    ...projectHealthRoutes({ store, tests, codeowners, service: opts.service.config }),
+    ...adminRoutes(projects, auth),
+  ]) {
+    app.routes.add(r);
+  }
 
   const runtime = new PipelineRuntime({
     graph,
-    host: { logger, store, http: app.routes, ingest },
+    host: { logger, store, service: opts.service.config, clusterThreshold: settings.clusterThreshold, http: app.routes, ingest },
     queue,
     work: opts.work ?? true,
     pollIntervalMs: settings.queue.pollIntervalMs,

@@ -95,6 +95,9 @@ export interface ExecutionRecord {
   fingerprint: string;
   input: ExecutionInput;
   retryOf: string | null;
+  /** Error signature and cluster (clustering processor); unset for executions without an error. */
+  signatureId?: string;
+  clusterId?: string;
 }
 
 export interface IdentityRecord {

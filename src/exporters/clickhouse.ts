@@ -2,8 +2,13 @@
 // insert_deduplication_token, so a redelivered lease (crash, visibility timeout) writes nothing
 // twice, in the tables and in every materialized view fed by them.
 import { z } from 'zod';
-import type { ExporterFactory, Host } from '../pipeline/component.js';
+import { addWrites, type ExporterFactory, type Host } from '../pipeline/component.js';
 import { Yielder } from '../pipeline/yield.js';
+import { TEST_STATE_COLUMNS, testStateRow } from '../store/tests.js';
+import type { TsvColumns } from '../store/tsv.js';
+
+/** Tables written as TabSeparated (the big ones); others go as JSON rows. */
+const TSV_TABLES: Record<string, TsvColumns> = { test_state: TEST_STATE_COLUMNS };
 import type { Store } from '../store/client.js';
 import { isTracePart, mergeRunPart, type RunRecord } from '../domain/records.js';
 import { EXECUTION_COLUMNS_IN, RUN_COLUMNS_IN, RunRepo, executionRow, identityRow, receiptRow, runRow } from '../store/runs.js';
@@ -37,6 +42,13 @@ export const clickhouseExporterFactory: ExporterFactory<Record<string, never>> =
         // Executions before runs: a run that is listed always has its executions.
         await store.insertTsv('executions', EXECUTION_COLUMNS_IN, executions, `${token}:executions`);
         await store.insert('test_identities', identities, `${token}:identities`);
+        addWrites(batch, 'test_state', [...batch.testStates.values()].filter((u) => !u.alreadyApplied).map((u) => testStateRow(u.record)));
+        // Rows from processors (test state, stitches, signatures, …): one insert per table, in a fixed order.
+        for (const [table, rows] of [...batch.writes.entries()].sort(([a], [b]) => a.localeCompare(b))) {
+          const spec = TSV_TABLES[table];
+          if (spec) await store.insertTsv(table, spec, rows, `${token}:${table}`);
+          else await store.insert(table, rows, `${token}:${table}`);
+        }
         // Parts of an OTLP trace: merge into the run assembled so far, counting over stored rows.
         // Keyed by run id: two parts of one trace in a lease merge into one row.
         const runs = new Map<string, RunRecord>();

@@ -2,8 +2,11 @@
 import { eventsConnectorFactory } from '../connectors/events.js';
 import { clickhouseExporterFactory } from '../exporters/clickhouse.js';
 import { debugExporterFactory } from '../exporters/debug.js';
+import { clusteringProcessorFactory } from '../processors/clustering.js';
 import { identityProcessorFactory } from '../processors/identity.js';
 import { normalizeProcessorFactory } from '../processors/normalize.js';
+import { quarantineProcessorFactory } from '../processors/quarantine.js';
+import { scoringProcessorFactory } from '../processors/scoring.js';
 import { junitReceiverFactory } from '../receivers/junit/index.js';
 import { nativeReceiverFactory } from '../receivers/native/index.js';
 import { otlpReceiverFactory } from '../receivers/otlp/index.js';
@@ -18,6 +21,9 @@ export function builtinRegistry(): Registry {
     nativeReceiverFactory,
     normalizeProcessorFactory,
     identityProcessorFactory,
+    clusteringProcessorFactory,
+    scoringProcessorFactory,
+    quarantineProcessorFactory,
     clickhouseExporterFactory,
     debugExporterFactory,
     eventsConnectorFactory,

@@ -7,6 +7,8 @@ import type { DomainEvent } from '../domain/events.js';
 import type { ExecutionRecord, IdentityRecord, RunRecord } from '../domain/records.js';
 import type { Job } from '../queue/types.js';
 import type { Store } from '../store/client.js';
+import type { TestStateRecord } from '../store/tests.js';
+import type { ServiceConfig } from '../config/service.js';
 import type { IngestService } from '../api/ingest-service.js';
 import type { AnyRouteDef } from '../api/route.js';
 
@@ -19,6 +21,10 @@ export type ComponentKind = 'receiver' | 'processor' | 'exporter' | 'connector';
 export interface Host {
   logger: Logger;
   store: Store;
+  /** The resolved service.yml + environment policy (flaky, quarantine, ignore, …). */
+  service: ServiceConfig;
+  /** SERVICE_CLUSTER_THRESHOLD. */
+  clusterThreshold?: number;
   /** Present in roles that serve HTTP (serve, api): where receivers add their routes. */
   http?: { add(def: AnyRouteDef): void };
   /** Present in roles that accept ingest (serve, api). */
@@ -43,6 +49,30 @@ export interface WorkItem {
 export interface WorkBatch {
   leaseId: string;
   items: WorkItem[];
+  /** "Now" for the lease: the start of its newest run, capped at its arrival (deterministic). */
+  now: number;
+  /** Tests whose state this lease updates, keyed `${projectId}:${testId}` (scoring, quarantine). */
+  testStates: Map<string, TestUpdate>;
+  /** Rows processors produce for other tables, written by the clickhouse exporter, one insert per table. */
+  writes: Map<string, Record<string, unknown>[]>;
+}
+
+/** A test's new state plus what this lease observed of it (not stored). */
+export interface TestUpdate {
+  record: TestStateRecord;
+  /** The state before this lease (null for a test never scored). */
+  previous: TestStateRecord | null;
+  /** Per run the test ran in this lease, oldest first: whether every attempt passed. */
+  outcome: { runs: boolean[] };
+  /** True when the stored state already holds this lease (a redelivery): nothing to recompute. */
+  alreadyApplied: boolean;
+}
+
+export function addWrites(batch: WorkBatch, table: string, rows: Record<string, unknown>[]): void {
+  if (rows.length === 0) return;
+  const list = batch.writes.get(table);
+  if (list) list.push(...rows);
+  else batch.writes.set(table, [...rows]);
 }
 
 export interface ExecutionsProcessor extends Component {

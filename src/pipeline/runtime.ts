@@ -191,7 +191,11 @@ export class PipelineRuntime {
           await queue.failJob(lease.id, job.id, errorMessage(err));
         }
       }
-      const batch: WorkBatch = { leaseId: lease.id, items };
+      // The lease's "now" is the time of its newest run (capped at when it arrived): backfilled
+      // history is scored and quarantined in its own time, and a redelivery computes the same.
+      const received = items.reduce((m, i) => Math.max(m, i.job.receivedAt), 0) || Date.now();
+      const now = Math.min(received, items.reduce((m, i) => Math.max(m, i.job.batch.run.startedAt), 0) || received);
+      const batch: WorkBatch = { leaseId: lease.id, items, now, testStates: new Map(), writes: new Map() };
       for (const proc of p.processors) await proc.processBatch(batch);
       if (!lease.plan) {
         const events = p.emitsEvents ? collectEvents(items) : [];

@@ -1,66 +1,157 @@
-// `identity` processor: exact fingerprint → stable test id (DESIGN.md "Identity"); identities seen
-// for the first time are written by the exporter and announced with `identity.created`.
+// `identity` processor (DESIGN.md "Identity"): every execution gets a stable test id.
+// Resolution, first match wins: exact fingerprint or alias → moved (same suite, title and params in
+// another file: alias + stitch L2, `identity.moved`) → renamed (same file, suite and params, a
+// clearly closest title: alias + stitch L3 with its confidence) → new (`identity.created`).
 import { z } from 'zod';
+import type { DomainEvent } from '../domain/events.js';
 import { stableUuid } from '../domain/ids.js';
-import { IdentityCache, buildExecutions, buildIdentity } from '../domain/records.js';
-import type { Host, ProcessorFactory } from '../pipeline/component.js';
+import { normalizeTestPath, paramsHash } from '../domain/identity.js';
+import { IdentityCache, buildExecutions, buildIdentity, type ExecutionRecord, type IdentityRecord } from '../domain/records.js';
+import { resolveIdentity, type KnownIdentity, type Resolution } from '../domain/stitch.js';
+import { addWrites, type Host, type ProcessorFactory, type WorkBatch } from '../pipeline/component.js';
 import { Yielder } from '../pipeline/yield.js';
-import { RunRepo } from '../store/runs.js';
+import { IdentityRepo } from '../store/identities.js';
+import { chTime } from '../store/runs.js';
+
+const MAX_CACHE = 1_000_000;
 
 export const identityProcessorFactory: ProcessorFactory<Record<string, never>> = {
   kind: 'processor',
   type: 'identity',
-  description: 'assigns every execution a stable test identity (exact fingerprint)',
+  description: 'assigns every execution a stable test identity: exact, alias, moved (L2), renamed (L3), new',
   signals: ['executions'],
   configSchema: z.object({}).strict(),
   createExecutions: () => {
-    let runs: RunRepo | undefined;
+    let repo: IdentityRepo | undefined;
     const cache = new IdentityCache();
-    // Identities are never deleted, so once seen an id needs no lookup again.
+    // Only facts read back from storage are cached (identities and aliases are never deleted);
+    // what this lease creates may still fail to commit.
     const knownIds = new Set<string>();
+    const aliasCache = new Map<string, string>();
     return {
       async start(host: Host) {
-        runs = new RunRepo(host.store);
+        repo = new IdentityRepo(host.store);
       },
       async shutdown() {},
       async processBatch(batch) {
-        if (!runs) throw new Error('identity processor used before start');
-        const byProject = new Map<string, Set<string>>();
+        if (!repo) throw new Error('identity processor used before start');
         const y = new Yielder();
+        const byProject = new Map<string, ExecutionRecord[]>();
         for (const item of batch.items) {
           item.executions = buildExecutions(item.run, item.job.batch, cache);
+          const list = byProject.get(item.job.projectId) ?? [];
+          list.push(...item.executions);
+          byProject.set(item.job.projectId, list);
           await y.tick(item.executions.length);
-          const ids = byProject.get(item.job.projectId) ?? new Set<string>();
-          for (const e of item.executions) ids.add(e.testId);
-          byProject.set(item.job.projectId, ids);
         }
-        const known = new Map<string, Set<string>>();
-        for (const [projectId, ids] of byProject) {
-          const unknown = [...ids].filter((id) => !knownIds.has(id));
-          const found = await runs.existingIdentities(projectId, unknown);
-          // Only ids read back from storage are cached: a new one is written by this lease, which may yet fail.
-          if (knownIds.size > 1_000_000) knownIds.clear();
-          for (const id of found) knownIds.add(id);
-          known.set(projectId, new Set([...ids].filter((id) => knownIds.has(id) || found.has(id))));
-        }
-        for (const item of batch.items) {
-          const seen = known.get(item.job.projectId)!;
-          item.newIdentities = [];
-          for (const e of item.executions) {
-            if (seen.has(e.testId)) continue;
-            seen.add(e.testId); // later items in this lease see it as known
-            const identity = buildIdentity(e);
-            item.newIdentities.push(identity);
-            item.events.push({
-              id: stableUuid('identity.created', e.projectId, e.testId),
-              type: 'identity.created',
-              projectId: e.projectId,
-              occurredAt: item.job.receivedAt,
-              data: { testIdentityId: e.testId, fingerprint: e.fingerprint, filePath: identity.filePath, suite: identity.suite, title: identity.title },
-            });
-          }
+        if (knownIds.size > MAX_CACHE) knownIds.clear();
+        if (aliasCache.size > MAX_CACHE) aliasCache.clear();
+        for (const [projectId, executions] of byProject) {
+          await resolveProject(repo, batch, projectId, executions, knownIds, aliasCache);
         }
       },
     };
   },
 };
+
+async function resolveProject(
+  repo: IdentityRepo,
+  batch: WorkBatch,
+  projectId: string,
+  executions: ExecutionRecord[],
+  knownIds: Set<string>,
+  aliasCache: Map<string, string>,
+): Promise<void> {
+  // One representative execution per fingerprint, in batch order (deterministic).
+  const byFp = new Map<string, ExecutionRecord>();
+  for (const e of executions) if (!byFp.has(e.fingerprint)) byFp.set(e.fingerprint, e);
+
+  // 1. Exact: the fingerprint's own identity exists, or the fingerprint is an alias.
+  const defaults = [...byFp.values()].map((e) => e.testId);
+  const found = await repo.existing(projectId, defaults.filter((id) => !knownIds.has(id)));
+  for (const id of found) knownIds.add(id);
+  const resolved = new Map<string, string>();
+  const unknown: ExecutionRecord[] = [];
+  for (const [fp, e] of byFp) {
+    if (knownIds.has(e.testId)) resolved.set(fp, e.testId);
+    else if (aliasCache.has(`${projectId}:${fp}`)) resolved.set(fp, aliasCache.get(`${projectId}:${fp}`)!);
+    else unknown.push(e);
+  }
+  if (unknown.length > 0) {
+    for (const [fp, id] of await repo.aliasTargets(projectId, unknown.map((e) => e.fingerprint))) {
+      aliasCache.set(`${projectId}:${fp}`, id);
+      resolved.set(fp, id);
+    }
+  }
+  const fresh = unknown.filter((e) => !resolved.has(e.fingerprint));
+
+  // 2. Moved / renamed / new for fingerprints never seen.
+  const item = batch.items.find((i) => i.job.projectId === projectId)!;
+  const newIdentities: IdentityRecord[] = [];
+  const aliasRows: Record<string, unknown>[] = [];
+  const stitchRows: Record<string, unknown>[] = [];
+  const events: DomainEvent[] = [];
+  if (fresh.length > 0) {
+    const incoming = fresh.map((e) => ({ e, key: { filePath: normalizeTestPath(e.input.filePath), suite: e.input.suite.trim(), title: e.input.title.trim(), paramsHash: paramsHash(e.input.params) } }));
+    const candidates: KnownIdentity[] = (await repo.stitchCandidates(projectId, incoming.map((x) => x.key))).map((c) => ({ ...c, filePath: normalizeTestPath(c.filePath) }));
+    const present = new Set(resolved.values());
+    const claimed = new Set<string>();
+    for (const { e, key } of incoming) {
+      let res: Resolution = candidates.length > 0 ? resolveIdentity(key, null, candidates, present) : { kind: 'new' };
+      // Two new tests cannot both inherit one old identity: the first in the batch does.
+      if ((res.kind === 'moved' || res.kind === 'renamed') && claimed.has(res.id)) res = { kind: 'new' };
+      if (res.kind === 'exact') {
+        resolved.set(e.fingerprint, res.id);
+        continue;
+      }
+      if (res.kind === 'new') {
+        resolved.set(e.fingerprint, e.testId);
+        present.add(e.testId);
+        const identity = buildIdentity(e);
+        newIdentities.push(identity);
+        events.push({
+          id: stableUuid('identity.created', projectId, e.testId),
+          type: 'identity.created',
+          projectId,
+          occurredAt: batch.now,
+          data: { testIdentityId: e.testId, fingerprint: e.fingerprint, filePath: identity.filePath, suite: identity.suite, title: identity.title },
+        });
+        continue;
+      }
+      // moved (L2) or renamed (L3): the old identity lives on under the new name.
+      claimed.add(res.id);
+      present.add(res.id);
+      resolved.set(e.fingerprint, res.id);
+      const level = res.kind === 'moved' ? 'L2' : 'L3';
+      const confidence = res.kind === 'renamed' ? res.confidence : 1;
+      aliasRows.push({ project_id: projectId, fingerprint: e.fingerprint, test_id: res.id, created_at: chTime(batch.now) });
+      stitchRows.push({
+        project_id: projectId,
+        test_id: res.id,
+        level,
+        from_file_path: res.from.filePath,
+        from_title: res.from.title,
+        to_file_path: e.input.filePath,
+        to_title: e.input.title,
+        confidence,
+        created_at: chTime(batch.now),
+      });
+      // The identity now shows its current name; a newer version of the row replaces the old.
+      newIdentities.push({ ...buildIdentity(e), id: res.id, firstSeenAt: batch.now });
+      events.push({
+        id: stableUuid('identity.moved', projectId, res.id, e.fingerprint),
+        type: 'identity.moved',
+        projectId,
+        occurredAt: batch.now,
+        data: { testIdentityId: res.id, level, confidence, fromFilePath: res.from.filePath, fromTitle: res.from.title, toFilePath: e.input.filePath, toTitle: e.input.title },
+      });
+    }
+  }
+
+  for (const e of executions) e.testId = resolved.get(e.fingerprint) ?? e.testId;
+  // New identities are written once, by the item that carries the project's events.
+  item.newIdentities.push(...newIdentities);
+  item.events.push(...events);
+  addWrites(batch, 'identity_aliases', aliasRows);
+  addWrites(batch, 'identity_stitches', stitchRows);
+}

@@ -433,6 +433,16 @@ export class EmbeddedQueue implements Queue {
 
   private makeOutbox(): Outbox {
     return {
+      append: async (events: readonly DomainEvent[]): Promise<void> => {
+        if (events.length === 0) return;
+        await this.root.transaction(() => {
+          let seq = this.meta.get('outbox.seq') ?? 0;
+          for (const event of events) void this.outboxDb.put(++seq, event);
+          void this.meta.put('outbox.seq', seq);
+        });
+        await this.root.flushed;
+        this.wakeOutbox();
+      },
       read: (afterSeq: number, limit: number): OutboxEntry[] =>
         [...this.outboxDb.getRange({ start: afterSeq + 1, limit })].map((e) => ({ seq: e.key, event: e.value })),
       cursor: (subscriber: string): number => this.meta.get(`cursor:${subscriber}`) ?? 0,

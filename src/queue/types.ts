@@ -89,6 +89,8 @@ export interface OutboxEntry {
 }
 
 export interface Outbox {
+  /** Events that happen outside a lease (a person's quarantine decision): appended durably. */
+  append(events: readonly DomainEvent[]): Promise<void>;
   /** Entries after `afterSeq`, oldest first. */
   read(afterSeq: number, limit: number): OutboxEntry[];
   /** Durable per-subscriber cursor. */

@@ -45,7 +45,7 @@ const RUN_COLUMN_NAMES = [
 const EXECUTION_COLUMN_NAMES = [
   'project_id', 'test_id', 'started_at', 'id', 'run_id', 'day', 'status', 'attempt', 'retry_of', 'duration_ms', 'file_path',
   'suite', 'title', 'params', 'fingerprint', 'commit_sha', 'branch', 'pr_number', 'ci_provider', 'trigger', 'error_type',
-  'error_message', 'error_stack', 'artifacts', 'attributes', 'spans', 'trace_id', 'span_id', 'ingested_at',
+  'error_message', 'error_stack', 'signature_id', 'cluster_id', 'artifacts', 'attributes', 'spans', 'trace_id', 'span_id', 'ingested_at',
 ] as const;
 
 /** Columns written as TabSeparated; `plain` ones hold only ids, enums, numbers and times. */
@@ -62,7 +62,7 @@ export const EXECUTION_COLUMNS_IN: TsvColumns = {
   names: EXECUTION_COLUMN_NAMES,
   plain: new Set([
     'project_id', 'test_id', 'started_at', 'id', 'run_id', 'day', 'status', 'attempt', 'retry_of', 'duration_ms', 'fingerprint',
-    'pr_number', 'ci_provider', 'trigger', 'ingested_at',
+    'pr_number', 'ci_provider', 'trigger', 'signature_id', 'cluster_id', 'ingested_at',
   ]),
 };
 
@@ -127,6 +127,8 @@ export function executionRow(e: ExecutionRecord, run: RunRecord): Record<string,
     error_type: x.error?.type ?? '',
     error_message: x.error?.message.slice(0, MAX_MESSAGE) ?? '',
     error_stack: x.error?.stack?.slice(0, MAX_STACK) ?? '',
+    signature_id: e.signatureId ?? '',
+    cluster_id: e.clusterId ?? '',
     artifacts: x.artifacts && x.artifacts.length > 0 ? JSON.stringify(x.artifacts) : '',
     attributes: x.attributes ? JSON.stringify(x.attributes) : '',
     spans: x.spans && x.spans.length > 0 ? JSON.stringify(x.spans) : '',
@@ -420,15 +422,5 @@ export class RunRepo {
       skipped: toNumber(r?.skipped),
       flaky: toNumber(r?.flaky),
     };
-  }
-
-  /** Which of these identity ids already exist in the project. */
-  async existingIdentities(projectId: string, ids: readonly string[]): Promise<Set<string>> {
-    if (ids.length === 0) return new Set();
-    const rows = await this.store.query<{ id: string }>(
-      `SELECT DISTINCT id FROM ${this.store.table('test_identities')} WHERE project_id = {projectId:UUID} AND id IN {ids:Array(UUID)}`,
-      { projectId, ids },
-    );
-    return new Set(rows.map((r) => r.id));
   }
 }

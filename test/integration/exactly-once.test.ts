@@ -2,6 +2,7 @@
 // same plan) and its writes are deduplicated: every execution is stored exactly once.
 import { afterAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/logger.js';
+import { loadServiceConfig } from '../../src/config/service.js';
 import { clickhouseExporterFactory } from '../../src/exporters/clickhouse.js';
 import { identityProcessorFactory } from '../../src/processors/identity.js';
 import { normalizeProcessorFactory } from '../../src/processors/normalize.js';
@@ -29,13 +30,16 @@ describe('exactly-once under redelivery', () => {
     expect(lease?.jobs).toHaveLength(4);
 
     // Run the executions pipeline by hand, as the worker does, up to the writes: then "crash".
-    const host = { logger, store: td.daemon.store };
+    const host = { logger, store: td.daemon.store, service: loadServiceConfig({ env: {}, cwd: td.dataDir }).config };
     const normalize = normalizeProcessorFactory.createExecutions!({}, settings('normalize'));
     const identity = identityProcessorFactory.createExecutions!({}, settings('identity'));
     const exporter = clickhouseExporterFactory.createExecutions!({}, settings('clickhouse'));
     for (const c of [normalize, identity, exporter]) await c.start(host);
     const batch: WorkBatch = {
       leaseId: lease!.id,
+      now: Date.now(),
+      testStates: new Map(),
+      writes: new Map(),
       items: lease!.jobs.map((job) => ({
         job,
         run: buildRun({ projectId: job.projectId, receiptId: job.receiptId, source: job.source, batch: job.batch, receivedAt: job.receivedAt }),

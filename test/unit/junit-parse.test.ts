@@ -174,21 +174,14 @@ describe('parseJUnit on concrete fixtures', () => {
     expect(r.executions.every((e) => e.startedAt === Date.UTC(2021, 2, 7, 10, 36, 56))).toBe(true);
   });
 
-  it('dorny/external__jest__jest-test-results.xml: the 600 KB report, counts and speed', () => {
+  // Speed is measured by benchmarks, not asserted here (a busy CI machine would make it flaky).
+  it('dorny/external__jest__jest-test-results.xml: the 600 KB report, counts', () => {
     const xml = load('dorny/external__jest__jest-test-results.xml');
     expect(xml.length).toBeGreaterThan(600_000);
-    const r = parseOk(xml); // also warms the JIT before timing
+    const r = parseOk(xml);
     expect(r.executions).toHaveLength(4239);
     expect(statusCounts(r.executions)).toEqual({ pass: 4207, skip: 30, fail: 2 });
     expect(r.executions.filter((e) => e.attempt > 1)).toHaveLength(257);
-    const times: number[] = [];
-    for (let i = 0; i < 5; i++) {
-      const t0 = performance.now();
-      parseJUnit(xml, { now: NOW });
-      times.push(performance.now() - t0);
-    }
-    times.sort((a, b) => a - b);
-    expect(times[2]).toBeLessThan(100);
   });
 
   it('mikepenz/maven_surefire_flaky__surefire-report.xml: flakyFailure -> failed attempt + flaky', () => {

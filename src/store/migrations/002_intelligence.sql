@@ -24,6 +24,7 @@ CREATE TABLE IF NOT EXISTS {db}.test_state
     quarantine_reason   String,
     quarantined_at      Nullable(DateTime64(3, 'UTC')),
     clean_runs          UInt32,                      -- clean runs since auto-quarantine
+    released_at         Nullable(DateTime64(3, 'UTC')), -- last automatic release
     last_run_id         UUID,
     last_status         LowCardinality(String),
     last_seen_at        DateTime64(3, 'UTC'),

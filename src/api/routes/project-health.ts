@@ -1,0 +1,268 @@
+// GET /v1/health: project health over a window (CONTRACT.md §6, §10) — flaky MTTR, introduced
+// versus resolved per ISO week, quarantine backlog and its trend, daily reliability, and what
+// flakiness costs. `owner` narrows every figure to the tests whose file the owner holds
+// (CODEOWNERS resolved in memory, then `test_id IN`).
+//
+// Sources: test_health_events (flaked / stabilized / quarantined / released transitions),
+// test_state + quarantine_overrides (the current state), daily_test_stats (the rollup: never
+// pruned, so the window is not limited by execution retention).
+import { z } from 'zod';
+import { ownerMatches } from '../../domain/codeowners.js';
+import { effectiveQuarantine } from '../../domain/quarantine.js';
+import type { ServiceConfig } from '../../config/service.js';
+import { toNumber, type Store } from '../../store/client.js';
+import type { CodeownersRepo } from '../../store/codeowners.js';
+import type { TestRepo } from '../../store/tests.js';
+import { defineRoute, type AnyRouteDef } from '../route.js';
+
+const DAY_MS = 86_400_000;
+
+export const healthQuerySchema = z.object({
+  days: z.coerce.number().int().min(1).max(365).default(90),
+  owner: z.string().trim().min(1).optional(),
+});
+
+export const projectHealthSchema = z.object({
+  rangeDays: z.number(),
+  mttr: z.object({ resolvedCount: z.number(), openCount: z.number(), meanMs: z.number().nullable(), medianMs: z.number().nullable() }),
+  weekly: z.array(z.object({ weekStart: z.string(), introduced: z.number(), resolved: z.number() })),
+  quarantine: z.object({ currentBacklog: z.number(), trend: z.array(z.object({ day: z.string(), count: z.number() })) }),
+  reliabilityTrend: z.array(z.object({ day: z.string(), passRate: z.number(), total: z.number() })),
+  cost: z.object({
+    ciSpend: z.number(),
+    peopleSpend: z.number(),
+    total: z.number(),
+    rerunMs: z.number(),
+    flakyOccurrences: z.number(),
+    rates: z.object({ ciMinute: z.number(), developerHour: z.number(), investigationMinutes: z.number() }),
+  }),
+});
+export type ProjectHealth = z.infer<typeof projectHealthSchema>;
+
+export interface ProjectHealthDeps {
+  store: Store;
+  tests: TestRepo;
+  codeowners: CodeownersRepo;
+  service: ServiceConfig;
+}
+
+type Num = number | string;
+
+export function dayText(ms: number): string {
+  return new Date(ms).toISOString().slice(0, 10);
+}
+
+/** Monday (UTC) of the ISO week holding `ms`, at 00:00. */
+export function mondayOf(ms: number): number {
+  const day = Math.floor(ms / DAY_MS) * DAY_MS;
+  const weekday = (new Date(day).getUTCDay() + 6) % 7; // Monday = 0
+  return day - weekday * DAY_MS;
+}
+
+/** Each stabilized (in range) paired with the start of the episode it ends: the first flaked since the previous stabilized. */
+export function repairTimes(events: readonly { testId: string; kind: string; at: number }[], rangeStart: number): number[] {
+  const open = new Map<string, number>();
+  const out: number[] = [];
+  const sorted = [...events].sort((a, b) => a.at - b.at || (a.kind === b.kind ? 0 : a.kind === 'flaked' ? -1 : 1));
+  for (const e of sorted) {
+    if (e.kind === 'flaked') {
+      if (!open.has(e.testId)) open.set(e.testId, e.at);
+    } else if (e.kind === 'stabilized') {
+      const since = open.get(e.testId);
+      open.delete(e.testId);
+      if (since !== undefined && e.at >= rangeStart) out.push(e.at - since);
+    }
+  }
+  return out;
+}
+
+export function median(values: readonly number[]): number | null {
+  if (values.length === 0) return null;
+  const s = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 === 1 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+}
+
+/**
+ * The backlog at the end of each day (today: now), walking back from `current`: a `quarantined`
+ * after that moment was not yet in the backlog, a `released` after it still was.
+ */
+export function backlogTrend(current: number, changes: readonly { at: number; delta: 1 | -1 }[], days: readonly number[]): { day: string; count: number }[] {
+  const sorted = [...changes].sort((a, b) => b.at - a.at);
+  const out: { day: string; count: number }[] = [];
+  let count = current;
+  let i = 0;
+  for (let k = days.length - 1; k >= 0; k--) {
+    const end = days[k]! + DAY_MS;
+    while (i < sorted.length && sorted[i]!.at >= end) {
+      count -= sorted[i]!.delta;
+      i++;
+    }
+    out.push({ day: dayText(days[k]!), count: Math.max(0, count) });
+  }
+  return out.reverse();
+}
+
+function round(n: number, dp: number): number {
+  const f = 10 ** dp;
+  return Math.round(n * f) / f;
+}
+
+export function projectHealthRoutes(d: ProjectHealthDeps): AnyRouteDef[] {
+  return [
+    defineRoute({
+      method: 'GET',
+      url: '/v1/health',
+      summary: 'Project health: flaky MTTR, introduced vs resolved, quarantine backlog, reliability and cost',
+      tags: ['health'],
+      auth: { kind: 'token', anyOf: ['read'] },
+      query: healthQuerySchema,
+      response: projectHealthSchema,
+      async handler({ query, principal }) {
+        return projectHealth(d, principal!.projectId, query.days, query.owner, Date.now());
+      },
+    }),
+  ];
+}
+
+export async function projectHealth(d: ProjectHealthDeps, projectId: string, days: number, owner: string | undefined, now: number): Promise<ProjectHealth> {
+  const { store } = d;
+  const today = Math.floor(now / DAY_MS) * DAY_MS;
+  const rangeStart = today - (days - 1) * DAY_MS;
+  const dayList = Array.from({ length: days }, (_, i) => rangeStart + i * DAY_MS);
+
+  // Owner filter: the owner's tests by their identity's file path.
+  let ownerIds: string[] | null = null;
+  if (owner !== undefined) {
+    const [identities, owners] = await Promise.all([
+      store.query<{ id: string; file_path: string }>(
+        `SELECT id, file_path FROM ${store.table('test_identities')} FINAL WHERE project_id = {projectId:UUID}`,
+        { projectId },
+      ),
+      d.codeowners.resolver(projectId),
+    ]);
+    ownerIds = identities.filter((i) => ownerMatches(owners(i.file_path), owner)).map((i) => i.id);
+  }
+  if (ownerIds !== null && ownerIds.length === 0) return emptyHealth(d.service, days, dayList, rangeStart, today);
+  const only = ownerIds === null ? '' : ' AND test_id IN {ownerIds:Array(UUID)}';
+  const p = { projectId, ownerIds: ownerIds ?? [], startMs: rangeStart, startDay: dayText(rangeStart), today: dayText(today) };
+
+  const [episodes, open, weeklyRows, autoIds, overrideIds, qEvents, daily] = await Promise.all([
+    store.query<{ test_id: string; kind: string; at_ms: Num }>(
+      `SELECT test_id, kind, toUnixTimestamp64Milli(at) AS at_ms
+       FROM ${store.table('test_health_events')} FINAL
+       WHERE project_id = {projectId:UUID} AND kind IN ('flaked', 'stabilized')${only}
+         AND test_id IN (SELECT test_id FROM ${store.table('test_health_events')}
+                         WHERE project_id = {projectId:UUID} AND kind = 'stabilized'
+                           AND at >= fromUnixTimestamp64Milli({startMs:Int64}, 'UTC')${only})
+       ORDER BY test_id, at`,
+      p,
+    ),
+    store.query<{ n: Num }>(`SELECT count() AS n FROM ${store.table('test_state')} FINAL WHERE project_id = {projectId:UUID} AND candidate = 1${only}`, p),
+    store.query<{ week: string; introduced: Num; resolved: Num }>(
+      `SELECT toString(toMonday(at)) AS week, countIf(kind = 'flaked') AS introduced, countIf(kind = 'stabilized') AS resolved
+       FROM ${store.table('test_health_events')} FINAL
+       WHERE project_id = {projectId:UUID} AND kind IN ('flaked', 'stabilized')
+         AND at >= fromUnixTimestamp64Milli({startMs:Int64}, 'UTC')${only}
+       GROUP BY week`,
+      p,
+    ),
+    store.query<{ test_id: string }>(`SELECT test_id FROM ${store.table('test_state')} FINAL WHERE project_id = {projectId:UUID} AND auto_quarantined = 1${only}`, p),
+    store.query<{ test_id: string }>(`SELECT test_id FROM ${store.table('quarantine_overrides')} FINAL WHERE project_id = {projectId:UUID}${only}`, p),
+    store.query<{ kind: string; at_ms: Num }>(
+      `SELECT kind, toUnixTimestamp64Milli(at) AS at_ms
+       FROM ${store.table('test_health_events')} FINAL
+       WHERE project_id = {projectId:UUID} AND kind IN ('quarantined', 'released') AND at >= fromUnixTimestamp64Milli({startMs:Int64}, 'UTC')${only}`,
+      p,
+    ),
+    store.query<{ d: string; executions: Num; passed: Num; skipped: Num; flaky: Num; rerun_ms: Num }>(
+      `SELECT toString(day) AS d, sum(executions) AS executions, sum(passed) AS passed, sum(skipped) AS skipped,
+              sum(flaky) AS flaky, sum(rerun_ms_sum) AS rerun_ms
+       FROM ${store.table('daily_test_stats')}
+       WHERE project_id = {projectId:UUID} AND day >= {startDay:Date} AND day <= {today:Date}${only}
+       GROUP BY d ORDER BY d`,
+      p,
+    ),
+  ]);
+
+  // MTTR
+  const repairs = repairTimes(
+    episodes.map((e) => ({ testId: e.test_id, kind: e.kind, at: toNumber(e.at_ms) })),
+    rangeStart,
+  );
+  const mean = repairs.length > 0 ? repairs.reduce((a, b) => a + b, 0) / repairs.length : null;
+  const med = median(repairs);
+
+  // Introduced vs resolved, every ISO week of the window.
+  const byWeek = new Map(weeklyRows.map((r) => [r.week, r]));
+  const weekly: ProjectHealth['weekly'] = [];
+  for (let w = mondayOf(rangeStart); w <= today; w += 7 * DAY_MS) {
+    const r = byWeek.get(dayText(w));
+    weekly.push({ weekStart: dayText(w), introduced: toNumber(r?.introduced), resolved: toNumber(r?.resolved) });
+  }
+
+  // Quarantine backlog now (automatic state and people's overrides), and walked back per day.
+  const ids = [...new Set([...autoIds.map((r) => r.test_id), ...overrideIds.map((r) => r.test_id)])];
+  const [states, overrides] = await Promise.all([d.tests.states(projectId, ids), d.tests.overrides(projectId, ids)]);
+  let currentBacklog = 0;
+  const changes: { at: number; delta: 1 | -1 }[] = qEvents.map((e) => ({ at: toNumber(e.at_ms), delta: e.kind === 'quarantined' ? 1 : -1 }));
+  for (const id of ids) {
+    const auto = states.get(id)?.auto ?? null;
+    const override = overrides.get(id) ?? null;
+    if (effectiveQuarantine(auto, override).quarantined) currentBacklog++;
+    // People's decisions leave no health event: the latest one per test is known from its override
+    // row (the automatic state is frozen under an override, so it tells what the decision changed).
+    if (override && override.decidedAt >= rangeStart) {
+      const autoOn = auto?.autoQuarantined === true;
+      if (override.override === 'quarantined' && !autoOn) changes.push({ at: override.decidedAt, delta: 1 });
+      else if (override.override === 'released' && autoOn) changes.push({ at: override.decidedAt, delta: -1 });
+    }
+  }
+  const trend = backlogTrend(currentBacklog, changes, dayList);
+
+  // Reliability per day and cost over the window, from the daily rollup.
+  const reliabilityTrend: ProjectHealth['reliabilityTrend'] = [];
+  let rerunMs = 0;
+  let flakyOccurrences = 0;
+  for (const r of daily) {
+    const graded = toNumber(r.executions) - toNumber(r.skipped);
+    rerunMs += toNumber(r.rerun_ms);
+    flakyOccurrences += toNumber(r.flaky);
+    if (graded > 0) reliabilityTrend.push({ day: r.d, passRate: round(toNumber(r.passed) / graded, 4), total: graded });
+  }
+
+  return {
+    rangeDays: days,
+    mttr: {
+      resolvedCount: repairs.length,
+      openCount: toNumber(open[0]?.n),
+      meanMs: mean === null ? null : Math.round(mean),
+      medianMs: med === null ? null : Math.round(med),
+    },
+    weekly,
+    quarantine: { currentBacklog, trend },
+    reliabilityTrend,
+    cost: costOf(d.service, rerunMs, flakyOccurrences),
+  };
+}
+
+/** CONTRACT.md §10: reruns billed as CI minutes, each flaky occurrence as an investigation. */
+export function costOf(service: ServiceConfig, rerunMs: number, flakyOccurrences: number): ProjectHealth['cost'] {
+  const rates = { ciMinute: service.cost.ciMinute, developerHour: service.cost.developerHour, investigationMinutes: service.cost.investigationMinutes };
+  const ci = (rerunMs / 60_000) * rates.ciMinute;
+  const people = ((flakyOccurrences * rates.investigationMinutes) / 60) * rates.developerHour;
+  return { ciSpend: round(ci, 4), peopleSpend: round(people, 4), total: round(ci + people, 4), rerunMs, flakyOccurrences, rates };
+}
+
+function emptyHealth(service: ServiceConfig, days: number, dayList: number[], rangeStart: number, today: number): ProjectHealth {
+  const weekly: ProjectHealth['weekly'] = [];
+  for (let w = mondayOf(rangeStart); w <= today; w += 7 * DAY_MS) weekly.push({ weekStart: dayText(w), introduced: 0, resolved: 0 });
+  return {
+    rangeDays: days,
+    mttr: { resolvedCount: 0, openCount: 0, meanMs: null, medianMs: null },
+    weekly,
+    quarantine: { currentBacklog: 0, trend: dayList.map((day) => ({ day: dayText(day), count: 0 })) },
+    reliabilityTrend: [],
+    cost: costOf(service, 0, 0),
+  };
+}

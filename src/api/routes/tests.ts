@@ -1,0 +1,247 @@
+// Tests: GET /v1/tests/:id, GET /v1/flaky, POST /v1/tests/:id/quarantine, PUT /v1/codeowners
+// (CONTRACT.md §6, §7).
+import { z } from 'zod';
+import type { DomainEvent } from '../../domain/events.js';
+import { UUID_RE, stableUuid } from '../../domain/ids.js';
+import { ownerMatches } from '../../domain/codeowners.js';
+import { effectiveQuarantine, type OverrideRow } from '../../domain/quarantine.js';
+import { REASON_CODES } from '../../domain/score.js';
+import { toIso } from '../../domain/time.js';
+import type { Outbox } from '../../queue/types.js';
+import type { CodeownersRepo } from '../../store/codeowners.js';
+import type { TestRepo, TestStateRecord } from '../../store/tests.js';
+import type { IdentityRepo } from '../../store/identities.js';
+import { ApiError, errors } from '../errors.js';
+import { defineRoute, type AnyRouteDef } from '../route.js';
+
+const bool = z.union([z.boolean(), z.enum(['true', 'false', '1', '0'])]).transform((v) => v === true || v === 'true' || v === '1');
+const reasonSchema = z.object({ code: z.enum(REASON_CODES), message: z.string() });
+
+export const flakyQuerySchema = z.object({
+  limit: z.coerce.number().int().min(1).max(500).default(50),
+  minScore: z.coerce.number().min(0).max(1).default(0),
+  includeQuarantined: bool.default(false),
+  owner: z.string().min(1).optional(),
+});
+
+export const flakyItemSchema = z.object({
+  testIdentityId: z.string(),
+  filePath: z.string(),
+  suite: z.string(),
+  title: z.string(),
+  score: z.number(),
+  flipRate: z.number(),
+  passOnRerunRate: z.number(),
+  trend: z.enum(['rising', 'falling', 'stable']),
+  lastFlakedAt: z.string().nullable(),
+  quarantineCandidate: z.boolean(),
+  quarantined: z.boolean(),
+  owners: z.array(z.string()),
+});
+
+export const testDetailSchema = z.object({
+  id: z.string(),
+  fingerprint: z.string(),
+  filePath: z.string(),
+  suite: z.string(),
+  title: z.string(),
+  owners: z.array(z.string()),
+  quarantined: z.boolean(),
+  quarantineReason: z.string().nullable(),
+  quarantineOverride: z.enum(['quarantined', 'released']).nullable(),
+  quarantineOverrideAt: z.string().nullable(),
+  score: z.number(),
+  reasonCodes: z.array(reasonSchema),
+  aliases: z.array(z.string()),
+  stitches: z.array(
+    z.object({
+      level: z.enum(['L2', 'L3', 'manual']),
+      fromFilePath: z.string(),
+      fromTitle: z.string(),
+      toFilePath: z.string(),
+      toTitle: z.string(),
+      confidence: z.number(),
+      createdAt: z.string(),
+    }),
+  ),
+  history: z.array(
+    z.object({
+      executionId: z.string(),
+      runId: z.string(),
+      commitSha: z.string(),
+      branch: z.string(),
+      startedAt: z.string(),
+      status: z.string(),
+      attempt: z.number(),
+      durationMs: z.number(),
+      errorMessage: z.string().nullable(),
+      hasRca: z.boolean(),
+    }),
+  ),
+});
+
+const testParams = z.object({ testIdentityId: z.string().regex(UUID_RE) });
+
+export interface TestRouteDeps {
+  tests: TestRepo;
+  identities: IdentityRepo;
+  codeowners: CodeownersRepo;
+  outbox: Outbox;
+}
+
+export function testRoutes(d: TestRouteDeps): AnyRouteDef[] {
+  return [
+    defineRoute({
+      method: 'GET',
+      url: '/v1/flaky',
+      summary: 'Scored tests, worst first',
+      tags: ['tests'],
+      auth: { kind: 'token', anyOf: ['read'] },
+      query: flakyQuerySchema,
+      response: z.object({ items: z.array(flakyItemSchema) }),
+      async handler({ query, principal }) {
+        const projectId = principal!.projectId;
+        // Filters applied after the read (owners, quarantine) need a wider first page.
+        const wide = query.owner !== undefined || !query.includeQuarantined;
+        const states = await d.tests.board(projectId, { limit: wide ? Math.max(query.limit * 5, 1000) : query.limit, minScore: query.minScore, includeQuarantined: query.includeQuarantined });
+        const scored = states.filter((s) => s.score > 0 || query.minScore > 0);
+        const overrides = await d.tests.overrides(projectId, scored.map((s) => s.testId));
+        const owners = await d.codeowners.resolver(projectId);
+        const items = [];
+        for (const s of scored) {
+          const quarantined = effectiveQuarantine(s.auto, overrides.get(s.testId) ?? null).quarantined;
+          if (quarantined && !query.includeQuarantined) continue;
+          const o = owners(s.filePath);
+          if (query.owner !== undefined && !o.some((x) => ownerMatches([x], query.owner!))) continue;
+          items.push(flakyItem(s, quarantined, o));
+          if (items.length >= query.limit) break;
+        }
+        return { items };
+      },
+    }),
+    defineRoute({
+      method: 'GET',
+      url: '/v1/tests/:testIdentityId',
+      summary: 'A test with its score, reason codes, stitch history and recent executions',
+      tags: ['tests'],
+      auth: { kind: 'token', anyOf: ['read'] },
+      params: testParams,
+      paramsNotFound: true,
+      query: z.object({ historyLimit: z.coerce.number().int().min(1).max(200).default(50) }),
+      response: testDetailSchema,
+      async handler({ params, query, principal }) {
+        const projectId = principal!.projectId;
+        const testId = params.testIdentityId.toLowerCase();
+        const identity = await d.identities.get(projectId, testId);
+        if (!identity) throw errors.notFound('test not found');
+        const [state, overrides, owners, aliases, stitches, history] = await Promise.all([
+          d.tests.state(projectId, testId),
+          d.tests.overrides(projectId, [testId]),
+          d.codeowners.resolver(projectId),
+          d.identities.aliases(projectId, testId),
+          d.identities.stitches(projectId, testId),
+          d.tests.history(projectId, testId, query.historyLimit),
+        ]);
+        const override = overrides.get(testId) ?? null;
+        const eff = effectiveQuarantine(state?.auto ?? null, override);
+        return {
+          id: identity.id,
+          fingerprint: identity.fingerprint,
+          filePath: identity.filePath,
+          suite: identity.suite,
+          title: identity.title,
+          owners: owners(identity.filePath),
+          quarantined: eff.quarantined,
+          quarantineReason: eff.reason,
+          quarantineOverride: override?.override ?? null,
+          quarantineOverrideAt: override?.override ? toIso(override.decidedAt) : null,
+          score: state?.score ?? 0,
+          reasonCodes: state?.reasons ?? [{ code: 'STABLE' as const, message: 'no executions scored yet' }],
+          aliases,
+          stitches,
+          history,
+        };
+      },
+    }),
+    defineRoute({
+      method: 'POST',
+      url: '/v1/tests/:testIdentityId/quarantine',
+      summary: 'Quarantine, release, or hand a test back to the scorer',
+      tags: ['tests'],
+      auth: { kind: 'token', anyOf: ['quarantine'] },
+      params: testParams,
+      paramsNotFound: true,
+      body: z.object({ decision: z.enum(['quarantined', 'released', 'auto']), reason: z.string().max(200).optional() }),
+      response: z.object({ quarantined: z.boolean(), override: z.enum(['quarantined', 'released']).nullable(), changed: z.boolean() }),
+      async handler({ params, body, principal }) {
+        const projectId = principal!.projectId;
+        const testId = params.testIdentityId.toLowerCase();
+        if (!(await d.identities.get(projectId, testId))) throw errors.notFound('test not found');
+        const [state, overrides] = await Promise.all([d.tests.state(projectId, testId), d.tests.overrides(projectId, [testId])]);
+        const before = overrides.get(testId) ?? null;
+        const effBefore = effectiveQuarantine(state?.auto ?? null, before);
+        const now = Math.max(Date.now(), (before?.decidedAt ?? 0) + 1);
+        const given = body.reason?.trim();
+        // The same decision again without a new reason changes nothing and writes nothing.
+        if (before && body.decision !== 'auto' && before.override === body.decision && (!given || given === before.reason)) {
+          return { quarantined: effBefore.quarantined, override: before.override, changed: false };
+        }
+        const reason = given || (body.decision === 'quarantined' ? 'manual' : '');
+        let row: OverrideRow;
+        if (body.decision === 'auto') row = { override: null, reason: effBefore.reason ?? '', stateAfter: effBefore.quarantined, decidedAt: now };
+        else row = { override: body.decision, reason, stateAfter: body.decision === 'quarantined', decidedAt: now };
+        await d.tests.writeOverride(projectId, testId, row);
+        const effAfter = effectiveQuarantine(state?.auto ?? null, row);
+        const overrideChanged = (before?.override ?? null) !== row.override;
+        const changed = overrideChanged || effAfter.quarantined !== effBefore.quarantined;
+        if (effAfter.quarantined !== effBefore.quarantined) {
+          const event: DomainEvent = {
+            id: stableUuid('quarantine.changed', projectId, testId, String(now)),
+            type: 'quarantine.changed',
+            projectId,
+            occurredAt: now,
+            data: { testIdentityId: testId, quarantined: effAfter.quarantined, source: 'manual', reason: effAfter.reason },
+          };
+          await d.outbox.append([event]);
+        }
+        return { quarantined: effAfter.quarantined, override: row.override, changed };
+      },
+    }),
+    defineRoute({
+      method: 'PUT',
+      url: '/v1/codeowners',
+      summary: 'Upload the CODEOWNERS file that attributes tests to owners',
+      tags: ['tests'],
+      auth: { kind: 'token', anyOf: ['ingest'] },
+      body: z.object({ content: z.string().max(200_000) }),
+      response: z.object({ ok: z.literal(true) }),
+      async handler({ body, principal }) {
+        const content = body.content.trim();
+        if (content.length > 200_000) throw new ApiError(400, 'invalid_payload', 'content exceeds 200,000 characters');
+        await d.codeowners.put(principal!.projectId, content);
+        return { ok: true as const };
+      },
+    }),
+  ];
+}
+
+function flakyItem(s: TestStateRecord, quarantined: boolean, owners: string[]): z.infer<typeof flakyItemSchema> {
+  return {
+    testIdentityId: s.testId,
+    filePath: s.filePath,
+    suite: s.suite,
+    title: s.title,
+    score: round(s.score),
+    flipRate: round(s.flipRate),
+    passOnRerunRate: round(s.passOnRerunRate),
+    trend: s.trend,
+    lastFlakedAt: s.lastFlakedAt === null ? null : toIso(s.lastFlakedAt),
+    quarantineCandidate: s.candidate,
+    quarantined,
+    owners,
+  };
+}
+
+function round(n: number): number {
+  return Math.round(n * 10_000) / 10_000;
+}

@@ -1,0 +1,161 @@
+// Identity resolution beyond the exact fingerprint (DESIGN.md "Identity, scoring, clustering").
+// Pure: the caller looks up the exact fingerprint/alias and the candidates, this decides.
+//
+// First match wins:
+// 1. exact   — `exactId` (fingerprint or alias hit); also a candidate whose whole key (path,
+//              suffix-trimmed suite and title, params hash) equals the incoming one.
+// 2. moved   — a candidate with the same suite, title and params hash in ANOTHER file, not itself
+//              present in this batch (a test that still runs was copied, not moved). Several: the
+//              one whose path shares the longest suffix of path segments with the new path
+//              (`a/cart.test.ts` → `b/cart.test.ts` beats `c/other.test.ts`), then the lowest id
+//              (lexical) so the answer is deterministic. There are no timestamps to prefer "the
+//              most recent" with.
+// 3. renamed — candidates in the same file with the same suite and params hash: the title-token
+//              Jaccard of each (set-based, see titleTokens); the best must be >= 0.5 and at least
+//              0.2 ahead of the runner-up (a lone candidate's runner-up is 0), and must not itself
+//              be present in this batch. Present candidates still compete for best/runner-up: if
+//              the closest title still runs, the incoming test is new, not a rename.
+// 4. new.
+// Parameterised variants (different params hash) never stitch to each other.
+// resolveIdentity works test by test; if two incoming tests resolve to the same old identity in
+// one batch, the caller decides (e.g. keep the higher confidence, make the other new).
+import { normalizeTestPath } from './identity.js';
+
+export interface KnownIdentity {
+  id: string;
+  /** Normalised (normalizeTestPath). */
+  filePath: string;
+  suite: string;
+  title: string;
+  paramsHash: string;
+}
+
+export interface IncomingTest {
+  filePath: string;
+  suite: string;
+  title: string;
+  paramsHash: string;
+}
+
+export type Resolution =
+  | { kind: 'exact'; id: string }
+  /** Same suite+title+params, other file → alias, stitch L2. */
+  | { kind: 'moved'; id: string; from: KnownIdentity }
+  /** Same file+suite+params, similar title → stitch L3 with confidence (the Jaccard). */
+  | { kind: 'renamed'; id: string; from: KnownIdentity; confidence: number }
+  | { kind: 'new' };
+
+export const RENAME_MIN_JACCARD = 0.5;
+export const RENAME_MIN_MARGIN = 0.2;
+/** Float slack so that e.g. 0.7 - 0.5 counts as a 0.2 margin. */
+const EPSILON = 1e-9;
+
+/**
+ * Lowercase word tokens of a test title: camelCase / PascalCase humps (`parseHTTPResponse` →
+ * parse, http, response), snake_case, kebab-case, punctuation and blanks all separate words;
+ * letters and digits stay together (`utf8`, `v2`). Unicode letters count as letters. Order and
+ * duplicates are kept; tokenJaccard compares sets.
+ */
+export function titleTokens(title: string): string[] {
+  return title
+    .replace(/(\p{Ll}|\p{N})(\p{Lu})/gu, '$1 $2')
+    .replace(/(\p{Lu})(\p{Lu}\p{Ll})/gu, '$1 $2')
+    .toLowerCase()
+    .split(/[^\p{L}\p{N}]+/u)
+    .filter((t) => t !== '');
+}
+
+/** |A ∩ B| / |A ∪ B| over the token sets; 0 when both are empty (no evidence of similarity). */
+export function tokenJaccard(a: readonly string[], b: readonly string[]): number {
+  const sa = new Set(a);
+  const sb = new Set(b);
+  if (sa.size === 0 && sb.size === 0) return 0;
+  let inter = 0;
+  for (const t of sa) if (sb.has(t)) inter++;
+  return inter / (sa.size + sb.size - inter);
+}
+
+/** Number of trailing path segments two paths have in common. */
+function commonSuffixSegments(a: string, b: string): number {
+  const sa = a.split('/');
+  const sb = b.split('/');
+  let n = 0;
+  while (n < sa.length && n < sb.length && sa[sa.length - 1 - n] === sb[sb.length - 1 - n]) n++;
+  return n;
+}
+
+/**
+ * Resolve an incoming test against what the project already knows.
+ * @param exactId the identity found by exact fingerprint or alias, or null.
+ * @param candidates identities of the project sharing (suite, title, paramsHash) or
+ *   (filePath, suite, paramsHash) with the incoming test — the caller's two indexed lookups.
+ *   Others are ignored.
+ * @param presentIds ids of identities that appear exactly in this same batch.
+ */
+export function resolveIdentity(
+  incoming: IncomingTest,
+  exactId: string | null,
+  candidates: readonly KnownIdentity[],
+  presentIds: ReadonlySet<string>,
+): Resolution {
+  if (exactId !== null && exactId !== '') return { kind: 'exact', id: exactId };
+
+  const filePath = normalizeTestPath(incoming.filePath);
+  const suite = incoming.suite.trim();
+  const title = incoming.title.trim();
+  const params = incoming.paramsHash;
+
+  const sameFile: { c: KnownIdentity; title: string }[] = [];
+  const movedFrom: { c: KnownIdentity; path: string }[] = [];
+  for (const c of candidates) {
+    if (c.paramsHash !== params || c.suite.trim() !== suite) continue;
+    const cPath = normalizeTestPath(c.filePath);
+    const cTitle = c.title.trim();
+    if (cPath === filePath) {
+      if (cTitle === title) return { kind: 'exact', id: c.id };
+      sameFile.push({ c, title: cTitle });
+    } else if (cTitle === title && !presentIds.has(c.id)) {
+      movedFrom.push({ c, path: cPath });
+    }
+  }
+
+  if (movedFrom.length > 0) {
+    let best = movedFrom[0]!;
+    let bestScore = commonSuffixSegments(best.path, filePath);
+    for (const m of movedFrom.slice(1)) {
+      const score = commonSuffixSegments(m.path, filePath);
+      if (score > bestScore || (score === bestScore && m.c.id < best.c.id)) {
+        best = m;
+        bestScore = score;
+      }
+    }
+    return { kind: 'moved', id: best.c.id, from: best.c };
+  }
+
+  if (sameFile.length > 0) {
+    const tokens = titleTokens(title);
+    let best: KnownIdentity | null = null;
+    let bestScore = -1;
+    let second = 0;
+    for (const { c, title: cTitle } of sameFile) {
+      const score = tokenJaccard(tokens, titleTokens(cTitle));
+      if (score > bestScore) {
+        if (best !== null) second = Math.max(second, bestScore);
+        best = c;
+        bestScore = score;
+      } else {
+        second = Math.max(second, score);
+      }
+    }
+    if (
+      best !== null &&
+      bestScore >= RENAME_MIN_JACCARD - EPSILON &&
+      bestScore - second >= RENAME_MIN_MARGIN - EPSILON &&
+      !presentIds.has(best.id)
+    ) {
+      return { kind: 'renamed', id: best.id, from: best, confidence: bestScore };
+    }
+  }
+
+  return { kind: 'new' };
+}

@@ -1,0 +1,109 @@
+// `clustering` processor: every failed execution gets an error signature (secrets scrubbed,
+// message and top frames normalised) and a cluster: a new signature joins the most similar
+// existing one when their estimated Jaccard similarity exceeds SERVICE_CLUSTER_THRESHOLD.
+// Candidates come from an indexed lookup of equal LSH band keys, so the search stays sub-linear
+// in the number of signatures. It runs before the exporter because the ids are stored on the
+// executions (rows are immutable once written).
+import { z } from 'zod';
+import { bandKeys, bestCluster, lshParams, LshIndex, MinHasher } from '../domain/minhash.js';
+import { errorSignature, type ErrorSignature } from '../domain/signature.js';
+import { addWrites, type Host, type ProcessorFactory } from '../pipeline/component.js';
+import { Yielder } from '../pipeline/yield.js';
+import { chTime } from '../store/runs.js';
+import { SignatureRepo } from '../store/signatures.js';
+
+const config = z.object({ threshold: z.number().min(0).max(1).optional() }).strict();
+
+export const clusteringProcessorFactory: ProcessorFactory<z.output<typeof config>> = {
+  kind: 'processor',
+  type: 'clustering',
+  description: 'error signatures and MinHash/LSH clusters on failed executions',
+  signals: ['executions'],
+  configSchema: config,
+  createExecutions: (cfg) => {
+    let repo: SignatureRepo | undefined;
+    let threshold = 0.5;
+    const hasher = new MinHasher();
+    // signature id → cluster id; a signature's cluster never changes once assigned. Only facts read
+    // back from storage are cached: what a lease creates may still fail to commit, and its retry
+    // must write those signatures again.
+    const known = new Map<string, string>();
+    return {
+      async start(host: Host) {
+        repo = new SignatureRepo(host.store);
+        threshold = cfg.threshold ?? host.clusterThreshold ?? 0.5;
+      },
+      async shutdown() {},
+      async processBatch(batch) {
+        if (!repo) throw new Error('clustering processor used before start');
+        const { bands } = lshParams(threshold);
+        const y = new Yielder(500);
+        // 1. Signatures of this lease's failures, per project.
+        const perProject = new Map<string, Map<string, { sig: ErrorSignature; executionId: string; at: number }>>();
+        for (const item of batch.items) {
+          for (const e of item.executions) {
+            const err = e.input.error;
+            if (!err || (e.input.status !== 'fail' && e.input.status !== 'flaky')) continue;
+            const sig = errorSignature(e.projectId, err);
+            e.signatureId = sig.hash;
+            const sigs = perProject.get(e.projectId) ?? new Map<string, { sig: ErrorSignature; executionId: string; at: number }>();
+            if (!sigs.has(sig.hash)) sigs.set(sig.hash, { sig, executionId: e.id, at: e.input.startedAt });
+            perProject.set(e.projectId, sigs);
+            await y.tick();
+          }
+        }
+        const signatureRows: Record<string, unknown>[] = [];
+        const bandRows: Record<string, unknown>[] = [];
+        // Clusters of the signatures this lease creates (not cached beyond the lease).
+        const created = new Map<string, string>();
+        for (const [projectId, sigs] of perProject) {
+          // 2. Already known signatures keep their cluster.
+          const unknown = [...sigs.keys()].filter((h) => !known.has(`${projectId}:${h}`));
+          for (const [h, c] of await repo.clusters(projectId, unknown)) known.set(`${projectId}:${h}`, c);
+          // 3. New ones: candidates by band key (stored ones, and earlier new ones of this lease).
+          const local = new LshIndex(bands);
+          const localInfo = new Map<string, { clusterId: string; sketch: Uint32Array }>();
+          for (const [hash, { sig, executionId, at }] of sigs) {
+            if (known.has(`${projectId}:${hash}`)) continue;
+            const sketch = hasher.sketch(sig.tokens);
+            const keys = bandKeys(sketch, bands);
+            const stored = await repo.candidates(projectId, keys);
+            const inLease = [...local.candidates(sketch)].map((id) => ({ id, ...localInfo.get(id)! }));
+            const best = bestCluster(sketch, [...stored, ...inLease], threshold);
+            const clusterId = best?.clusterId ?? hash;
+            created.set(`${projectId}:${hash}`, clusterId);
+            local.add(hash, sketch);
+            localInfo.set(hash, { clusterId, sketch });
+            signatureRows.push({
+              project_id: projectId,
+              signature_id: hash,
+              cluster_id: clusterId,
+              error_type: sig.type,
+              normalized_message: sig.normalizedMessage,
+              frames: sig.frames,
+              sketch: [...sketch],
+              similarity: best?.similarity ?? 1,
+              first_seen_at: chTime(at),
+              example_execution: executionId,
+            });
+            for (const k of keys) bandRows.push({ project_id: projectId, band_key: k, signature_id: hash });
+            await y.tick(10);
+          }
+        }
+        // 4. Ids onto the executions.
+        for (const item of batch.items) {
+          for (const e of item.executions) {
+            if (e.signatureId) {
+              const key = `${e.projectId}:${e.signatureId}`;
+              e.clusterId = known.get(key) ?? created.get(key) ?? e.signatureId;
+            }
+          }
+        }
+        // Only after step 4, which reads it.
+        if (known.size > 500_000) known.clear();
+        addWrites(batch, 'error_signatures', signatureRows);
+        addWrites(batch, 'signature_bands', bandRows);
+      },
+    };
+  },
+};

@@ -1,0 +1,60 @@
+// `quarantine` processor: automatic quarantine of flaky candidates when `quarantine.enabled`, and
+// automatic release after `quarantine.cooldownRuns` clean runs; tests with a person's override are
+// left alone (CONTRACT.md §7). Emits `quarantine.changed`.
+import { z } from 'zod';
+import { stableUuid } from '../domain/ids.js';
+import { stepQuarantine } from '../domain/quarantine.js';
+import { addWrites, type Host, type ProcessorFactory } from '../pipeline/component.js';
+import type { ServiceConfig } from '../config/service.js';
+import { chTime } from '../store/runs.js';
+import { TestRepo } from '../store/tests.js';
+
+export const quarantineProcessorFactory: ProcessorFactory<Record<string, never>> = {
+  kind: 'processor',
+  type: 'quarantine',
+  description: 'auto-quarantines flaky candidates and releases them after clean runs (quarantine.changed)',
+  signals: ['executions'],
+  configSchema: z.object({}).strict(),
+  createExecutions: () => {
+    let repo: TestRepo | undefined;
+    let service: ServiceConfig | undefined;
+    return {
+      async start(host: Host) {
+        repo = new TestRepo(host.store);
+        service = host.service;
+      },
+      async shutdown() {},
+      async processBatch(batch) {
+        if (!repo || !service) throw new Error('quarantine processor used before start');
+        const policy = { enabled: service.quarantine.enabled, cooldownRuns: service.quarantine.cooldownRuns };
+        const byProject = new Map<string, string[]>();
+        for (const u of batch.testStates.values()) {
+          if (u.alreadyApplied) continue;
+          const list = byProject.get(u.record.projectId) ?? [];
+          list.push(u.record.testId);
+          byProject.set(u.record.projectId, list);
+        }
+        const rows: Record<string, unknown>[] = [];
+        for (const [projectId, ids] of byProject) {
+          const overrides = await repo.overrides(projectId, ids);
+          const firstItem = batch.items.find((i) => i.job.projectId === projectId);
+          for (const testId of ids) {
+            const u = batch.testStates.get(`${projectId}:${testId}`)!;
+            const step = stepQuarantine(u.previous?.auto ?? null, overrides.get(testId) ?? null, policy, u.outcome, u.record.candidate, u.record.score, batch.now, u.record.lastFlakedAt);
+            u.record.auto = step.next;
+            if (!step.changed) continue;
+            rows.push({ project_id: projectId, test_id: testId, kind: step.changed === 'quarantined' ? 'quarantined' : 'released', at: chTime(batch.now), score: u.record.score });
+            firstItem?.events.push({
+              id: stableUuid('quarantine.changed', projectId, testId, batch.leaseId),
+              type: 'quarantine.changed',
+              projectId,
+              occurredAt: batch.now,
+              data: { testIdentityId: testId, quarantined: step.changed === 'quarantined', source: 'auto', reason: step.next.reason || null, score: u.record.score },
+            });
+          }
+        }
+        addWrites(batch, 'test_health_events', rows);
+      },
+    };
+  },
+};

@@ -1,0 +1,210 @@
+// `scoring` processor: updates the flakiness model of every test a lease touches, from that
+// test's attempts in each run (DESIGN.md "scoring"). The cost per lease is one state read and one
+// state write per touched test: it does not grow with a test's history.
+import { z } from 'zod';
+import type { DomainEvent } from '../domain/events.js';
+import { stableUuid } from '../domain/ids.js';
+import { applyObservation, emptyScoreState, scoreOf, type Observation } from '../domain/score.js';
+import { addWrites, type Host, type ProcessorFactory, type TestUpdate, type WorkBatch } from '../pipeline/component.js';
+import { Yielder } from '../pipeline/yield.js';
+import type { ServiceConfig } from '../config/service.js';
+import { chTime } from '../store/runs.js';
+import { TestRepo, type TestStateRecord } from '../store/tests.js';
+import type { TestStatus } from '../domain/batch.js';
+
+/** Smallest score change worth a `score.updated` event (stable tests would otherwise emit one per run). */
+const SCORE_EPSILON = 0.01;
+
+interface Touched {
+  projectId: string;
+  testId: string;
+  filePath: string;
+  suite: string;
+  title: string;
+  observations: Observation[];
+  /** Per graded run: every attempt passed. */
+  cleanRuns: { at: number; clean: boolean }[];
+  lastRunId: string;
+  lastStatus: TestStatus;
+  lastSeenAt: number;
+}
+
+/** Groups a lease's executions by test: one observation per (test, run), attempts in order. */
+export function collectObservations(batch: WorkBatch): Map<string, Touched> {
+  const touched = new Map<string, Touched>();
+  for (const item of batch.items) {
+    const run = item.run;
+    const runFailRatio = run.counts.total > 0 ? run.counts.failed / run.counts.total : 0;
+    // Failures hidden by retries still say "outage" when most of the run needed them.
+    const runFlakyRatio = run.counts.total > 0 ? run.counts.flaky / run.counts.total : 0;
+    const perTest = new Map<string, { statuses: { attempt: number; status: TestStatus; at: number }[]; e: (typeof item.executions)[number] }>();
+    for (const e of item.executions) {
+      const entry = perTest.get(e.testId);
+      const a = { attempt: e.input.attempt, status: e.input.status, at: e.input.startedAt };
+      if (entry) entry.statuses.push(a);
+      else perTest.set(e.testId, { statuses: [a], e });
+    }
+    for (const [testId, { statuses, e }] of perTest) {
+      statuses.sort((x, y) => x.attempt - y.attempt || x.at - y.at);
+      const attempts = statuses.map((s) => s.status);
+      const key = `${run.projectId}:${testId}`;
+      let t = touched.get(key);
+      if (!t) {
+        t = { projectId: run.projectId, testId, filePath: e.input.filePath, suite: e.input.suite, title: e.input.title, observations: [], cleanRuns: [], lastRunId: run.id, lastStatus: 'skip', lastSeenAt: 0 };
+        touched.set(key, t);
+      }
+      t.observations.push({
+        runId: run.id,
+        commitSha: run.resource.commitSha,
+        branch: run.resource.branch,
+        at: run.startedAt,
+        attempts,
+        runFailRatio,
+        runFlakyRatio,
+        runTestCount: run.counts.total,
+      });
+      if (attempts.some((s) => s !== 'skip')) t.cleanRuns.push({ at: run.startedAt, clean: attempts.every((s) => s === 'pass' || s === 'skip') });
+      if (run.startedAt >= t.lastSeenAt) {
+        t.lastSeenAt = run.startedAt;
+        t.lastRunId = run.id;
+        const last = attempts[attempts.length - 1]!;
+        t.lastStatus = last === 'pass' && attempts.includes('fail') ? 'flaky' : last;
+      }
+    }
+  }
+  for (const t of touched.values()) {
+    t.observations.sort((a, b) => a.at - b.at);
+    t.cleanRuns.sort((a, b) => a.at - b.at);
+  }
+  return touched;
+}
+
+export function scoringPolicy(service: ServiceConfig): { threshold: number; minSamples: number } {
+  return { threshold: service.flaky.threshold, minSamples: service.flaky.minSamples };
+}
+
+export const scoringProcessorFactory: ProcessorFactory<Record<string, never>> = {
+  kind: 'processor',
+  type: 'scoring',
+  description: 'updates each touched test’s flakiness score and reason codes (score.updated, flaky.detected)',
+  signals: ['executions'],
+  configSchema: z.object({}).strict(),
+  createExecutions: () => {
+    let repo: TestRepo | undefined;
+    let service: ServiceConfig | undefined;
+    return {
+      async start(host: Host) {
+        repo = new TestRepo(host.store);
+        service = host.service;
+      },
+      async shutdown() {},
+      async processBatch(batch) {
+        if (!repo || !service) throw new Error('scoring processor used before start');
+        const params = scoringPolicy(service);
+        const touched = collectObservations(batch);
+        const byProject = new Map<string, string[]>();
+        for (const t of touched.values()) {
+          const list = byProject.get(t.projectId) ?? [];
+          list.push(t.testId);
+          byProject.set(t.projectId, list);
+        }
+        const y = new Yielder(500);
+        const eventsByProject = new Map<string, DomainEvent[]>();
+        const healthRows: Record<string, unknown>[] = [];
+        for (const [projectId, ids] of byProject) {
+          const states = await repo.states(projectId, ids);
+          const events: DomainEvent[] = [];
+          for (const testId of ids) {
+            const t = touched.get(`${projectId}:${testId}`)!;
+            const prev = states.get(testId) ?? null;
+            const update = scoreTest(t, prev, batch, params);
+            batch.testStates.set(`${projectId}:${testId}`, update);
+            if (!update.alreadyApplied) {
+              events.push(...scoreEvents(update, batch.now));
+              const h = healthTransition(update);
+              if (h) healthRows.push({ project_id: projectId, test_id: testId, kind: h, at: chTime(batch.now), score: update.record.score });
+            }
+            await y.tick();
+          }
+          eventsByProject.set(projectId, events);
+        }
+        addWrites(batch, 'test_health_events', healthRows);
+        // Events ride on the first item of their project, so they leave with the lease's plan.
+        for (const item of batch.items) {
+          const ev = eventsByProject.get(item.job.projectId);
+          if (ev && ev.length > 0) {
+            item.events.push(...ev);
+            eventsByProject.delete(item.job.projectId);
+          }
+        }
+      },
+    };
+  },
+};
+
+function scoreTest(t: Touched, prev: TestStateRecord | null, batch: WorkBatch, params: { threshold: number; minSamples: number }): TestUpdate {
+  const outcome = { runs: t.cleanRuns.map((c) => c.clean) };
+  if (prev && prev.appliedLease === batch.leaseId) return { record: prev, previous: prev, outcome, alreadyApplied: true };
+  let model = prev?.model ?? emptyScoreState();
+  for (const o of t.observations) model = applyObservation(model, o);
+  const r = scoreOf(model, batch.now, params);
+  const record: TestStateRecord = {
+    projectId: t.projectId,
+    testId: t.testId,
+    filePath: t.filePath,
+    suite: t.suite,
+    title: t.title,
+    score: r.score,
+    candidate: r.candidate,
+    broken: r.broken,
+    samples: r.samples,
+    flipRate: r.flipRate,
+    passOnRerunRate: r.passOnRerunRate,
+    trend: r.trend,
+    lastFlakedAt: r.lastFlakedAt,
+    reasons: r.reasons,
+    model,
+    // The quarantine processor decides the automatic state; until then it carries over.
+    auto: prev?.auto ?? { autoQuarantined: false, reason: '', quarantinedAt: null, cleanRuns: 0, scoredAt: null, releasedAt: null },
+    lastRunId: t.lastRunId,
+    lastStatus: t.lastStatus,
+    lastSeenAt: Math.max(t.lastSeenAt, prev?.lastSeenAt ?? 0),
+    appliedLease: batch.leaseId,
+    version: Math.max((prev?.version ?? 0) + 1, batch.now),
+  };
+  return { record, previous: prev, outcome, alreadyApplied: false };
+}
+
+function scoreEvents(u: TestUpdate, now: number): DomainEvent[] {
+  const { record: r, previous: p } = u;
+  const out: DomainEvent[] = [];
+  const moved = !p || Math.abs(r.score - p.score) >= SCORE_EPSILON || r.candidate !== p.candidate || r.reasons[0]?.code !== p.reasons[0]?.code;
+  const transition = healthTransition(u);
+  if (moved) {
+    out.push({
+      id: stableUuid('score.updated', r.projectId, r.testId, r.appliedLease),
+      type: 'score.updated',
+      projectId: r.projectId,
+      occurredAt: now,
+      data: { testIdentityId: r.testId, score: r.score, previousScore: p?.score ?? null, candidate: r.candidate, reasonCodes: r.reasons.map((x) => x.code), transition },
+    });
+  }
+  if (r.candidate && !p?.candidate) {
+    out.push({
+      id: stableUuid('flaky.detected', r.projectId, r.testId, r.appliedLease),
+      type: 'flaky.detected',
+      projectId: r.projectId,
+      occurredAt: now,
+      data: { testIdentityId: r.testId, filePath: r.filePath, suite: r.suite, title: r.title, score: r.score, reasons: r.reasons },
+    });
+  }
+  return out;
+}
+
+/** `flaked` when a test becomes a candidate, `stabilized` when it stops being one. */
+function healthTransition(u: TestUpdate): 'flaked' | 'stabilized' | null {
+  const was = u.previous?.candidate ?? false;
+  if (u.record.candidate && !was) return 'flaked';
+  if (!u.record.candidate && was) return 'stabilized';
+  return null;
+}

@@ -1,0 +1,259 @@
+// Test state, quarantine overrides, identities and history: what the scorer reads and writes and
+// what the test page, the flaky board and the quarantine route show.
+import type { OverrideDecision, OverrideRow, AutoState } from '../domain/quarantine.js';
+import type { ReasonCode, ScoreState } from '../domain/score.js';
+import type { TestStatus } from '../domain/batch.js';
+import { toIso } from '../domain/time.js';
+import { toNumber, type Store } from './client.js';
+import { chTime } from './runs.js';
+import type { TsvColumns } from './tsv.js';
+
+export interface TestStateRecord {
+  projectId: string;
+  testId: string;
+  filePath: string;
+  suite: string;
+  title: string;
+  score: number;
+  candidate: boolean;
+  broken: boolean;
+  samples: number;
+  flipRate: number;
+  passOnRerunRate: number;
+  trend: 'rising' | 'falling' | 'stable';
+  lastFlakedAt: number | null;
+  reasons: { code: ReasonCode; message: string }[];
+  model: ScoreState;
+  auto: AutoState;
+  lastRunId: string;
+  lastStatus: TestStatus;
+  lastSeenAt: number;
+  appliedLease: string;
+  version: number;
+}
+
+export const TEST_STATE_COLUMNS: TsvColumns = {
+  names: [
+    'project_id', 'test_id', 'file_path', 'suite', 'title', 'score', 'candidate', 'broken', 'samples', 'flip_rate',
+    'pass_on_rerun_rate', 'trend', 'last_flaked_at', 'reasons', 'model', 'auto_quarantined', 'quarantine_reason',
+    'quarantined_at', 'clean_runs', 'released_at', 'last_run_id', 'last_status', 'last_seen_at', 'scored_at', 'applied_lease', 'version',
+  ],
+  plain: new Set(['project_id', 'test_id', 'score', 'candidate', 'broken', 'samples', 'flip_rate', 'pass_on_rerun_rate', 'trend', 'last_flaked_at', 'auto_quarantined', 'quarantined_at', 'clean_runs', 'released_at', 'last_run_id', 'last_status', 'last_seen_at', 'scored_at', 'version']),
+};
+
+export function testStateRow(r: TestStateRecord): Record<string, unknown> {
+  return {
+    project_id: r.projectId,
+    test_id: r.testId,
+    file_path: r.filePath,
+    suite: r.suite,
+    title: r.title,
+    score: r.score,
+    candidate: r.candidate ? 1 : 0,
+    broken: r.broken ? 1 : 0,
+    samples: r.samples,
+    flip_rate: r.flipRate,
+    pass_on_rerun_rate: r.passOnRerunRate,
+    trend: r.trend,
+    last_flaked_at: r.lastFlakedAt === null ? null : chTime(r.lastFlakedAt),
+    reasons: JSON.stringify(r.reasons),
+    model: JSON.stringify(r.model),
+    auto_quarantined: r.auto.autoQuarantined ? 1 : 0,
+    quarantine_reason: r.auto.reason,
+    quarantined_at: r.auto.quarantinedAt === null ? null : chTime(r.auto.quarantinedAt),
+    clean_runs: r.auto.cleanRuns,
+    released_at: r.auto.releasedAt === null ? null : chTime(r.auto.releasedAt),
+    last_run_id: r.lastRunId,
+    last_status: r.lastStatus,
+    last_seen_at: chTime(r.lastSeenAt),
+    scored_at: chTime(r.auto.scoredAt ?? r.lastSeenAt),
+    applied_lease: r.appliedLease,
+    version: r.version,
+  };
+}
+
+interface StateDbRow {
+  project_id: string;
+  test_id: string;
+  file_path: string;
+  suite: string;
+  title: string;
+  score: number;
+  candidate: number;
+  broken: number;
+  samples: number | string;
+  flip_rate: number;
+  pass_on_rerun_rate: number;
+  trend: 'rising' | 'falling' | 'stable';
+  last_flaked_ms: number | string | null;
+  reasons: string;
+  model: string;
+  auto_quarantined: number;
+  quarantine_reason: string;
+  quarantined_ms: number | string | null;
+  clean_runs: number | string;
+  released_ms: number | string | null;
+  last_run_id: string;
+  last_status: TestStatus;
+  last_seen_ms: number | string;
+  scored_ms: number | string;
+  applied_lease: string;
+  version: number | string;
+}
+
+const STATE_SELECT = `project_id, test_id, file_path, suite, title, score, candidate, broken, samples, flip_rate, pass_on_rerun_rate,
+  trend, toUnixTimestamp64Milli(last_flaked_at) AS last_flaked_ms, reasons, model, auto_quarantined, quarantine_reason,
+  toUnixTimestamp64Milli(quarantined_at) AS quarantined_ms, clean_runs, toUnixTimestamp64Milli(released_at) AS released_ms, last_run_id, last_status,
+  toUnixTimestamp64Milli(last_seen_at) AS last_seen_ms, toUnixTimestamp64Milli(scored_at) AS scored_ms, applied_lease, version`;
+
+function toState(r: StateDbRow): TestStateRecord {
+  return {
+    projectId: r.project_id,
+    testId: r.test_id,
+    filePath: r.file_path,
+    suite: r.suite,
+    title: r.title,
+    score: toNumber(r.score),
+    candidate: toNumber(r.candidate) === 1,
+    broken: toNumber(r.broken) === 1,
+    samples: toNumber(r.samples),
+    flipRate: toNumber(r.flip_rate),
+    passOnRerunRate: toNumber(r.pass_on_rerun_rate),
+    trend: r.trend,
+    lastFlakedAt: r.last_flaked_ms === null ? null : toNumber(r.last_flaked_ms),
+    reasons: JSON.parse(r.reasons || '[]') as TestStateRecord['reasons'],
+    model: JSON.parse(r.model) as ScoreState,
+    auto: {
+      autoQuarantined: toNumber(r.auto_quarantined) === 1,
+      reason: r.quarantine_reason,
+      quarantinedAt: r.quarantined_ms === null ? null : toNumber(r.quarantined_ms),
+      cleanRuns: toNumber(r.clean_runs),
+      scoredAt: toNumber(r.scored_ms),
+      releasedAt: r.released_ms === null ? null : toNumber(r.released_ms),
+    },
+    lastRunId: r.last_run_id,
+    lastStatus: r.last_status,
+    lastSeenAt: toNumber(r.last_seen_ms),
+    appliedLease: r.applied_lease,
+    version: toNumber(r.version),
+  };
+}
+
+export interface FlakyFilter {
+  limit: number;
+  minScore: number;
+  includeQuarantined: boolean;
+}
+
+export class TestRepo {
+  constructor(private readonly store: Store) {}
+
+  async states(projectId: string, testIds: readonly string[]): Promise<Map<string, TestStateRecord>> {
+    if (testIds.length === 0) return new Map();
+    const rows = await this.store.query<StateDbRow>(
+      `SELECT ${STATE_SELECT} FROM ${this.store.table('test_state')} FINAL
+       WHERE project_id = {projectId:UUID} AND test_id IN {ids:Array(UUID)}`,
+      { projectId, ids: testIds },
+    );
+    return new Map(rows.map((r) => [r.test_id, toState(r)]));
+  }
+
+  async state(projectId: string, testId: string): Promise<TestStateRecord | null> {
+    return (await this.states(projectId, [testId])).get(testId) ?? null;
+  }
+
+  async overrides(projectId: string, testIds: readonly string[]): Promise<Map<string, OverrideRow>> {
+    if (testIds.length === 0) return new Map();
+    const rows = await this.store.query<{ test_id: string; override: string; reason: string; state_after: number; decided_ms: number | string }>(
+      `SELECT test_id, override, reason, state_after, toUnixTimestamp64Milli(decided_at) AS decided_ms
+       FROM ${this.store.table('quarantine_overrides')} FINAL
+       WHERE project_id = {projectId:UUID} AND test_id IN {ids:Array(UUID)}`,
+      { projectId, ids: testIds },
+    );
+    return new Map(
+      rows.map((r) => [
+        r.test_id,
+        {
+          override: r.override === '' ? null : (r.override as OverrideDecision),
+          reason: r.reason,
+          stateAfter: toNumber(r.state_after) === 1,
+          decidedAt: toNumber(r.decided_ms),
+        },
+      ]),
+    );
+  }
+
+  async writeOverride(projectId: string, testId: string, row: OverrideRow): Promise<void> {
+    await this.store.insert(
+      'quarantine_overrides',
+      [
+        {
+          project_id: projectId,
+          test_id: testId,
+          override: row.override ?? '',
+          reason: row.reason,
+          state_after: row.stateAfter ? 1 : 0,
+          decided_at: row.decidedAt,
+          version: row.decidedAt,
+        },
+      ],
+      `override:${projectId}:${testId}:${row.decidedAt}:${row.override ?? 'auto'}`,
+    );
+  }
+
+  /** Whether the identity exists in the project (identities are never deleted). */
+  async identityExists(projectId: string, testId: string): Promise<boolean> {
+    const rows = await this.store.query<{ n: number | string }>(
+      `SELECT count() AS n FROM ${this.store.table('test_identities')} WHERE project_id = {projectId:UUID} AND id = {testId:UUID}`,
+      { projectId, testId },
+    );
+    return toNumber(rows[0]?.n) > 0;
+  }
+
+  async identity(projectId: string, testId: string): Promise<{ id: string; fingerprint: string; filePath: string; suite: string; title: string } | null> {
+    const rows = await this.store.query<{ id: string; fingerprint: string; file_path: string; suite: string; title: string }>(
+      `SELECT id, fingerprint, file_path, suite, title FROM ${this.store.table('test_identities')} FINAL
+       WHERE project_id = {projectId:UUID} AND id = {testId:UUID} LIMIT 1`,
+      { projectId, testId },
+    );
+    const r = rows[0];
+    return r ? { id: r.id, fingerprint: r.fingerprint, filePath: r.file_path, suite: r.suite, title: r.title } : null;
+  }
+
+  /** Worst first; quarantined tests (by any means) left out unless asked for. */
+  async board(projectId: string, f: FlakyFilter): Promise<TestStateRecord[]> {
+    const rows = await this.store.query<StateDbRow>(
+      `SELECT ${STATE_SELECT} FROM ${this.store.table('test_state')} FINAL
+       WHERE project_id = {projectId:UUID} AND score >= {minScore:Float32}
+       ORDER BY score DESC, test_id LIMIT {limit:UInt32}`,
+      { projectId, minScore: f.minScore, limit: f.limit },
+    );
+    return rows.map(toState);
+  }
+
+  async history(
+    projectId: string,
+    testId: string,
+    limit: number,
+  ): Promise<{ executionId: string; runId: string; commitSha: string; branch: string; startedAt: string; status: TestStatus; attempt: number; durationMs: number; errorMessage: string | null; hasRca: boolean }[]> {
+    const rows = await this.store.query<{ id: string; run_id: string; commit_sha: string; branch: string; started_ms: number | string; status: TestStatus; attempt: number; duration_ms: number; error_message: string }>(
+      `SELECT id, run_id, commit_sha, branch, toUnixTimestamp64Milli(started_at) AS started_ms, status, attempt, duration_ms, error_message
+       FROM ${this.store.table('executions')}
+       WHERE project_id = {projectId:UUID} AND test_id = {testId:UUID}
+       ORDER BY started_at DESC, attempt DESC LIMIT {limit:UInt32}`,
+      { projectId, testId, limit },
+    );
+    return rows.reverse().map((r) => ({
+      executionId: r.id,
+      runId: r.run_id,
+      commitSha: r.commit_sha,
+      branch: r.branch,
+      startedAt: toIso(toNumber(r.started_ms)),
+      status: r.status,
+      attempt: toNumber(r.attempt),
+      durationMs: toNumber(r.duration_ms),
+      errorMessage: r.error_message === '' ? null : r.error_message,
+      hasRca: false,
+    }));
+  }
+}

@@ -1,0 +1,234 @@
+// GET /v1/health against the real daemon: a history where a test becomes flaky (and is
+// auto-quarantined), MTTR from health events, reliability and cost from the daily rollup, and the
+// owner filter through CODEOWNERS.
+import { randomBytes, randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DomainEvent } from '../../src/domain/events.js';
+import { chTime } from '../../src/store/runs.js';
+import { nativeBatch, startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
+
+const DAY = 86_400_000;
+const RATES = { ciMinute: 0.5, developerHour: 60, investigationMinutes: 10 };
+
+function dayText(ms: number): string {
+  return new Date(ms).toISOString().slice(0, 10);
+}
+
+function mondayOf(ms: number): number {
+  const day = Math.floor(ms / DAY) * DAY;
+  return day - ((new Date(day).getUTCDay() + 6) % 7) * DAY;
+}
+
+interface Exec {
+  filePath: string;
+  suite: string;
+  title: string;
+  status: 'pass' | 'fail' | 'skip' | 'flaky';
+  attempt: number;
+  retryOfIndex?: number;
+  startedAt: number;
+  durationMs: number;
+}
+
+describe('GET /v1/health', () => {
+  let td: TestDaemon;
+  const processed = new Set<string>();
+  const today = Math.floor(Date.now() / DAY) * DAY;
+  // Expected figures, accumulated from what is posted.
+  const perDay = new Map<string, { executions: number; passed: number; skipped: number }>();
+  let rerunMs = 0;
+  let flakyOccurrences = 0;
+  let payRerunMs = 0;
+  let payExecutions = 0;
+  let flappyId = '';
+  let manualId = '';
+
+  async function ingest(...batches: Record<string, unknown>[]): Promise<void> {
+    const receipts: string[] = [];
+    for (const b of batches) {
+      const res = await td.request('POST', '/v1/ingest', { body: b });
+      expect(res.status).toBe(202);
+      receipts.push(res.json.receiptId as string);
+    }
+    await td.waitFor(async () => receipts.every((r) => processed.has(r)), 20_000);
+  }
+
+  /** One run on main at `at`: `flappy` fails then passes on retry when `flaky`, the rest is steady. */
+  function run(at: number, flaky: boolean): Record<string, unknown> {
+    const ex: Exec[] = [];
+    const add = (e: Omit<Exec, 'startedAt'>): void => {
+      ex.push({ ...e, startedAt: at + ex.length });
+    };
+    add({ filePath: 'src/flaky/flappy.test.ts', suite: 'flappy', title: 'sometimes', status: flaky ? 'fail' : 'pass', attempt: 1, durationMs: 100 });
+    if (flaky) add({ filePath: 'src/flaky/flappy.test.ts', suite: 'flappy', title: 'sometimes', status: 'pass', attempt: 2, retryOfIndex: 0, durationMs: 250 });
+    add({ filePath: 'src/pay/charge.test.ts', suite: 'pay', title: 'charges', status: 'pass', attempt: 1, durationMs: 40 });
+    add({ filePath: 'src/pay/charge.test.ts', suite: 'pay', title: 'refunds', status: 'fail', attempt: 1, durationMs: 30 });
+    add({ filePath: 'src/pay/charge.test.ts', suite: 'pay', title: 'refunds', status: 'fail', attempt: 2, retryOfIndex: ex.length - 1, durationMs: 35 });
+    add({ filePath: 'src/pay/charge.test.ts', suite: 'pay', title: 'later', status: 'skip', attempt: 1, durationMs: 0 });
+    // A reporter's own `flaky` status (only today: too few samples to become a candidate).
+    if (flaky) add({ filePath: 'src/misc/report.test.ts', suite: 'misc', title: 'reported flaky', status: 'flaky', attempt: 1, durationMs: 60 });
+
+    const d = perDay.get(dayText(at)) ?? { executions: 0, passed: 0, skipped: 0 };
+    for (const e of ex) {
+      d.executions++;
+      if (e.status === 'pass') d.passed++;
+      if (e.status === 'skip') d.skipped++;
+      if (e.status === 'flaky') flakyOccurrences++;
+      if (e.attempt > 1) rerunMs += e.durationMs;
+      if (e.filePath.startsWith('src/pay/')) {
+        payExecutions++;
+        if (e.attempt > 1) payRerunMs += e.durationMs;
+      }
+    }
+    perDay.set(dayText(at), d);
+    return nativeBatch({
+      resource: { commitSha: randomBytes(20).toString('hex'), branch: 'main', trigger: 'push' },
+      run: { status: 'failed', startedAt: new Date(at).toISOString() },
+      executions: ex,
+    });
+  }
+
+  beforeAll(async () => {
+    td = await startTestDaemon({
+      env: {
+        SERVICE_QUARANTINE_ENABLED: 'true',
+        SERVICE_CI_MINUTE_COST: String(RATES.ciMinute),
+        SERVICE_DEVELOPER_HOUR_COST: String(RATES.developerHour),
+        SERVICE_INVESTIGATION_MINUTES: String(RATES.investigationMinutes),
+      },
+    });
+    td.daemon.runtime.onEvent((e: DomainEvent) => {
+      if (e.type === 'run.processed') processed.add(String(e.data.receiptId));
+    });
+    // Two days ago and yesterday: steady; today: `flappy` passes only on retry, three times.
+    const todayAt = (k: number): number => today + Math.floor((Date.now() - today) / 2) + k * 1000;
+    await ingest(run(today - 2 * DAY + 9 * 3_600_000, false), run(today - DAY + 9 * 3_600_000, false), run(today - DAY + 10 * 3_600_000, false));
+    await ingest(run(todayAt(0), true), run(todayAt(1), true), run(todayAt(2), true));
+    await td.request('PUT', '/v1/codeowners', { body: { content: '/src/pay/ @acme/pay\n/src/flaky/ @acme/flaky\n' } });
+
+    const flaky = await td.request('GET', '/v1/flaky?includeQuarantined=true');
+    flappyId = flaky.json.items.find((i: any) => i.title === 'sometimes')?.testIdentityId;
+    expect(flappyId).toBeTruthy();
+    const run0 = (await td.request('GET', '/v1/runs?limit=1')).json.items[0];
+    const detail = await td.request('GET', `/v1/runs/${run0.id}`);
+    manualId = detail.json.executions.find((e: any) => e.title === 'charges').testIdentityId;
+  });
+  afterAll(async () => td?.close());
+
+  it('rejects days out of range', async () => {
+    for (const days of ['0', '366', 'abc', '1.5']) {
+      const res = await td.request('GET', `/v1/health?days=${days}`);
+      expect(res.status).toBe(400);
+      expect(res.json).toMatchObject({ error: 'invalid_query' });
+    }
+    expect((await td.request('GET', '/v1/health', { token: null })).status).toBe(401);
+  });
+
+  it('reports a test that became flaky: introduced this week, open, auto-quarantined', async () => {
+    const res = await td.request('GET', '/v1/health');
+    expect(res.status).toBe(200);
+    const h = res.json;
+    expect(h.rangeDays).toBe(90);
+    expect(h.mttr).toMatchObject({ openCount: 1, resolvedCount: 0, meanMs: null, medianMs: null });
+    const thisWeek = h.weekly.find((w: any) => w.weekStart === dayText(mondayOf(Date.now())));
+    expect(thisWeek.introduced).toBeGreaterThanOrEqual(1);
+    expect(h.weekly[h.weekly.length - 1].weekStart).toBe(dayText(mondayOf(Date.now())));
+    for (const w of h.weekly) expect(new Date(`${w.weekStart}T00:00:00Z`).getUTCDay()).toBe(1);
+    expect(h.quarantine.currentBacklog).toBe(1);
+    expect(h.quarantine.trend).toHaveLength(90);
+    expect(h.quarantine.trend.at(-1)).toEqual({ day: dayText(today), count: 1 });
+    expect(h.quarantine.trend.at(-2)).toEqual({ day: dayText(today - DAY), count: 0 });
+  });
+
+  it('computes reliability per day and cost per CONTRACT §10 from the rollup', async () => {
+    const h = (await td.request('GET', '/v1/health?days=7')).json;
+    expect(h.rangeDays).toBe(7);
+    const expected = [...perDay.entries()]
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([day, d]) => ({ day, passRate: Math.round((d.passed / (d.executions - d.skipped)) * 10_000) / 10_000, total: d.executions - d.skipped }));
+    expect(h.reliabilityTrend).toEqual(expected);
+    expect(h.reliabilityTrend.map((r: any) => r.day)).toEqual([dayText(today - 2 * DAY), dayText(today - DAY), dayText(today)]);
+
+    expect(rerunMs).toBe(3 * 250 + 6 * 35);
+    expect(flakyOccurrences).toBe(3);
+    const ci = (rerunMs / 60_000) * RATES.ciMinute;
+    const people = ((flakyOccurrences * RATES.investigationMinutes) / 60) * RATES.developerHour;
+    expect(h.cost).toMatchObject({ rerunMs, flakyOccurrences, rates: RATES });
+    expect(h.cost.ciSpend).toBeCloseTo(ci, 4);
+    expect(h.cost.peopleSpend).toBeCloseTo(people, 4);
+    expect(h.cost.total).toBeCloseTo(ci + people, 4);
+
+    // A one-day window sees only today's runs.
+    const one = (await td.request('GET', '/v1/health?days=1')).json;
+    expect(one.reliabilityTrend.map((r: any) => r.day)).toEqual([dayText(today)]);
+    expect(one.quarantine.trend).toEqual([{ day: dayText(today), count: 1 }]);
+    expect(one.cost.rerunMs).toBe(3 * 250 + 3 * 35);
+  });
+
+  it('pairs stabilized with flaked for MTTR and walks the quarantine backlog back per day', async () => {
+    // Earlier episodes of other tests, as the scorer and quarantine processor record them.
+    const a = randomUUID();
+    const b = randomUUID();
+    const c = randomUUID();
+    const projectId = (await td.daemon.store.query<{ id: string }>(`SELECT id FROM ${td.daemon.store.table('projects')} FINAL LIMIT 1`))[0]!.id;
+    const at = (ms: number) => chTime(ms);
+    await td.daemon.store.insert(
+      'test_health_events',
+      [
+        { project_id: projectId, test_id: a, kind: 'flaked', at: at(today - 4 * DAY), score: 0.9 },
+        { project_id: projectId, test_id: a, kind: 'stabilized', at: at(today - 3 * DAY), score: 0.3 },
+        { project_id: projectId, test_id: b, kind: 'flaked', at: at(today - 200 * DAY), score: 0.9 },
+        { project_id: projectId, test_id: b, kind: 'stabilized', at: at(today - 2 * DAY), score: 0.3 },
+        { project_id: projectId, test_id: c, kind: 'quarantined', at: at(today - 5 * DAY + 3_600_000), score: 0.9 },
+        { project_id: projectId, test_id: c, kind: 'released', at: at(today - 2 * DAY + 3_600_000), score: 0.2 },
+      ],
+      `health-fixture-${a}`,
+    );
+    // A person quarantines a test today: no health event, known from the override.
+    const q = await td.request('POST', `/v1/tests/${manualId}/quarantine`, { body: { decision: 'quarantined' } });
+    expect(q.json).toMatchObject({ quarantined: true, changed: true });
+
+    const h = (await td.request('GET', '/v1/health?days=30')).json;
+    const times = [DAY, 198 * DAY];
+    expect(h.mttr).toMatchObject({ resolvedCount: 2, openCount: 1, meanMs: (times[0]! + times[1]!) / 2, medianMs: (times[0]! + times[1]!) / 2 });
+    // b's episode began before the window: its repair counts, its start does not.
+    const introduced = h.weekly.reduce((n: number, w: any) => n + w.introduced, 0);
+    const resolved = h.weekly.reduce((n: number, w: any) => n + w.resolved, 0);
+    expect(resolved).toBe(2);
+    expect(introduced).toBe(2); // flappy today + a
+    expect(h.weekly.find((w: any) => w.weekStart === dayText(mondayOf(today - 3 * DAY))).resolved).toBeGreaterThanOrEqual(1);
+
+    expect(h.quarantine.currentBacklog).toBe(2);
+    const trend = new Map(h.quarantine.trend.map((t: any) => [t.day, t.count]));
+    expect(trend.get(dayText(today - 6 * DAY))).toBe(0);
+    expect(trend.get(dayText(today - 5 * DAY))).toBe(1);
+    expect(trend.get(dayText(today - 3 * DAY))).toBe(1);
+    expect(trend.get(dayText(today - 2 * DAY))).toBe(0);
+    expect(trend.get(dayText(today - DAY))).toBe(0);
+    expect(trend.get(dayText(today))).toBe(2);
+
+    // Only stabilizations inside a short window count.
+    expect((await td.request('GET', '/v1/health?days=3')).json.mttr.resolvedCount).toBe(1);
+  });
+
+  it('restricts everything to the tests an owner holds', async () => {
+    const pay = (await td.request('GET', `/v1/health?days=7&owner=${encodeURIComponent('@acme/pay')}`)).json;
+    expect(pay.mttr).toMatchObject({ openCount: 0, resolvedCount: 0 });
+    expect(pay.weekly.reduce((n: number, w: any) => n + w.introduced, 0)).toBe(0);
+    expect(pay.cost).toMatchObject({ rerunMs: payRerunMs, flakyOccurrences: 0, peopleSpend: 0 });
+    expect(pay.reliabilityTrend.reduce((n: number, r: any) => n + r.total, 0)).toBe(payExecutions - 6 /* skips */);
+    expect(pay.quarantine.currentBacklog).toBe(1); // the manual quarantine of `charges`
+
+    // Without the @, any case.
+    const flaky = (await td.request('GET', '/v1/health?days=7&owner=ACME/flaky')).json;
+    expect(flaky.mttr.openCount).toBe(1);
+    expect(flaky.quarantine.currentBacklog).toBe(1);
+    expect(flaky.weekly.reduce((n: number, w: any) => n + w.introduced, 0)).toBe(1);
+    expect(flaky.cost).toMatchObject({ rerunMs: 3 * 250, flakyOccurrences: 0 });
+    expect(flappyId).toBeTruthy();
+
+    const nobody = (await td.request('GET', '/v1/health?days=7&owner=@nobody')).json;
+    expect(nobody).toMatchObject({ mttr: { openCount: 0, resolvedCount: 0 }, quarantine: { currentBacklog: 0 }, reliabilityTrend: [], cost: { total: 0, rerunMs: 0 } });
+    expect(nobody.quarantine.trend).toHaveLength(7);
+  });
+});
