@@ -110,6 +110,8 @@ export interface IdentityRecord {
   params: string;
   paramsHash: string;
   firstSeenAt: number;
+  /** Row version: the newest row of an identity is its current name (after a move or rename). */
+  version: number;
 }
 
 export function runIdFor(projectId: string, receiptId: string): string {
@@ -270,5 +272,6 @@ export function buildIdentity(e: ExecutionRecord): IdentityRecord {
     params: e.input.params ? canonicalJson(e.input.params) : '',
     paramsHash: paramsHash(e.input.params),
     firstSeenAt: e.input.startedAt,
+    version: e.input.startedAt,
   };
 }

@@ -136,8 +136,10 @@ async function resolveProject(
         confidence,
         created_at: chTime(batch.now),
       });
-      // The identity now shows its current name; a newer version of the row replaces the old.
-      newIdentities.push({ ...buildIdentity(e), id: res.id, firstSeenAt: batch.now });
+      // The identity now shows its current name: a row with a newer version replaces the old one.
+      // The version is the processing time, so the stitch decided last wins even when runs arrive
+      // out of order; first_seen_at is the stitch time (the original's is in its older rows).
+      newIdentities.push({ ...buildIdentity(e), id: res.id, firstSeenAt: batch.now, version: Date.now() });
       events.push({
         id: stableUuid('identity.moved', projectId, res.id, e.fingerprint),
         type: 'identity.moved',

@@ -149,7 +149,7 @@ export function identityRow(i: IdentityRecord): Record<string, unknown> {
     params: i.params,
     params_hash: i.paramsHash,
     first_seen_at: i.firstSeenAt,
-    version: i.firstSeenAt,
+    version: i.version,
   };
 }
 
