@@ -6,6 +6,7 @@ import { clusteringProcessorFactory } from '../processors/clustering.js';
 import { identityProcessorFactory } from '../processors/identity.js';
 import { normalizeProcessorFactory } from '../processors/normalize.js';
 import { quarantineProcessorFactory } from '../processors/quarantine.js';
+import { rollupsProcessorFactory } from '../processors/rollups.js';
 import { scoringProcessorFactory } from '../processors/scoring.js';
 import { junitReceiverFactory } from '../receivers/junit/index.js';
 import { nativeReceiverFactory } from '../receivers/native/index.js';
@@ -24,6 +25,7 @@ export function builtinRegistry(): Registry {
     clusteringProcessorFactory,
     scoringProcessorFactory,
     quarantineProcessorFactory,
+    rollupsProcessorFactory,
     clickhouseExporterFactory,
     debugExporterFactory,
     eventsConnectorFactory,

@@ -33,6 +33,8 @@ interface ExecutionsPipeline {
   spec: PipelineSpec;
   processors: ExecutionsProcessor[];
   exporters: ExecutionsExporter[];
+  /** Ids of `exporters`, in order (connectors left out). */
+  exporterIds: string[];
   /** Whether events leave this pipeline through the events connector. */
   emitsEvents: boolean;
 }
@@ -44,6 +46,8 @@ interface EventsPipeline {
 }
 
 export interface WorkerStats {
+  /** Milliseconds spent per stage (processor / exporter id, `plan`, `ack`), since start. */
+  stageMs: Record<string, number>;
   leases: number;
   jobs: number;
   executions: number;
@@ -62,7 +66,7 @@ export class PipelineRuntime {
   private loops: Promise<void>[] = [];
   private readonly listeners = new Set<(e: DomainEvent) => void>();
   private readonly logger: Logger;
-  readonly stats: WorkerStats = { leases: 0, jobs: 0, executions: 0, failures: 0, eventsDelivered: 0, eventFailures: 0 };
+  readonly stats: WorkerStats = { stageMs: {}, leases: 0, jobs: 0, executions: 0, failures: 0, eventsDelivered: 0, eventFailures: 0 };
 
   constructor(private readonly opts: RuntimeOptions) {
     this.logger = opts.host.logger;
@@ -100,6 +104,7 @@ export class PipelineRuntime {
           return instance('processors', id, p.signal, () => f.createExecutions!(spec.config, settings(id)));
         });
         const exporters: ExecutionsExporter[] = [];
+        const exporterIds: string[] = [];
         let emitsEvents = false;
         for (const id of p.exporters) {
           const spec = graph.components.get(`exporters:${id}`) ?? graph.components.get(`connectors:${id}`)!;
@@ -110,8 +115,9 @@ export class PipelineRuntime {
           if (spec.factory.kind !== 'exporter' || !spec.factory.createExecutions) throw new Error(`${id} cannot export executions`);
           const f = spec.factory;
           exporters.push(instance('exporters', id, p.signal, () => f.createExecutions!(spec.config, settings(id))));
+          exporterIds.push(id);
         }
-        this.executions.push({ spec: p, processors, exporters, emitsEvents });
+        this.executions.push({ spec: p, processors, exporters, exporterIds, emitsEvents });
       } else {
         const processors = p.processors.map((id) => {
           const spec = graph.components.get(`processors:${id}`)!;
@@ -196,13 +202,13 @@ export class PipelineRuntime {
       const received = items.reduce((m, i) => Math.max(m, i.job.receivedAt), 0) || Date.now();
       const now = Math.min(received, items.reduce((m, i) => Math.max(m, i.job.batch.run.startedAt), 0) || received);
       const batch: WorkBatch = { leaseId: lease.id, items, now, testStates: new Map(), writes: new Map() };
-      for (const proc of p.processors) await proc.processBatch(batch);
+      for (const [i, proc] of p.processors.entries()) await this.timed(p.spec.processors[i]!, () => proc.processBatch(batch));
       if (!lease.plan) {
         const events = p.emitsEvents ? collectEvents(items) : [];
-        await queue.savePlan(lease.id, { events });
+        await this.timed('plan', () => queue.savePlan(lease.id, { events }));
       }
-      for (const exp of p.exporters) await exp.exportBatch(batch);
-      await queue.ack(lease.id);
+      for (const [i, exp] of p.exporters.entries()) await this.timed(p.exporterIds[i]!, () => exp.exportBatch(batch));
+      await this.timed('ack', () => queue.ack(lease.id));
       const executions = items.reduce((n, i) => n + i.executions.length, 0);
       this.stats.leases++;
       this.stats.jobs += items.length;
@@ -212,6 +218,15 @@ export class PipelineRuntime {
       this.stats.failures++;
       this.logger.warn({ err, lease: lease.id, attempt: lease.attempt }, 'lease failed; will retry');
       await queue.nack(lease.id, errorMessage(err)).catch((e: unknown) => this.logger.error({ err: e }, 'nack failed'));
+    }
+  }
+
+  private async timed(stage: string, f: () => Promise<void>): Promise<void> {
+    const t0 = performance.now();
+    try {
+      await f();
+    } finally {
+      this.stats.stageMs[stage] = (this.stats.stageMs[stage] ?? 0) + (performance.now() - t0);
     }
   }
 

@@ -303,7 +303,7 @@ describe('loadPipelineFile', () => {
     expect(graph.pipelines.map((p) => p.id)).toEqual(['executions', 'events']);
     expect(graph.pipelines[0]).toMatchObject({
       receivers: ['otlp', 'junit', 'native'],
-      processors: ['normalize', 'identity', 'clustering', 'scoring', 'quarantine'],
+      processors: ['normalize', 'identity', 'clustering', 'scoring', 'quarantine', 'rollups'],
       exporters: ['clickhouse', 'events'],
     });
   });

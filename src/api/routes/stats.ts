@@ -18,6 +18,7 @@ export function statsRoute(queue: Queue, runtime: PipelineRuntime) {
     response: z.object({
       queue: z.object({ pending: z.number(), inflight: z.number(), dead: z.number(), delayed: z.number() }),
       worker: z.object({
+        stageMs: z.record(z.string(), z.number()),
         leases: z.number(),
         jobs: z.number(),
         executions: z.number(),
