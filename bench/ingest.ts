@@ -191,16 +191,19 @@ export async function run(argv: string[]): Promise<number> {
     };
   }
 
-  async function workerStats(): Promise<{ pending: number; inflight: number; executions: number; eventLoopDelayMs: unknown }> {
+  async function workerStats(): Promise<{ pending: number; inflight: number; executions: number; eventLoopDelayMs: unknown; stageMs: Record<string, number> }> {
     const res = await fetch(`${server.url}/v1/admin/stats`, { headers: { authorization: `Bearer ${admin}` } });
-    const st = (await res.json()) as { queue: { pending: number; inflight: number }; worker: { executions: number }; eventLoopDelayMs: unknown };
-    return { pending: st.queue.pending, inflight: st.queue.inflight, executions: st.worker.executions, eventLoopDelayMs: st.eventLoopDelayMs };
+    const st = (await res.json()) as { queue: { pending: number; inflight: number }; worker: { executions: number; stageMs: Record<string, number> }; eventLoopDelayMs: unknown };
+    return { pending: st.queue.pending, inflight: st.queue.inflight, executions: st.worker.executions, eventLoopDelayMs: st.eventLoopDelayMs, stageMs: st.worker.stageMs };
   }
 
   const saturation = await phase('saturation', null);
   const loopAfterSaturation = (await workerStats()).eventLoopDelayMs;
   const paced = await phase('paced', Number(values.rate) / batchSize);
-  const loopAfterBoth = (await workerStats()).eventLoopDelayMs;
+  const final = await workerStats();
+  const loopAfterBoth = final.eventLoopDelayMs;
+  // Where the worker's time went, per pipeline stage, over both phases.
+  const workerStageMs = Object.fromEntries(Object.entries(final.stageMs).map(([k, v]) => [k, Math.round(v)]));
   // Queryable: the newest run is listed by the API.
   const list = await fetch(`${server.url}/v1/runs?limit=1`, { headers: { authorization: `Bearer ${token}` } });
   const queryable = list.status === 200 && ((await list.json()) as { items: unknown[] }).items.length === 1;
@@ -218,6 +221,7 @@ export async function run(argv: string[]): Promise<number> {
     saturation,
     paced,
     queryable,
+    workerStageMs,
     daemonEventLoopDelayMs: { afterSaturation: loopAfterSaturation, afterBoth: loopAfterBoth },
     peakRssMb: round(rss / 1024 / 1024),
     rawChdbInsert: { executions: sent.length * batchSize, executionsPerSec: Math.round(raw.executionsPerSec) },

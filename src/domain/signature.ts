@@ -112,7 +112,7 @@ const NORMALIZERS: readonly [RegExp, string][] = [
   // ISO-8601 timestamps and dates, then bare clock times.
   [/\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?\b/g, '<ts>'],
   [/\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b/g, '<ts>'],
-  // UUIDs, memory addresses, hex ids (≥ 8 hex digits with at least one digit: commit shas, object ids).
+  // UUIDs, memory addresses, hex ids (≥ 8 hex chars mixing digits and a–f: commit shas, object ids).
   [/\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/gi, '<uuid>'],
   [/\b0x[0-9a-f]+\b/gi, '<addr>'],
   [/(?<![A-Za-z0-9])(?=[a-f]*\d)(?=\d*[a-f])[0-9a-f]{8,}(?![A-Za-z0-9])/gi, '<hex>'],
@@ -292,14 +292,32 @@ function inferType(message: string, stack: string | undefined): string {
   return 'Error';
 }
 
-/** Lower-cased words (placeholders like <num> kept whole), unigrams plus adjacent pairs. */
+/**
+ * Words that appear in a large share of all failure messages. As single tokens they would make
+ * unrelated signatures look slightly alike (J ≈ 0.05 instead of ≈ 0), and with LSH every such pair
+ * is a candidate with probability ≈ bands·J^rows, so the candidate count would grow with the
+ * number of stored signatures. They still count inside word pairs ("to be", "expected <num>").
+ */
+const STOP_WORDS = new Set(
+  (
+    'a an the to be is was are were been being of in on at by for with from into as and or but if then than that this it its ' +
+    'not no expected expect received actual got should have has had do does did can cannot could would will error failed ' +
+    'failure exception assertion true false null undefined'
+  ).split(' '),
+);
+
+/**
+ * MinHash tokens: the type; message words (lower-cased, placeholders like <num> kept whole) as
+ * adjacent pairs, plus single words except placeholders and STOP_WORDS; each frame whole.
+ */
 function shingles(type: string, normalizedMessage: string, frames: readonly string[]): string[] {
   const set = new Set<string>();
   set.add(`t:${type}`);
   const words = normalizedMessage.toLowerCase().match(/<[a-z]+>|\[redacted\]|[\p{L}\p{N}_$]+(?:[.'-][\p{L}\p{N}_$]+)*|[^\s\p{L}\p{N}]{2,}/gu) ?? [];
   for (let i = 0; i < words.length; i++) {
-    set.add(`w:${words[i]}`);
-    if (i + 1 < words.length) set.add(`b:${words[i]} ${words[i + 1]}`);
+    const w = words[i]!;
+    if (w[0] !== '<' && w[0] !== '[' && !STOP_WORDS.has(w)) set.add(`w:${w}`);
+    if (i + 1 < words.length) set.add(`b:${w} ${words[i + 1]}`);
   }
   for (const f of frames) set.add(`f:${f}`);
   return [...set];

@@ -201,6 +201,11 @@ export class TestRepo {
     );
   }
 
+  /** A health event outside the worker (a person's quarantine decision). */
+  async addHealthEvent(projectId: string, testId: string, kind: 'quarantined' | 'released', at: number, score: number): Promise<void> {
+    await this.store.insert('test_health_events', [{ project_id: projectId, test_id: testId, kind, at: chTime(at), score }], `health:${projectId}:${testId}:${kind}:${at}`);
+  }
+
   /** Whether the identity exists in the project (identities are never deleted). */
   async identityExists(projectId: string, testId: string): Promise<boolean> {
     const rows = await this.store.query<{ n: number | string }>(

@@ -205,18 +205,10 @@ export async function projectHealth(d: ProjectHealthDeps, projectId: string, day
   const ids = [...new Set([...autoIds.map((r) => r.test_id), ...overrideIds.map((r) => r.test_id)])];
   const [states, overrides] = await Promise.all([d.tests.states(projectId, ids), d.tests.overrides(projectId, ids)]);
   let currentBacklog = 0;
+  // Both the scorer and people's decisions (POST …/quarantine) record quarantined/released events.
   const changes: { at: number; delta: 1 | -1 }[] = qEvents.map((e) => ({ at: toNumber(e.at_ms), delta: e.kind === 'quarantined' ? 1 : -1 }));
   for (const id of ids) {
-    const auto = states.get(id)?.auto ?? null;
-    const override = overrides.get(id) ?? null;
-    if (effectiveQuarantine(auto, override).quarantined) currentBacklog++;
-    // People's decisions leave no health event: the latest one per test is known from its override
-    // row (the automatic state is frozen under an override, so it tells what the decision changed).
-    if (override && override.decidedAt >= rangeStart) {
-      const autoOn = auto?.autoQuarantined === true;
-      if (override.override === 'quarantined' && !autoOn) changes.push({ at: override.decidedAt, delta: 1 });
-      else if (override.override === 'released' && autoOn) changes.push({ at: override.decidedAt, delta: -1 });
-    }
+    if (effectiveQuarantine(states.get(id)?.auto ?? null, overrides.get(id) ?? null).quarantined) currentBacklog++;
   }
   const trend = backlogTrend(currentBacklog, changes, dayList);
 

@@ -195,6 +195,7 @@ export function testRoutes(d: TestRouteDeps): AnyRouteDef[] {
         const overrideChanged = (before?.override ?? null) !== row.override;
         const changed = overrideChanged || effAfter.quarantined !== effBefore.quarantined;
         if (effAfter.quarantined !== effBefore.quarantined) {
+          await d.tests.addHealthEvent(projectId, testId, effAfter.quarantined ? 'quarantined' : 'released', now, state?.score ?? 0);
           const event: DomainEvent = {
             id: stableUuid('quarantine.changed', projectId, testId, String(now)),
             type: 'quarantine.changed',

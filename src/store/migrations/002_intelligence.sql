@@ -145,7 +145,7 @@ SELECT project_id, day, test_id,
        count() AS executions,
        countIf(status = 'pass') AS passed,
        countIf(status = 'fail') AS failed,
-       countIf(status = 'flaky') AS flaky,
+       countIf(status = 'flaky' OR (status = 'pass' AND attempt > 1)) AS flaky,  -- a pass on a retry flaked
        countIf(status = 'skip') AS skipped,
        countIf(attempt > 1) AS retries,
        sum(duration_ms) AS duration_ms_sum,
@@ -171,7 +171,7 @@ CREATE MATERIALIZED VIEW IF NOT EXISTS {db}.suite_daily_mv TO {db}.suite_daily A
 SELECT project_id, day, suite,
        countIf(status != 'skip') AS executions,
        countIf(status = 'fail') AS failed,
-       countIf(status = 'flaky') AS flaky,
+       countIf(status = 'flaky' OR (status = 'pass' AND attempt > 1)) AS flaky,
        sumIf(duration_ms, status != 'skip') AS duration_ms_sum
 FROM {db}.executions
 GROUP BY project_id, day, suite;
@@ -194,8 +194,8 @@ CREATE MATERIALIZED VIEW IF NOT EXISTS {db}.flaky_trends_mv TO {db}.flaky_trends
 SELECT project_id, day,
        toUInt64(count()) AS executions,
        toUInt64(countIf(status = 'fail')) AS failed,
-       toUInt64(countIf(status = 'flaky')) AS flaky_executions,
-       uniqStateIf(test_id, status = 'flaky') AS flaky_tests,
+       toUInt64(countIf(status = 'flaky' OR (status = 'pass' AND attempt > 1))) AS flaky_executions,
+       uniqStateIf(test_id, status = 'flaky' OR (status = 'pass' AND attempt > 1)) AS flaky_tests,
        uniqStateIf(test_id, status = 'fail') AS failing_tests
 FROM {db}.executions
 GROUP BY project_id, day;
