@@ -77,6 +77,8 @@ export function addWrites(batch: WorkBatch, table: string, rows: Record<string, 
 
 export interface ExecutionsProcessor extends Component {
   processBatch(batch: WorkBatch): Promise<void>;
+  /** Called once the lease is committed (acked): the place to update caches of stored state. */
+  committed?(batch: WorkBatch): void;
 }
 
 export interface ExecutionsExporter extends Component {

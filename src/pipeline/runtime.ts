@@ -209,6 +209,7 @@ export class PipelineRuntime {
       }
       for (const [i, exp] of p.exporters.entries()) await this.timed(p.exporterIds[i]!, () => exp.exportBatch(batch));
       await this.timed('ack', () => queue.ack(lease.id));
+      for (const proc of p.processors) proc.committed?.(batch);
       const executions = items.reduce((n, i) => n + i.executions.length, 0);
       this.stats.leases++;
       this.stats.jobs += items.length;

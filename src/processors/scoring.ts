@@ -92,12 +92,18 @@ export const scoringProcessorFactory: ProcessorFactory<Record<string, never>> = 
   createExecutions: () => {
     let repo: TestRepo | undefined;
     let service: ServiceConfig | undefined;
+    // The worker is the only writer of test_state: a committed state can be kept in memory and
+    // saves the read (and the JSON decode of the model) next time the test runs.
+    const cache = new StateCache(200_000);
     return {
       async start(host: Host) {
         repo = new TestRepo(host.store);
         service = host.service;
       },
       async shutdown() {},
+      committed(batch) {
+        for (const u of batch.testStates.values()) cache.set(`${u.record.projectId}:${u.record.testId}`, u.record);
+      },
       async processBatch(batch) {
         if (!repo || !service) throw new Error('scoring processor used before start');
         const params = scoringPolicy(service);
@@ -112,7 +118,14 @@ export const scoringProcessorFactory: ProcessorFactory<Record<string, never>> = 
         const eventsByProject = new Map<string, DomainEvent[]>();
         const healthRows: Record<string, unknown>[] = [];
         for (const [projectId, ids] of byProject) {
-          const states = await repo.states(projectId, ids);
+          const states = new Map<string, TestStateRecord>();
+          const missing: string[] = [];
+          for (const id of ids) {
+            const hit = cache.get(`${projectId}:${id}`);
+            if (hit) states.set(id, hit);
+            else missing.push(id);
+          }
+          if (missing.length > 0) for (const [id, st] of await repo.states(projectId, missing)) states.set(id, st);
           const events: DomainEvent[] = [];
           for (const testId of ids) {
             const t = touched.get(`${projectId}:${testId}`)!;
@@ -141,6 +154,27 @@ export const scoringProcessorFactory: ProcessorFactory<Record<string, never>> = 
     };
   },
 };
+
+/** A bounded map that forgets the least recently used entries. */
+class StateCache {
+  private readonly map = new Map<string, TestStateRecord>();
+  constructor(private readonly max: number) {}
+
+  get(key: string): TestStateRecord | undefined {
+    const v = this.map.get(key);
+    if (v) {
+      this.map.delete(key);
+      this.map.set(key, v);
+    }
+    return v;
+  }
+
+  set(key: string, value: TestStateRecord): void {
+    this.map.delete(key);
+    this.map.set(key, value);
+    if (this.map.size > this.max) this.map.delete(this.map.keys().next().value!);
+  }
+}
 
 function scoreTest(t: Touched, prev: TestStateRecord | null, batch: WorkBatch, params: { threshold: number; minSamples: number }): TestUpdate {
   const outcome = { runs: t.cleanRuns.map((c) => c.clean) };

@@ -162,13 +162,14 @@ export class TestRepo {
     return (await this.states(projectId, [testId])).get(testId) ?? null;
   }
 
-  async overrides(projectId: string, testIds: readonly string[]): Promise<Map<string, OverrideRow>> {
-    if (testIds.length === 0) return new Map();
+  /** People's decisions for these tests (all of the project's when `testIds` is null: the table is small). */
+  async overrides(projectId: string, testIds: readonly string[] | null): Promise<Map<string, OverrideRow>> {
+    if (testIds !== null && testIds.length === 0) return new Map();
     const rows = await this.store.query<{ test_id: string; override: string; reason: string; state_after: number; decided_ms: number | string }>(
       `SELECT test_id, override, reason, state_after, toUnixTimestamp64Milli(decided_at) AS decided_ms
        FROM ${this.store.table('quarantine_overrides')} FINAL
-       WHERE project_id = {projectId:UUID} AND test_id IN {ids:Array(UUID)}`,
-      { projectId, ids: testIds },
+       WHERE project_id = {projectId:UUID}${testIds === null ? '' : ' AND test_id IN {ids:Array(UUID)}'}`,
+      { projectId, ...(testIds === null ? {} : { ids: testIds }) },
     );
     return new Map(
       rows.map((r) => [
