@@ -8,14 +8,12 @@
 //  - at 10k / 100k / 1M indexed: p50/p99 candidate-lookup time and the average candidate count for
 //    fresh queries (flat in N = sub-linear search), plus bestCluster precision/recall for them,
 //  - agreement of LSH + bestCluster with an exact linear scan over all sketches, and its cost.
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
-import path from 'node:path';
+import { writeResult } from './results.js';
 import { parseArgs } from 'node:util';
 import { errorSignature } from '../src/domain/signature.js';
 import { LshIndex, MinHasher, bestCluster, estimateJaccard, lshCollisionProbability, lshParams } from '../src/domain/minhash.js';
 
-const RESULTS_DIR = path.resolve(import.meta.dirname, 'results');
 const PROJECT = '00000000-0000-4000-8000-000000000001';
 
 function rng(seed: number): () => number {
@@ -389,10 +387,6 @@ export async function run(argv: string[]): Promise<number> {
     targets: { sketchesPerSec: 20_000 },
   };
   console.log(JSON.stringify(result, null, 2));
-  mkdirSync(RESULTS_DIR, { recursive: true });
-  const file = path.join(RESULTS_DIR, `clustering-${result.at.replace(/[:.]/g, '-')}.json`);
-  writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`);
-  writeFileSync(path.join(RESULTS_DIR, 'clustering-latest.json'), `${JSON.stringify(result, null, 2)}\n`);
-  console.log(`written ${path.relative(process.cwd(), file)}`);
+  console.log(`written ${writeResult('clustering', result)}`);
   return 0;
 }
