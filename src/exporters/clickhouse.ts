@@ -42,7 +42,7 @@ export const clickhouseExporterFactory: ExporterFactory<Record<string, never>> =
         // Executions before runs: a run that is listed always has its executions.
         await store.insertTsv('executions', EXECUTION_COLUMNS_IN, executions, `${token}:executions`);
         await store.insert('test_identities', identities, `${token}:identities`);
-        addWrites(batch, 'test_state', [...batch.testStates.values()].filter((u) => !u.alreadyApplied).map((u) => testStateRow(u.record)));
+        addWrites(batch, 'test_state', [...batch.testStates.values()].filter((u) => u.persist && !u.alreadyApplied).map((u) => testStateRow(u.record)));
         // Rows from processors (test state, stitches, signatures, …): one insert per table, in a fixed order.
         for (const [table, rows] of [...batch.writes.entries()].sort(([a], [b]) => a.localeCompare(b))) {
           const spec = TSV_TABLES[table];

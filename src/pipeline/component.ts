@@ -66,6 +66,9 @@ export interface TestUpdate {
   outcome: { runs: boolean[] };
   /** True when the stored state already holds this lease (a redelivery): nothing to recompute. */
   alreadyApplied: boolean;
+  /** Write the state now. Clean passes that move nothing are kept in memory and written later
+   * (write-behind); anything a reader or the next restart must see is written with the lease. */
+  persist: boolean;
 }
 
 export function addWrites(batch: WorkBatch, table: string, rows: Record<string, unknown>[]): void {

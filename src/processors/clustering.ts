@@ -28,6 +28,18 @@ export const clusteringProcessorFactory: ProcessorFactory<z.output<typeof config
     // back from storage are cached: what a lease creates may still fail to commit, and its retry
     // must write those signatures again.
     const known = new Map<string, string>();
+    // The same failure text recurs run after run: its signature is computed once (pure function).
+    const signatures = new Map<string, ErrorSignature>();
+    const signatureOf = (projectId: string, err: { type?: string; message: string; stack?: string }): ErrorSignature => {
+      const key = `${projectId}\u0000${err.type ?? ''}\u0000${err.message}\u0000${err.stack ?? ''}`;
+      let sig = signatures.get(key);
+      if (!sig) {
+        sig = errorSignature(projectId, err);
+        if (signatures.size >= 20_000) signatures.delete(signatures.keys().next().value!);
+        signatures.set(key, sig);
+      }
+      return sig;
+    };
     return {
       async start(host: Host) {
         repo = new SignatureRepo(host.store);
@@ -44,7 +56,7 @@ export const clusteringProcessorFactory: ProcessorFactory<z.output<typeof config
           for (const e of item.executions) {
             const err = e.input.error;
             if (!err || (e.input.status !== 'fail' && e.input.status !== 'flaky')) continue;
-            const sig = errorSignature(e.projectId, err);
+            const sig = signatureOf(e.projectId, err);
             e.signatureId = sig.hash;
             const sigs = perProject.get(e.projectId) ?? new Map<string, { sig: ErrorSignature; executionId: string; at: number }>();
             if (!sigs.has(sig.hash)) sigs.set(sig.hash, { sig, executionId: e.id, at: e.input.startedAt });

@@ -29,7 +29,8 @@ export const quarantineProcessorFactory: ProcessorFactory<Record<string, never>>
         const policy = { enabled: service.quarantine.enabled, cooldownRuns: service.quarantine.cooldownRuns };
         const byProject = new Map<string, string[]>();
         for (const u of batch.testStates.values()) {
-          if (u.alreadyApplied) continue;
+          // Redeliveries, and states only being flushed from memory (not run in this lease), stay as they are.
+          if (u.alreadyApplied || u.previous === u.record) continue;
           const list = byProject.get(u.record.projectId) ?? [];
           list.push(u.record.testId);
           byProject.set(u.record.projectId, list);
@@ -42,7 +43,9 @@ export const quarantineProcessorFactory: ProcessorFactory<Record<string, never>>
           for (const testId of ids) {
             const u = batch.testStates.get(`${projectId}:${testId}`)!;
             const step = stepQuarantine(u.previous?.auto ?? null, overrides.get(testId) ?? null, policy, u.outcome, u.record.candidate, u.record.score, batch.now, u.record.lastFlakedAt);
+            const before = u.record.auto;
             u.record.auto = step.next;
+            if (step.next.autoQuarantined !== before.autoQuarantined || step.next.cleanRuns !== before.cleanRuns || step.next.releasedAt !== before.releasedAt) u.persist = true;
             if (!step.changed) continue;
             rows.push({ project_id: projectId, test_id: testId, kind: step.changed === 'quarantined' ? 'quarantined' : 'released', at: chTime(batch.now), score: u.record.score });
             firstItem?.events.push({

@@ -93,8 +93,11 @@ export const scoringProcessorFactory: ProcessorFactory<Record<string, never>> = 
     let repo: TestRepo | undefined;
     let service: ServiceConfig | undefined;
     // The worker is the only writer of test_state: a committed state can be kept in memory and
-    // saves the read (and the JSON decode of the model) next time the test runs.
+    // saves the read (and the JSON decode of the model) next time the test runs. It also lets
+    // clean passes that change nothing visible be written behind (see WRITE_BEHIND_*): most tests
+    // pass most of the time, and rewriting their state every run doubled the write volume.
     const cache = new StateCache(200_000);
+    let lastFlush = Date.now();
     return {
       async start(host: Host) {
         repo = new TestRepo(host.store);
@@ -102,7 +105,11 @@ export const scoringProcessorFactory: ProcessorFactory<Record<string, never>> = 
       },
       async shutdown() {},
       committed(batch) {
-        for (const u of batch.testStates.values()) cache.set(`${u.record.projectId}:${u.record.testId}`, u.record);
+        for (const u of batch.testStates.values()) {
+          const key = `${u.record.projectId}:${u.record.testId}`;
+          const dirty = u.persist ? 0 : (cache.dirty(key) ?? 0) + 1;
+          cache.set(key, u.record, dirty);
+        }
       },
       async processBatch(batch) {
         if (!repo || !service) throw new Error('scoring processor used before start');
@@ -130,7 +137,7 @@ export const scoringProcessorFactory: ProcessorFactory<Record<string, never>> = 
           for (const testId of ids) {
             const t = touched.get(`${projectId}:${testId}`)!;
             const prev = states.get(testId) ?? null;
-            const update = scoreTest(t, prev, batch, params);
+            const update = scoreTest(t, prev, batch, params, cache.dirty(`${projectId}:${testId}`) ?? 0);
             batch.testStates.set(`${projectId}:${testId}`, update);
             if (!update.alreadyApplied) {
               events.push(...scoreEvents(update, batch.now));
@@ -140,6 +147,13 @@ export const scoringProcessorFactory: ProcessorFactory<Record<string, never>> = 
             await y.tick();
           }
           eventsByProject.set(projectId, events);
+        }
+        // Write-behind flush: states kept in memory for a while go out with this lease.
+        if (Date.now() - lastFlush >= WRITE_BEHIND_MS) {
+          lastFlush = Date.now();
+          for (const [key, record] of cache.dirtyEntries()) {
+            if (!batch.testStates.has(key)) batch.testStates.set(key, { record, previous: record, outcome: { runs: [] }, alreadyApplied: false, persist: true });
+          }
         }
         addWrites(batch, 'test_health_events', healthRows);
         // Events ride on the first item of their project, so they leave with the lease's plan.
@@ -155,9 +169,17 @@ export const scoringProcessorFactory: ProcessorFactory<Record<string, never>> = 
   },
 };
 
-/** A bounded map that forgets the least recently used entries. */
+/** Clean runs a state may stay unwritten, and how long, before it is written anyway. */
+const WRITE_BEHIND_RUNS = 20;
+const WRITE_BEHIND_MS = 60_000;
+
+/**
+ * Committed test states, least recently used forgotten first, with how many clean runs each holds
+ * that are not written yet. A crash loses at most those (clean passes; the executions themselves
+ * are stored), and the model simply continues from the last written state.
+ */
 class StateCache {
-  private readonly map = new Map<string, TestStateRecord>();
+  private readonly map = new Map<string, { record: TestStateRecord; dirty: number }>();
   constructor(private readonly max: number) {}
 
   get(key: string): TestStateRecord | undefined {
@@ -166,19 +188,27 @@ class StateCache {
       this.map.delete(key);
       this.map.set(key, v);
     }
-    return v;
+    return v?.record;
   }
 
-  set(key: string, value: TestStateRecord): void {
+  dirty(key: string): number | undefined {
+    return this.map.get(key)?.dirty;
+  }
+
+  set(key: string, record: TestStateRecord, dirty: number): void {
     this.map.delete(key);
-    this.map.set(key, value);
+    this.map.set(key, { record, dirty });
     if (this.map.size > this.max) this.map.delete(this.map.keys().next().value!);
+  }
+
+  *dirtyEntries(): Generator<[string, TestStateRecord]> {
+    for (const [key, v] of this.map) if (v.dirty > 0) yield [key, v.record];
   }
 }
 
-function scoreTest(t: Touched, prev: TestStateRecord | null, batch: WorkBatch, params: { threshold: number; minSamples: number }): TestUpdate {
+function scoreTest(t: Touched, prev: TestStateRecord | null, batch: WorkBatch, params: { threshold: number; minSamples: number }, unwritten: number): TestUpdate {
   const outcome = { runs: t.cleanRuns.map((c) => c.clean) };
-  if (prev && prev.appliedLease === batch.leaseId) return { record: prev, previous: prev, outcome, alreadyApplied: true };
+  if (prev && prev.appliedLease === batch.leaseId) return { record: prev, previous: prev, outcome, alreadyApplied: true, persist: false };
   let model = prev?.model ?? emptyScoreState();
   for (const o of t.observations) model = applyObservation(model, o);
   const r = scoreOf(model, batch.now, params);
@@ -206,7 +236,16 @@ function scoreTest(t: Touched, prev: TestStateRecord | null, batch: WorkBatch, p
     appliedLease: batch.leaseId,
     version: Math.max((prev?.version ?? 0) + 1, batch.now),
   };
-  return { record, previous: prev, outcome, alreadyApplied: false };
+  const eventful = t.observations.some((o) => o.attempts.some((a) => a !== 'pass' && a !== 'skip'));
+  const visible =
+    !prev ||
+    Math.abs(record.score - prev.score) >= SCORE_EPSILON ||
+    record.candidate !== prev.candidate ||
+    record.broken !== prev.broken ||
+    record.trend !== prev.trend ||
+    record.reasons[0]?.code !== prev.reasons[0]?.code;
+  const persist = visible || eventful || unwritten + t.observations.length >= WRITE_BEHIND_RUNS;
+  return { record, previous: prev, outcome, alreadyApplied: false, persist };
 }
 
 function scoreEvents(u: TestUpdate, now: number): DomainEvent[] {

@@ -106,6 +106,55 @@ const STATE_SELECT = `project_id, test_id, file_path, suite, title, score, candi
   toUnixTimestamp64Milli(quarantined_at) AS quarantined_ms, clean_runs, toUnixTimestamp64Milli(released_at) AS released_ms, last_run_id, last_status,
   toUnixTimestamp64Milli(last_seen_at) AS last_seen_ms, toUnixTimestamp64Milli(scored_at) AS scored_ms, applied_lease, version`;
 
+/**
+ * What the flaky board shows of a state. It leaves out `model` and `reasons`: the model is most of a
+ * row (≈1.4 KB of JSON), and FINAL reads the columns of every row of the project before the ORDER BY,
+ * so the full select cost 2-3× as much at 50,000 tests (bench/scale.ts).
+ */
+export type BoardEntry = Pick<TestStateRecord, 'testId' | 'filePath' | 'suite' | 'title' | 'score' | 'candidate' | 'flipRate' | 'passOnRerunRate' | 'trend' | 'lastFlakedAt' | 'auto'>;
+
+const BOARD_SELECT = `test_id, file_path, suite, title, score, candidate, flip_rate, pass_on_rerun_rate, trend,
+  toUnixTimestamp64Milli(last_flaked_at) AS last_flaked_ms, auto_quarantined, quarantine_reason,
+  toUnixTimestamp64Milli(quarantined_at) AS quarantined_ms, clean_runs, toUnixTimestamp64Milli(released_at) AS released_ms,
+  toUnixTimestamp64Milli(scored_at) AS scored_ms`;
+
+type BoardDbRow = Pick<StateDbRow, 'test_id' | 'file_path' | 'suite' | 'title' | 'score' | 'candidate' | 'flip_rate' | 'pass_on_rerun_rate' | 'trend' | 'last_flaked_ms' | AutoDbColumns>;
+
+/** What the test page shows of a state (no model: it is most of the row). */
+export type PageState = Pick<TestStateRecord, 'score' | 'reasons' | 'auto'>;
+
+const PAGE_SELECT = `score, reasons, auto_quarantined, quarantine_reason, toUnixTimestamp64Milli(quarantined_at) AS quarantined_ms, clean_runs,
+  toUnixTimestamp64Milli(released_at) AS released_ms, toUnixTimestamp64Milli(scored_at) AS scored_ms`;
+
+type AutoDbColumns = 'auto_quarantined' | 'quarantine_reason' | 'quarantined_ms' | 'clean_runs' | 'released_ms' | 'scored_ms';
+
+function toAuto(r: Pick<StateDbRow, AutoDbColumns>): TestStateRecord['auto'] {
+  return {
+    autoQuarantined: toNumber(r.auto_quarantined) === 1,
+    reason: r.quarantine_reason,
+    quarantinedAt: r.quarantined_ms === null ? null : toNumber(r.quarantined_ms),
+    cleanRuns: toNumber(r.clean_runs),
+    scoredAt: toNumber(r.scored_ms),
+    releasedAt: r.released_ms === null ? null : toNumber(r.released_ms),
+  };
+}
+
+function toBoardEntry(r: BoardDbRow): BoardEntry {
+  return {
+    testId: r.test_id,
+    filePath: r.file_path,
+    suite: r.suite,
+    title: r.title,
+    score: toNumber(r.score),
+    candidate: toNumber(r.candidate) === 1,
+    flipRate: toNumber(r.flip_rate),
+    passOnRerunRate: toNumber(r.pass_on_rerun_rate),
+    trend: r.trend,
+    lastFlakedAt: r.last_flaked_ms === null ? null : toNumber(r.last_flaked_ms),
+    auto: toAuto(r),
+  };
+}
+
 function toState(r: StateDbRow): TestStateRecord {
   return {
     projectId: r.project_id,
@@ -123,14 +172,7 @@ function toState(r: StateDbRow): TestStateRecord {
     lastFlakedAt: r.last_flaked_ms === null ? null : toNumber(r.last_flaked_ms),
     reasons: JSON.parse(r.reasons || '[]') as TestStateRecord['reasons'],
     model: JSON.parse(r.model) as ScoreState,
-    auto: {
-      autoQuarantined: toNumber(r.auto_quarantined) === 1,
-      reason: r.quarantine_reason,
-      quarantinedAt: r.quarantined_ms === null ? null : toNumber(r.quarantined_ms),
-      cleanRuns: toNumber(r.clean_runs),
-      scoredAt: toNumber(r.scored_ms),
-      releasedAt: r.released_ms === null ? null : toNumber(r.released_ms),
-    },
+    auto: toAuto(r),
     lastRunId: r.last_run_id,
     lastStatus: r.last_status,
     lastSeenAt: toNumber(r.last_seen_ms),
@@ -160,6 +202,17 @@ export class TestRepo {
 
   async state(projectId: string, testId: string): Promise<TestStateRecord | null> {
     return (await this.states(projectId, [testId])).get(testId) ?? null;
+  }
+
+  /** The state as the test page shows it: without the model (most of the row) and the columns it does not show. */
+  async pageState(projectId: string, testId: string): Promise<PageState | null> {
+    const rows = await this.store.query<Pick<StateDbRow, 'score' | 'reasons' | AutoDbColumns>>(
+      `SELECT ${PAGE_SELECT} FROM ${this.store.table('test_state')} FINAL
+       WHERE project_id = {projectId:UUID} AND test_id = {testId:UUID}`,
+      { projectId, testId },
+    );
+    const r = rows[0];
+    return r ? { score: toNumber(r.score), reasons: JSON.parse(r.reasons || '[]') as TestStateRecord['reasons'], auto: toAuto(r) } : null;
   }
 
   /** People's decisions for these tests (all of the project's when `testIds` is null: the table is small). */
@@ -227,14 +280,14 @@ export class TestRepo {
   }
 
   /** Worst first; quarantined tests (by any means) left out unless asked for. */
-  async board(projectId: string, f: FlakyFilter): Promise<TestStateRecord[]> {
-    const rows = await this.store.query<StateDbRow>(
-      `SELECT ${STATE_SELECT} FROM ${this.store.table('test_state')} FINAL
+  async board(projectId: string, f: FlakyFilter): Promise<BoardEntry[]> {
+    const rows = await this.store.query<BoardDbRow>(
+      `SELECT ${BOARD_SELECT} FROM ${this.store.table('test_state')} FINAL
        WHERE project_id = {projectId:UUID} AND score >= {minScore:Float32}
        ORDER BY score DESC, test_id LIMIT {limit:UInt32}`,
       { projectId, minScore: f.minScore, limit: f.limit },
     );
-    return rows.map(toState);
+    return rows.map(toBoardEntry);
   }
 
   async history(
@@ -242,11 +295,16 @@ export class TestRepo {
     testId: string,
     limit: number,
   ): Promise<{ executionId: string; runId: string; commitSha: string; branch: string; startedAt: string; status: TestStatus; attempt: number; durationMs: number; errorMessage: string | null; hasRca: boolean }[]> {
+    // A test's rows sit in every monthly partition (one or more parts each). Reading them in order
+    // opens a reverse-order stream per part and merges them, which at ~30 parts costs more than
+    // reading the test's few granules and sorting its rows: optimize_read_in_order = 0 (same rows,
+    // same order; bench/scale.ts).
     const rows = await this.store.query<{ id: string; run_id: string; commit_sha: string; branch: string; started_ms: number | string; status: TestStatus; attempt: number; duration_ms: number; error_message: string }>(
       `SELECT id, run_id, commit_sha, branch, toUnixTimestamp64Milli(started_at) AS started_ms, status, attempt, duration_ms, error_message
        FROM ${this.store.table('executions')}
        WHERE project_id = {projectId:UUID} AND test_id = {testId:UUID}
-       ORDER BY started_at DESC, attempt DESC LIMIT {limit:UInt32}`,
+       ORDER BY started_at DESC, attempt DESC LIMIT {limit:UInt32}
+       SETTINGS optimize_read_in_order = 0`,
       { projectId, testId, limit },
     );
     return rows.reverse().map((r) => ({

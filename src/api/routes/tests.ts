@@ -9,7 +9,7 @@ import { REASON_CODES } from '../../domain/score.js';
 import { toIso } from '../../domain/time.js';
 import type { Outbox } from '../../queue/types.js';
 import type { CodeownersRepo } from '../../store/codeowners.js';
-import type { TestRepo, TestStateRecord } from '../../store/tests.js';
+import type { BoardEntry, TestRepo } from '../../store/tests.js';
 import type { IdentityRepo } from '../../store/identities.js';
 import { ApiError, errors } from '../errors.js';
 import { defineRoute, type AnyRouteDef } from '../route.js';
@@ -135,7 +135,7 @@ export function testRoutes(d: TestRouteDeps): AnyRouteDef[] {
         const identity = await d.identities.get(projectId, testId);
         if (!identity) throw errors.notFound('test not found');
         const [state, overrides, owners, aliases, stitches, history] = await Promise.all([
-          d.tests.state(projectId, testId),
+          d.tests.pageState(projectId, testId),
           d.tests.overrides(projectId, [testId]),
           d.codeowners.resolver(projectId),
           d.identities.aliases(projectId, testId),
@@ -226,7 +226,7 @@ export function testRoutes(d: TestRouteDeps): AnyRouteDef[] {
   ];
 }
 
-function flakyItem(s: TestStateRecord, quarantined: boolean, owners: string[]): z.infer<typeof flakyItemSchema> {
+function flakyItem(s: BoardEntry, quarantined: boolean, owners: string[]): z.infer<typeof flakyItemSchema> {
   return {
     testIdentityId: s.testId,
     filePath: s.filePath,
