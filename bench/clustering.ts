@@ -9,6 +9,7 @@
 //    fresh queries (flat in N = sub-linear search), plus bestCluster precision/recall for them,
 //  - agreement of LSH + bestCluster with an exact linear scan over all sketches, and its cost.
 import { cpus } from 'node:os';
+import { seededRandom as rng } from '../src/domain/random.js';
 import { writeResult } from './results.js';
 import { parseArgs } from 'node:util';
 import { errorSignature } from '../src/domain/signature.js';
@@ -16,16 +17,6 @@ import { LshIndex, MinHasher, bestCluster, estimateJaccard, lshCollisionProbabil
 
 const PROJECT = '00000000-0000-4000-8000-000000000001';
 
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const COMMON = (
   'expected to be equal received the of in not a an is was but got value element should have been timeout ' +

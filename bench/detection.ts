@@ -27,6 +27,7 @@
 // too. Positives are the flaky tests; negatives the stable and broken ones. The "≥ 5%" figures
 // leave the 2% flaky tests out of both sides (they are neither a target nor a false positive).
 import { writeResult } from './results.js';
+import { seededRandom as prng } from '../src/domain/random.js';
 import { parseArgs } from 'node:util';
 import {
   applyObservation,
@@ -56,17 +57,6 @@ const RETRY_PROJECT_SHARE = 0.5;
 const MAX_RETRIES = 2;
 const PLACEHOLDER_PROJECTS = 2;
 
-/** mulberry32: small, fast, deterministic. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 type Kind = 'stable' | 'flaky' | 'broken';
 

@@ -14,6 +14,7 @@
 // least one band is identical. For true similarity s the collision probability is the S-curve
 //   P(s) = 1 − (1 − s^r)^b
 // whose steepest point is near (1/b)^(1/r). See lshParams for the values chosen per threshold.
+import { mulberry32 } from './random.js';
 
 /** Largest prime below 2^32: permutation values fit a Uint32 (ClickHouse Array(UInt32)). */
 const P = 4294967291;
@@ -21,17 +22,6 @@ const A_LIMIT = 1 << 20;
 export const DEFAULT_NUM_HASHES = 128;
 export const DEFAULT_SEED = 0x5eed_f1a4;
 
-/** mulberry32: small deterministic PRNG for the permutation coefficients. */
-function prng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return (t ^ (t >>> 14)) >>> 0;
-  };
-}
 
 /** murmur3 finaliser: full avalanche of a 32-bit value. */
 function fmix32(h: number): number {
@@ -64,7 +54,7 @@ export class MinHasher {
     if (!Number.isInteger(numHashes) || numHashes < 1) throw new RangeError(`numHashes must be a positive integer, got ${numHashes}`);
     this.numHashes = numHashes;
     this.seed = seed >>> 0;
-    const rnd = prng(this.seed);
+    const rnd = mulberry32(this.seed);
     this.a = new Float64Array(numHashes);
     this.b = new Float64Array(numHashes);
     for (let i = 0; i < numHashes; i++) {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { seededRandom as rng } from '../../src/domain/random.js';
 import { errorSignature, normalizeMessage, scrubSecrets, topFrames } from '../../src/domain/signature.js';
 import {
   LshIndex,
@@ -10,17 +11,6 @@ import {
   lshParams,
 } from '../../src/domain/minhash.js';
 
-/** Deterministic PRNG (mulberry32) so every statistical assertion below is reproducible. */
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Two token sets with exactly the given Jaccard similarity (up to rounding) over `union` tokens. */
 function pairWithJaccard(rand: () => number, j: number, union = 60): { a: string[]; b: string[]; exact: number } {
