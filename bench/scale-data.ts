@@ -59,6 +59,18 @@ export function benchTest(projectId: string, idx: number): BenchTest {
   return { idx, id: testIdentityId(projectId, fp), fingerprint: fp, filePath, suite, title };
 }
 
+/**
+ * Settings of every generating INSERT … SELECT. `insert_deduplicate = 0` alone is not enough in
+ * chDB 26: chDB keeps SET values for the session, so the last `insert_deduplication_token` of the
+ * daemon's own inserts is still set, and the blocks of an INSERT … SELECT are then deduplicated by
+ * token + block number, silently dropping whole blocks of later chunks.
+ * `deduplicate_insert_select = 'disable'` turns that off; a unique token as well, to be sure.
+ */
+const genSalt = `${process.pid}-${Date.now()}`;
+function noDedup(what: string): string {
+  return `insert_deduplicate = 0, deduplicate_insert_select = 'disable', insert_deduplication_token = 'bench-gen:${genSalt}:${what}'`;
+}
+
 /** Kind of a test as SQL over `idx` (0 stable, 1 flaky, 2 broken, 3 noisy, 4 skipper). */
 const KIND_SQL = `multiIf(sipHash64(idx, 7) % 1000 < 20, 1, sipHash64(idx, 7) % 1000 < 23, 2, sipHash64(idx, 7) % 1000 < 120, 3, sipHash64(idx, 7) % 1000 < 135, 4, 0)`;
 
@@ -127,7 +139,7 @@ SELECT toUUID('${p.projectId}'), test_id, started_at, toUUID(UUIDNumToString(MD5
        if(error_type = '', '', lower(hex(SHA1(concat(error_type, toString(idx % 50)))))),
        '', '', '', '', '', '', started_at + toIntervalSecond(90)
 FROM (${genSql(store, p, start, count)})
-SETTINGS insert_deduplicate = 0, max_insert_threads = 2`;
+SETTINGS ${noDedup(`exec:${start}`)}, max_insert_threads = 2`;
 }
 
 function runsInsertSql(store: Store, p: GenPlan, start: number, count: number): string {
@@ -146,7 +158,7 @@ SELECT toUUID('${p.projectId}'), min(started_at), ${runIdSql('r')}, toUUID(UUIDN
        '', 0, 0, max(started_at) + toIntervalSecond(90), toUInt64(toUnixTimestamp64Milli(max(started_at)) + 90000)
 FROM (${genSql(store, p, start, count)})
 GROUP BY r
-SETTINGS insert_deduplicate = 0`;
+SETTINGS ${noDedup(`runs:${start}`)}`;
 }
 
 /**
@@ -196,7 +208,7 @@ FROM (
          arrayStringConcat(arrayMap(i -> multiIf(kind = 1 AND sipHash64(idx, i) % 8 = 0, 'R', kind = 1 AND sipHash64(idx, i) % 8 = 1, 'F', kind = 3 AND sipHash64(idx, i) % 30 = 0, 'F', 'P'), range(32))) AS ring
   FROM ${store.table('bench_tests')}
 )
-SETTINGS insert_deduplicate = 0`;
+SETTINGS ${noDedup('state')}`;
 }
 
 async function timed(table: string, rows: () => Promise<number>, f: () => Promise<void>): Promise<GenTiming> {
@@ -236,7 +248,7 @@ export async function generate(store: Store, p: GenPlan, log: (line: string) => 
          SELECT toUUID('${p.projectId}'), id, fingerprint, file_path, suite, title, '', '',
                 fromUnixTimestamp64Milli(toInt64(${runStartMsSql(p, `intDiv(idx, ${p.perRun})`)}), 'UTC'),
                 toUInt64(${runStartMsSql(p, `intDiv(idx, ${p.perRun})`)})
-         FROM ${store.table('bench_tests')} SETTINGS insert_deduplicate = 0`,
+         FROM ${store.table('bench_tests')} SETTINGS ${noDedup('identities')}`,
       );
     }),
   );
@@ -255,6 +267,7 @@ export async function generate(store: Store, p: GenPlan, log: (line: string) => 
     log(`  executions ${(s + n).toLocaleString('en-US')} / ${p.executions.toLocaleString('en-US')}  (${round((t1 - t0) / 1000)} s + runs ${round((t2 - t1) / 1000)} s)`);
   }
   const execRows = await count(store, 'executions');
+  if (execRows !== p.executions) throw new Error(`generated ${execRows} executions, expected ${p.executions}`);
   timings.push({ table: 'executions (+ 3 materialized views)', rows: execRows, seconds: round(execSeconds), rowsPerSec: Math.round(execRows / execSeconds) });
   const runRows = await count(store, 'runs');
   timings.push({ table: 'runs', rows: runRows, seconds: round(runSeconds), rowsPerSec: Math.round(runRows / runSeconds) });
@@ -266,7 +279,7 @@ export async function generate(store: Store, p: GenPlan, log: (line: string) => 
         `INSERT INTO ${store.table('quarantine_overrides')} (project_id, test_id, override, reason, state_after, decided_at, version)
          SELECT toUUID('${p.projectId}'), id, if(idx % 2 = 0, 'quarantined', 'released'), 'triaged by the team', idx % 2 = 0,
                 fromUnixTimestamp64Milli(toInt64(${p.endMs} - idx * 1000), 'UTC'), toUInt64(${p.endMs} - idx * 1000)
-         FROM ${store.table('bench_tests')} WHERE sipHash64(idx, 71) % 1000 = 0 SETTINGS insert_deduplicate = 0`,
+         FROM ${store.table('bench_tests')} WHERE sipHash64(idx, 71) % 1000 = 0 SETTINGS ${noDedup('overrides')}`,
       ),
     ),
   );
