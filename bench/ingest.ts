@@ -105,6 +105,7 @@ export async function run(argv: string[]): Promise<number> {
       tests: { type: 'string', default: '20000' },
       profile: { type: 'string' },
       'node-args': { type: 'string', default: '' },
+      pipeline: { type: 'string' },
     },
   });
   const clients = Number(values.clients);
@@ -117,7 +118,7 @@ export async function run(argv: string[]): Promise<number> {
   // Pre-build the bodies so the load generator spends its time sending, not building.
   const pool = Array.from({ length: 400 }, (_, i) => makeBatch(i, batchSize, tests));
   const nodeArgs = [...(values.profile ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(values.profile)}`] : []), ...values['node-args'].split(' ').filter(Boolean)];
-  const server = await startServerProcess({ SERVICE_DATA_DIR: dataDir, LOG_LEVEL: 'warn', SERVICE_MAX_QUEUE_DEPTH: '0', SERVICE_RATE_LIMIT_MAX: '0' }, 60_000, nodeArgs);
+  const server = await startServerProcess({ SERVICE_DATA_DIR: dataDir, LOG_LEVEL: 'warn', SERVICE_MAX_QUEUE_DEPTH: '0', SERVICE_RATE_LIMIT_MAX: '0' }, 60_000, nodeArgs, values.pipeline ? ['--pipeline', path.resolve(values.pipeline)] : []);
   const token = bootstrapToken(dataDir);
   const admin = readFileSync(path.join(dataDir, 'admin-token'), 'utf8').trim();
   const pid = server.child.pid!;
@@ -217,7 +218,7 @@ export async function run(argv: string[]): Promise<number> {
     bench: 'ingest',
     at: new Date().toISOString(),
     machine: { cpus: (await import('node:os')).cpus().length, node: process.version, note: 'load generator runs on the same 2 cores' },
-    params: { clients, secondsPerPhase: seconds, batchSize, distinctTests: tests },
+    params: { clients, secondsPerPhase: seconds, batchSize, distinctTests: tests, pipeline: values.pipeline ?? 'pipelines/default.yaml' },
     saturation,
     paced,
     queryable,
@@ -229,7 +230,8 @@ export async function run(argv: string[]): Promise<number> {
     targets: { ackP99Ms: 10, endToEndExecutionsPerSec: 50_000, endToEndVsRawInsert: 0.25 },
   };
   console.log(JSON.stringify(result, null, 2));
-  console.log(`written ${writeResult('ingest', result)}`);
+  const name = values.pipeline ? `ingest-${path.basename(values.pipeline, path.extname(values.pipeline))}` : 'ingest';
+  console.log(`written ${writeResult(name, result)}`);
   return 0;
 }
 

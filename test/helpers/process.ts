@@ -14,8 +14,8 @@ export interface ServerProcess {
   stop(): Promise<number | null>;
 }
 
-export async function startServerProcess(env: Record<string, string>, timeoutMs = 60_000, nodeArgs: string[] = []): Promise<ServerProcess> {
-  const child = spawn(process.execPath, [...nodeArgs, BIN, 'serve'], {
+export async function startServerProcess(env: Record<string, string>, timeoutMs = 60_000, nodeArgs: string[] = [], serveArgs: string[] = []): Promise<ServerProcess> {
+  const child = spawn(process.execPath, [...nodeArgs, BIN, 'serve', ...serveArgs], {
     env: { ...process.env, SERVICE_HOST: '127.0.0.1', SERVICE_PORT: '0', LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
