@@ -72,20 +72,30 @@ export const clusteringProcessorFactory: ProcessorFactory<z.output<typeof config
           // 2. Already known signatures keep their cluster.
           const unknown = [...sigs.keys()].filter((h) => !known.has(`${projectId}:${h}`));
           for (const [h, c] of await repo.clusters(projectId, unknown)) known.set(`${projectId}:${h}`, c);
-          // 3. New ones: candidates by band key (stored ones, and earlier new ones of this lease).
-          const local = new LshIndex(bands);
-          const localInfo = new Map<string, { clusterId: string; sketch: Uint32Array }>();
+          // 3. New ones: candidates by band key — one lookup for all of the lease's new signatures,
+          //    then matched in memory (stored ones, and earlier new ones of this lease).
+          const pending: { hash: string; sig: ErrorSignature; executionId: string; at: number; sketch: Uint32Array; keys: string[] }[] = [];
           for (const [hash, { sig, executionId, at }] of sigs) {
             if (known.has(`${projectId}:${hash}`)) continue;
             const sketch = hasher.sketch(sig.tokens);
-            const keys = bandKeys(sketch, bands);
-            const stored = await repo.candidates(projectId, keys);
-            const inLease = [...local.candidates(sketch)].map((id) => ({ id, ...localInfo.get(id)! }));
-            const best = bestCluster(sketch, [...stored, ...inLease], threshold);
+            pending.push({ hash, sig, executionId, at, sketch, keys: bandKeys(sketch, bands) });
+            await y.tick(10);
+          }
+          if (pending.length === 0) continue;
+          const stored = await repo.candidates(projectId, [...new Set(pending.flatMap((p) => p.keys))]);
+          const index = new LshIndex(bands);
+          const info = new Map<string, { clusterId: string; sketch: Uint32Array }>();
+          for (const c of stored) {
+            index.add(c.id, c.sketch);
+            info.set(c.id, { clusterId: c.clusterId, sketch: c.sketch });
+          }
+          for (const { hash, sig, executionId, at, sketch, keys } of pending) {
+            const candidates = [...index.candidates(sketch)].map((id) => ({ id, ...info.get(id)! }));
+            const best = bestCluster(sketch, candidates, threshold);
             const clusterId = best?.clusterId ?? hash;
             created.set(`${projectId}:${hash}`, clusterId);
-            local.add(hash, sketch);
-            localInfo.set(hash, { clusterId, sketch });
+            index.add(hash, sketch);
+            info.set(hash, { clusterId, sketch });
             signatureRows.push({
               project_id: projectId,
               signature_id: hash,
@@ -99,7 +109,6 @@ export const clusteringProcessorFactory: ProcessorFactory<z.output<typeof config
               example_execution: executionId,
             });
             for (const k of keys) bandRows.push({ project_id: projectId, band_key: k, signature_id: hash });
-            await y.tick(10);
           }
         }
         // 4. Ids onto the executions.

@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { stableUuid } from '../domain/ids.js';
 import { suiteAlerts, type SuiteDay } from '../domain/suite-alerts.js';
-import type { Host, ProcessorFactory } from '../pipeline/component.js';
+import type { Host, ProcessorFactory, WorkBatch } from '../pipeline/component.js';
 import { toNumber, type Store } from '../store/client.js';
 
 const DAY = 86_400_000;
@@ -18,11 +18,26 @@ export const rollupsProcessorFactory: ProcessorFactory<Record<string, never>> = 
   configSchema: z.object({}).strict(),
   createExecutions: () => {
     let store: Store | undefined;
+    // Today's and the trailing 14 days' suite totals per project, read once a day and then kept up
+    // to date from each committed lease (the worker is the only writer of executions).
+    const histories = new Map<string, Map<string, SuiteHistory>>();
+    const pendingByBatch = new WeakMap<WorkBatch, { key: string; suites: { suite: string; d: SuiteDay }[] }[]>();
     return {
       async start(host: Host) {
         store = host.store;
       },
       async shutdown() {},
+      committed(batch) {
+        for (const { key, suites } of pendingByBatch.get(batch) ?? []) {
+          const h = histories.get(key);
+          if (!h) continue;
+          for (const { suite, d } of suites) {
+            const entry = h.get(suite) ?? { today: { executions: 0, failed: 0, durationMsSum: 0 }, prior: [] };
+            entry.today = add(entry.today, d);
+            h.set(suite, entry);
+          }
+        }
+      },
       async processBatch(batch) {
         if (!store) throw new Error('rollups processor used before start');
         // This lease's contribution per (project, suite, day), as the suite_daily view will count it.
@@ -51,12 +66,21 @@ export const rollupsProcessorFactory: ProcessorFactory<Record<string, never>> = 
           list.push({ suite: g.suite, d: g.d });
           byProject.set(g.projectId, list);
         }
+        const pending: { key: string; suites: { suite: string; d: SuiteDay }[] }[] = [];
         for (const [projectId, suites] of byProject) {
-          const history = await suiteHistory(store, projectId, suites.map((s) => s.suite), today);
+          const key = `${projectId}:${today}`;
+          let history = histories.get(key);
+          if (!history) {
+            // A new day (or a first sight): forget other days, read this one's history once.
+            for (const k of histories.keys()) if (!k.endsWith(`:${today}`) || histories.size > 1000) histories.delete(k);
+            history = await suiteHistory(store, projectId, today);
+            histories.set(key, history);
+          }
+          pending.push({ key, suites });
           const item = batch.items.find((i) => i.job.projectId === projectId)!;
           for (const { suite, d } of suites) {
             const h = history.get(suite) ?? { today: { executions: 0, failed: 0, durationMsSum: 0 }, prior: [] };
-            const after: SuiteDay = { executions: h.today.executions + d.executions, failed: h.today.failed + d.failed, durationMsSum: h.today.durationMsSum + d.durationMsSum };
+            const after = add(h.today, d);
             const before = new Set(suiteAlerts(h.today, h.prior).map((a) => a.kind));
             for (const alert of suiteAlerts(after, h.prior)) {
               if (before.has(alert.kind)) continue;
@@ -70,21 +94,32 @@ export const rollupsProcessorFactory: ProcessorFactory<Record<string, never>> = 
             }
           }
         }
+        pendingByBatch.set(batch, pending);
       },
     };
   },
 };
 
-async function suiteHistory(store: Store, projectId: string, suites: string[], today: string): Promise<Map<string, { today: SuiteDay; prior: SuiteDay[] }>> {
+interface SuiteHistory {
+  today: SuiteDay;
+  prior: SuiteDay[];
+}
+
+function add(a: SuiteDay, b: SuiteDay): SuiteDay {
+  return { executions: a.executions + b.executions, failed: a.failed + b.failed, durationMsSum: a.durationMsSum + b.durationMsSum };
+}
+
+/** Every suite of the project with rows in the 15 days up to `today`. */
+async function suiteHistory(store: Store, projectId: string, today: string): Promise<Map<string, SuiteHistory>> {
   const rows = await store.query<{ suite: string; day_text: string; executions: number | string; failed: number | string; duration: number | string }>(
     `SELECT suite, toString(day) AS day_text, sum(executions) AS executions, sum(failed) AS failed, sum(duration_ms_sum) AS duration
      FROM ${store.table('suite_daily')}
-     WHERE project_id = {projectId:UUID} AND suite IN {suites:Array(String)}
+     WHERE project_id = {projectId:UUID}
        AND day BETWEEN toDate({today:String}) - 14 AND toDate({today:String})
      GROUP BY suite, day_text`,
-    { projectId, suites, today },
+    { projectId, today },
   );
-  const out = new Map<string, { today: SuiteDay; prior: SuiteDay[] }>();
+  const out = new Map<string, SuiteHistory>();
   const start = Date.parse(`${today}T00:00:00Z`) - 14 * DAY;
   for (const r of rows) {
     const entry = out.get(r.suite) ?? { today: { executions: 0, failed: 0, durationMsSum: 0 }, prior: [] };
