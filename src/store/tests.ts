@@ -295,18 +295,21 @@ export class TestRepo {
     testId: string,
     limit: number,
   ): Promise<{ executionId: string; runId: string; commitSha: string; branch: string; startedAt: string; status: TestStatus; attempt: number; durationMs: number; errorMessage: string | null; hasRca: boolean }[]> {
-    // A test's rows sit in every monthly partition (one or more parts each). Reading them in order
-    // opens a reverse-order stream per part and merges them, which at ~30 parts costs more than
-    // reading the test's few granules and sorting its rows: optimize_read_in_order = 0 (same rows,
-    // same order; bench/scale.ts).
-    const rows = await this.store.query<{ id: string; run_id: string; commit_sha: string; branch: string; started_ms: number | string; status: TestStatus; attempt: number; duration_ms: number; error_message: string }>(
-      `SELECT id, run_id, commit_sha, branch, toUnixTimestamp64Milli(started_at) AS started_ms, status, attempt, duration_ms, error_message
-       FROM ${this.store.table('executions')}
-       WHERE project_id = {projectId:UUID} AND test_id = {testId:UUID}
-       ORDER BY started_at DESC, attempt DESC LIMIT {limit:UInt32}
-       SETTINGS optimize_read_in_order = 0`,
-      { projectId, testId, limit },
-    );
+    // The last 120 days come from test_recent (not partitioned: a few parts to read); a test with
+    // fewer recent executions than asked for falls back to executions, whose rows sit in every
+    // monthly partition (there optimize_read_in_order = 0: merging a reverse stream per part costs
+    // more than sorting the test's few granules; same rows, same order).
+    type Row = { id: string; run_id: string; commit_sha: string; branch: string; started_ms: number | string; status: TestStatus; attempt: number; duration_ms: number; error_message: string };
+    const read = (table: string, settings: string): Promise<Row[]> =>
+      this.store.query<Row>(
+        `SELECT id, run_id, commit_sha, branch, toUnixTimestamp64Milli(started_at) AS started_ms, status, attempt, duration_ms, error_message
+         FROM ${this.store.table(table)}
+         WHERE project_id = {projectId:UUID} AND test_id = {testId:UUID}
+         ORDER BY started_at DESC, attempt DESC, id DESC LIMIT {limit:UInt32}${settings}`,
+        { projectId, testId, limit },
+      );
+    let rows = await read('test_recent', '');
+    if (rows.length < limit) rows = await read('executions', ' SETTINGS optimize_read_in_order = 0');
     return rows.reverse().map((r) => ({
       executionId: r.id,
       runId: r.run_id,

@@ -77,6 +77,7 @@ describe('exactly-once under redelivery', () => {
     expect(await rollup(`SELECT sum(executions) AS n FROM ${td2.daemon.store.table('daily_test_stats')}`)).toBe(150);
     expect(await rollup(`SELECT sum(executions) AS n FROM ${td2.daemon.store.table('suite_daily')}`)).toBe(150);
     expect(await rollup(`SELECT sum(executions) AS n FROM ${td2.daemon.store.table('flaky_trends')}`)).toBe(150);
+    expect(await rollup(`SELECT count() AS n FROM ${td2.daemon.store.table('test_recent')}`)).toBe(150);
   });
 
   it('an insert with a fresh token after a deduplicated one is not swallowed (chDB keeps SET per session)', async () => {
