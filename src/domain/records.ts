@@ -112,6 +112,8 @@ export interface IdentityRecord {
   firstSeenAt: number;
   /** Row version: the newest row of an identity is its current name (after a move or rename). */
   version: number;
+  /** Ever moved or renamed (it has aliases and stitches). */
+  stitched?: boolean;
 }
 
 export function runIdFor(projectId: string, receiptId: string): string {

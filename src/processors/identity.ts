@@ -139,7 +139,7 @@ async function resolveProject(
       // The identity now shows its current name: a row with a newer version replaces the old one.
       // The version is the processing time, so the stitch decided last wins even when runs arrive
       // out of order; first_seen_at is the stitch time (the original's is in its older rows).
-      newIdentities.push({ ...buildIdentity(e), id: res.id, firstSeenAt: batch.now, version: Date.now() });
+      newIdentities.push({ ...buildIdentity(e), id: res.id, firstSeenAt: batch.now, version: Date.now(), stitched: true });
       events.push({
         id: stableUuid('identity.moved', projectId, res.id, e.fingerprint),
         type: 'identity.moved',

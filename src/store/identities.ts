@@ -4,6 +4,8 @@ import type { KnownIdentity } from '../domain/stitch.js';
 import { toNumber, type Store } from './client.js';
 
 export interface IdentityRow {
+  /** Ever moved or renamed: only then has it aliases and stitches to show. */
+  stitched: boolean;
   id: string;
   fingerprint: string;
   filePath: string;
@@ -26,13 +28,13 @@ export class IdentityRepo {
   constructor(private readonly store: Store) {}
 
   async get(projectId: string, testId: string): Promise<IdentityRow | null> {
-    const rows = await this.store.query<{ id: string; fingerprint: string; file_path: string; suite: string; title: string; params_hash: string }>(
-      `SELECT id, fingerprint, file_path, suite, title, params_hash FROM ${this.store.table('test_identities')} FINAL
+    const rows = await this.store.query<{ id: string; fingerprint: string; file_path: string; suite: string; title: string; params_hash: string; stitched: number }>(
+      `SELECT id, fingerprint, file_path, suite, title, params_hash, stitched FROM ${this.store.table('test_identities')} FINAL
        WHERE project_id = {projectId:UUID} AND id = {testId:UUID} LIMIT 1`,
       { projectId, testId },
     );
     const r = rows[0];
-    return r ? { id: r.id, fingerprint: r.fingerprint, filePath: r.file_path, suite: r.suite, title: r.title, paramsHash: r.params_hash } : null;
+    return r ? { id: r.id, fingerprint: r.fingerprint, filePath: r.file_path, suite: r.suite, title: r.title, paramsHash: r.params_hash, stitched: toNumber(r.stitched) === 1 } : null;
   }
 
   /** Which of these identity ids already exist in the project. */

@@ -150,6 +150,7 @@ export function identityRow(i: IdentityRecord): Record<string, unknown> {
     params_hash: i.paramsHash,
     first_seen_at: i.firstSeenAt,
     version: i.version,
+    stitched: i.stitched ? 1 : 0,
   };
 }
 

@@ -187,7 +187,13 @@ export interface FlakyFilter {
   includeQuarantined: boolean;
 }
 
+/** How long a project's overrides are reused. The API is their only writer and drops its own
+ * copy on write; another process (the worker) may see a decision up to this much later. */
+const OVERRIDES_TTL_MS = 2_000;
+
 export class TestRepo {
+  private readonly overrideCache = new Map<string, { at: number; rows: Map<string, OverrideRow> }>();
+
   constructor(private readonly store: Store) {}
 
   async states(projectId: string, testIds: readonly string[]): Promise<Map<string, TestStateRecord>> {
@@ -218,11 +224,27 @@ export class TestRepo {
   /** People's decisions for these tests (all of the project's when `testIds` is null: the table is small). */
   async overrides(projectId: string, testIds: readonly string[] | null): Promise<Map<string, OverrideRow>> {
     if (testIds !== null && testIds.length === 0) return new Map();
+    // The table holds only people's decisions (few per project): read them all, reuse briefly.
+    const hit = this.overrideCache.get(projectId);
+    const all = hit && Date.now() - hit.at < OVERRIDES_TTL_MS ? hit.rows : await this.readOverrides(projectId);
+    if (!hit || hit.rows !== all) {
+      if (this.overrideCache.size > 10_000) this.overrideCache.clear();
+      this.overrideCache.set(projectId, { at: Date.now(), rows: all });
+    }
+    if (testIds === null) return all;
+    const out = new Map<string, OverrideRow>();
+    for (const id of testIds) {
+      const row = all.get(id);
+      if (row) out.set(id, row);
+    }
+    return out;
+  }
+
+  private async readOverrides(projectId: string): Promise<Map<string, OverrideRow>> {
     const rows = await this.store.query<{ test_id: string; override: string; reason: string; state_after: number; decided_ms: number | string }>(
       `SELECT test_id, override, reason, state_after, toUnixTimestamp64Milli(decided_at) AS decided_ms
-       FROM ${this.store.table('quarantine_overrides')} FINAL
-       WHERE project_id = {projectId:UUID}${testIds === null ? '' : ' AND test_id IN {ids:Array(UUID)}'}`,
-      { projectId, ...(testIds === null ? {} : { ids: testIds }) },
+       FROM ${this.store.table('quarantine_overrides')} FINAL WHERE project_id = {projectId:UUID}`,
+      { projectId },
     );
     return new Map(
       rows.map((r) => [
@@ -253,6 +275,7 @@ export class TestRepo {
       ],
       `override:${projectId}:${testId}:${row.decidedAt}:${row.override ?? 'auto'}`,
     );
+    this.overrideCache.delete(projectId);
   }
 
   /** A health event outside the worker (a person's quarantine decision). */

@@ -138,8 +138,9 @@ export function testRoutes(d: TestRouteDeps): AnyRouteDef[] {
           d.tests.pageState(projectId, testId),
           d.tests.overrides(projectId, [testId]),
           d.codeowners.resolver(projectId),
-          d.identities.aliases(projectId, testId),
-          d.identities.stitches(projectId, testId),
+          // Only a moved or renamed identity has aliases and stitches: skip two reads for the rest.
+          identity.stitched ? d.identities.aliases(projectId, testId) : Promise.resolve([]),
+          identity.stitched ? d.identities.stitches(projectId, testId) : Promise.resolve([]),
           d.tests.history(projectId, testId, query.historyLimit),
         ]);
         const override = overrides.get(testId) ?? null;
