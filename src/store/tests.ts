@@ -157,22 +157,12 @@ function toBoardEntry(r: BoardDbRow): BoardEntry {
 
 function toState(r: StateDbRow): TestStateRecord {
   return {
+    ...toBoardEntry(r),
     projectId: r.project_id,
-    testId: r.test_id,
-    filePath: r.file_path,
-    suite: r.suite,
-    title: r.title,
-    score: toNumber(r.score),
-    candidate: toNumber(r.candidate) === 1,
     broken: toNumber(r.broken) === 1,
     samples: toNumber(r.samples),
-    flipRate: toNumber(r.flip_rate),
-    passOnRerunRate: toNumber(r.pass_on_rerun_rate),
-    trend: r.trend,
-    lastFlakedAt: r.last_flaked_ms === null ? null : toNumber(r.last_flaked_ms),
     reasons: JSON.parse(r.reasons || '[]') as TestStateRecord['reasons'],
     model: JSON.parse(r.model) as ScoreState,
-    auto: toAuto(r),
     lastRunId: r.last_run_id,
     lastStatus: r.last_status,
     lastSeenAt: toNumber(r.last_seen_ms),

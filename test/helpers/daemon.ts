@@ -20,6 +20,8 @@ export interface TestDaemon {
   database: string;
   env: Record<string, string>;
   request(method: string, urlPath: string, opts?: { token?: string | null; body?: unknown; headers?: Record<string, string> }): Promise<{ status: number; headers: Headers; json: any; text: string }>;
+  /** Posts native batches in order (each must get 202) and waits until every one is processed. */
+  ingest(...batches: Record<string, unknown>[]): Promise<string[]>;
   /** Polls until `fn` returns a truthy value (or throws after `timeoutMs`). */
   waitFor<T>(fn: () => Promise<T | undefined | null | false>, timeoutMs?: number): Promise<T>;
   /** Stops the daemon; keeps the data dir and database so a restart sees the same state. */
@@ -57,6 +59,11 @@ export async function startTestDaemon(
   const { readFileSync } = await import('node:fs');
   const token = readFileSync(path.join(dataDir, 'bootstrap-token'), 'utf8').trim();
   let stopped = false;
+  // Receipts whose run.processed event was delivered (after the lease committed).
+  const processed = new Set<string>();
+  daemon.runtime.onEvent((e) => {
+    if (e.type === 'run.processed') processed.add(String(e.data.receiptId));
+  });
   const td: TestDaemon = {
     daemon,
     url: daemon.url,
@@ -86,6 +93,16 @@ export async function startTestDaemon(
         json = undefined;
       }
       return { status: res.status, headers: res.headers, json, text };
+    },
+    async ingest(...batches) {
+      const receipts: string[] = [];
+      for (const b of batches) {
+        const res = await td.request('POST', '/v1/ingest', { body: b });
+        if (res.status !== 202) throw new Error(`ingest: expected 202, got ${res.status} ${res.text}`);
+        receipts.push(String(res.json.receiptId));
+      }
+      await td.waitFor(async () => receipts.every((r) => processed.has(r)), 20_000);
+      return receipts;
     },
     async waitFor(fn, timeoutMs = 10_000) {
       const deadline = Date.now() + timeoutMs;

@@ -2,7 +2,6 @@
 // test, and failures classified as new versus known from the base branch's recent history.
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DomainEvent } from '../../src/domain/events.js';
 import { nativeBatch, startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
 
 const HOUR = 3_600_000;
@@ -49,26 +48,12 @@ function execs(at: number, spec: Record<string, string>, file = 'src/pr.test.ts'
 
 describe('PR summary and gate', () => {
   let td: TestDaemon;
-  const processed = new Set<string>();
 
   beforeAll(async () => {
     td = await startTestDaemon();
-    td.daemon.runtime.onEvent((e: DomainEvent) => {
-      if (e.type === 'run.processed') processed.add(String(e.data.receiptId));
-    });
   });
   afterAll(async () => td?.close());
 
-  /** Posts batches in order and waits until every one is stored. */
-  async function ingest(...batches: Record<string, unknown>[]): Promise<void> {
-    const receipts: string[] = [];
-    for (const b of batches) {
-      const res = await td.request('POST', '/v1/ingest', { body: b });
-      expect(res.status).toBe(202);
-      receipts.push(res.json.receiptId as string);
-    }
-    await td.waitFor(async () => receipts.every((r) => processed.has(r)), 20_000);
-  }
 
   function run(commitSha: string, at: number, spec: Record<string, string>, resource: object = {}, status = 'failed', file?: string): Record<string, unknown> {
     return nativeBatch({
@@ -97,7 +82,7 @@ describe('PR summary and gate', () => {
     it('merges the shards of a commit: fails first, flaky after, with a PR comment', async () => {
       const commit = sha();
       const at = Date.now() - 2 * HOUR;
-      await ingest(
+      await td.ingest(
         run(commit, at, { alpha: 'fail', beta: 'pass', gamma: 'fail>pass' }, { ...pr, shardIndex: 1, shardTotal: 2 }),
         run(commit, at + 1000, { delta: 'fail', epsilon: 'pass', zeta: 'skip' }, { ...pr, shardIndex: 2, shardTotal: 2 }, 'failed', 'src/other.test.ts'),
       );
@@ -131,7 +116,7 @@ describe('PR summary and gate', () => {
       const full = sha();
       const short = full.slice(0, 8);
       const at = Date.now() - HOUR;
-      await ingest(
+      await td.ingest(
         run(short, at, { rerun: 'fail', solid: 'fail' }, pr),
         run(full, at + 60_000, { rerun: 'pass', solid: 'fail' }, pr, 'failed'),
       );
@@ -150,7 +135,7 @@ describe('PR summary and gate', () => {
       const commit = sha();
       const spec: Record<string, string> = {};
       for (let i = 0; i < 60; i++) spec[`many ${String(i).padStart(2, '0')}`] = 'fail';
-      await ingest(run(commit, Date.now() - HOUR, spec, pr));
+      await td.ingest(run(commit, Date.now() - HOUR, spec, pr));
       const res = await td.request('GET', `/v1/runs/summary?commitSha=${commit}`);
       expect(res.json.summary.failed).toBe(60);
       expect(res.json.summary.tests).toHaveLength(60);
@@ -180,7 +165,7 @@ describe('PR summary and gate', () => {
       );
       // Older than 14 days: not part of the base sample.
       batches.unshift(run(sha(), Date.now() - 20 * 24 * HOUR, { newbie: 'pass', known: 'pass' }, {}, 'passed', 'src/gate.test.ts'));
-      await ingest(...batches);
+      await td.ingest(...batches);
     });
 
     it('validates its parameters and answers {found:false} for a commit never ingested', async () => {
@@ -200,7 +185,7 @@ describe('PR summary and gate', () => {
 
     it('blocks a PR run with one new failure and one known flake (newFailures: 1)', async () => {
       const commit = sha();
-      await ingest(run(commit, Date.now() - HOUR, { known: 'fail', newbie: 'fail', other: 'pass' }, pr, 'failed', 'src/gate.test.ts'));
+      await td.ingest(run(commit, Date.now() - HOUR, { known: 'fail', newbie: 'fail', other: 'pass' }, pr, 'failed', 'src/gate.test.ts'));
       const res = await td.request('GET', `/v1/runs/gate?commitSha=${commit}`);
       expect(res.status).toBe(200);
       const g = res.json.gate;
@@ -234,7 +219,7 @@ describe('PR summary and gate', () => {
 
     it('does not count a quarantined failure or a pass on retry as new; strictness any ignores quarantined only', async () => {
       const commit = sha();
-      await ingest(run(commit, Date.now() - HOUR, { quar: 'fail', retry: 'fail>pass', other: 'pass' }, pr, 'passed', 'src/gate.test.ts'));
+      await td.ingest(run(commit, Date.now() - HOUR, { quar: 'fail', retry: 'fail>pass', other: 'pass' }, pr, 'passed', 'src/gate.test.ts'));
       const before = await td.request('GET', `/v1/runs/gate?commitSha=${commit}`);
       const quarId = before.json.gate.tests.find((t: any) => t.title === 'quar').testIdentityId as string;
       expect(before.json.gate.tests.find((t: any) => t.title === 'retry')).toMatchObject({ status: 'flaky', classification: 'known_flake' });
@@ -267,9 +252,9 @@ describe('PR summary and gate', () => {
       const batches = Array.from({ length: 8 }, (_, i) =>
         run(shared, Date.now() - 3 * HOUR + i * 60_000, { wobbly: i % 2 === 0 ? 'fail' : 'pass', steady: 'pass' }, { branch: 'feature/y' }, 'passed', 'src/wobbly.test.ts'),
       );
-      await ingest(...batches);
+      await td.ingest(...batches);
       const commit = sha();
-      await ingest(run(commit, Date.now() - HOUR, { wobbly: 'fail', steady: 'pass' }, pr, 'failed', 'src/wobbly.test.ts'));
+      await td.ingest(run(commit, Date.now() - HOUR, { wobbly: 'fail', steady: 'pass' }, pr, 'failed', 'src/wobbly.test.ts'));
       const res = await td.request('GET', `/v1/runs/gate?commitSha=${commit}`);
       const w = res.json.gate.tests.find((t: any) => t.title === 'wobbly');
       expect(w.score).toBeGreaterThanOrEqual(0.5);

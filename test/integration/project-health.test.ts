@@ -3,7 +3,6 @@
 // owner filter through CODEOWNERS.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DomainEvent } from '../../src/domain/events.js';
 import { chTime } from '../../src/store/runs.js';
 import { nativeBatch, startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
 
@@ -32,7 +31,6 @@ interface Exec {
 
 describe('GET /v1/health', () => {
   let td: TestDaemon;
-  const processed = new Set<string>();
   const today = Math.floor(Date.now() / DAY) * DAY;
   // Expected figures, accumulated from what is posted.
   const perDay = new Map<string, { executions: number; passed: number; skipped: number }>();
@@ -43,15 +41,6 @@ describe('GET /v1/health', () => {
   let flappyId = '';
   let manualId = '';
 
-  async function ingest(...batches: Record<string, unknown>[]): Promise<void> {
-    const receipts: string[] = [];
-    for (const b of batches) {
-      const res = await td.request('POST', '/v1/ingest', { body: b });
-      expect(res.status).toBe(202);
-      receipts.push(res.json.receiptId as string);
-    }
-    await td.waitFor(async () => receipts.every((r) => processed.has(r)), 20_000);
-  }
 
   /** One run on main at `at`: `flappy` fails then passes on retry when `flaky`, the rest is steady. */
   function run(at: number, flaky: boolean): Record<string, unknown> {
@@ -98,13 +87,10 @@ describe('GET /v1/health', () => {
         SERVICE_INVESTIGATION_MINUTES: String(RATES.investigationMinutes),
       },
     });
-    td.daemon.runtime.onEvent((e: DomainEvent) => {
-      if (e.type === 'run.processed') processed.add(String(e.data.receiptId));
-    });
     // Two days ago and yesterday: steady; today: `flappy` passes only on retry, three times.
     const todayAt = (k: number): number => today + Math.floor((Date.now() - today) / 2) + k * 1000;
-    await ingest(run(today - 2 * DAY + 9 * 3_600_000, false), run(today - DAY + 9 * 3_600_000, false), run(today - DAY + 10 * 3_600_000, false));
-    await ingest(run(todayAt(0), true), run(todayAt(1), true), run(todayAt(2), true));
+    await td.ingest(run(today - 2 * DAY + 9 * 3_600_000, false), run(today - DAY + 9 * 3_600_000, false), run(today - DAY + 10 * 3_600_000, false));
+    await td.ingest(run(todayAt(0), true), run(todayAt(1), true), run(todayAt(2), true));
     await td.request('PUT', '/v1/codeowners', { body: { content: '/src/pay/ @acme/pay\n/src/flaky/ @acme/flaky\n' } });
 
     const flaky = await td.request('GET', '/v1/flaky?includeQuarantined=true');
