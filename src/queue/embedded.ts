@@ -272,7 +272,7 @@ export class EmbeddedQueue implements Queue {
     const lease = this.requireLease(leaseId);
     if (lease.frozen) throw new Error('failJob on a frozen lease: nack the whole lease');
     lease.jobIds = lease.jobIds.filter((id) => id !== jobId);
-    await this.retryOrBury([jobId], error, false);
+    await this.retryOrBury([jobId], error);
   }
 
   async nack(leaseId: string, error: string): Promise<void> {
@@ -290,10 +290,10 @@ export class EmbeddedQueue implements Queue {
       }
       return;
     }
-    await this.retryOrBury(lease.jobIds, error, false);
+    await this.retryOrBury(lease.jobIds, error);
   }
 
-  private async retryOrBury(jobIds: string[], error: string, _frozen: boolean): Promise<void> {
+  private async retryOrBury(jobIds: string[], error: string): Promise<void> {
     const toBury: string[] = [];
     for (const id of jobIds) {
       const attempts = this.attempts.get(id) ?? 1;

@@ -55,8 +55,8 @@ export function mapOtlpToBatches(req: OtlpTraceRequest, opts: MapOptions): { bat
   // Keys carry a digest of each trace's span ids, so traces sharing a resource-level key stay apart.
   const batches: IngestBatch[] = [];
   for (const g of groups.values()) {
-    const mapped = mapTrace(g, opts.now);
-    if (mapped) batches.push(mapped.batch);
+    const batch = mapTrace(g, opts.now);
+    if (batch) batches.push(batch);
   }
   return { batches };
 }
@@ -86,7 +86,7 @@ function hasPipelineAttr(span: OtlpSpan): boolean {
   return false;
 }
 
-function mapTrace(g: TraceGroup, now: number): { batch: IngestBatch; explicitKey: boolean } | undefined {
+function mapTrace(g: TraceGroup, now: number): IngestBatch | undefined {
   const { spans } = g;
   const n = spans.length;
   // Start-time order (stable on ties) so execution indices and child spans read chronologically
@@ -166,7 +166,7 @@ function mapTrace(g: TraceGroup, now: number): { batch: IngestBatch; explicitKey
     run,
     executions,
   };
-  return { batch, explicitKey: keyAttr !== undefined };
+  return batch;
 }
 
 function isExplicitRunSpan(span: OtlpSpan): boolean {
