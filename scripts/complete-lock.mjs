@@ -7,11 +7,27 @@
 // `npm ci` then rejects the lock as out of sync. This adds an entry for each missing optional
 // package with the platform it is for (read from its name), so `npm ci` accepts the lock and skips
 // it on every other platform, as it would with a complete lock.
+//
+// `--strip` removes those added entries again. npm install (not npm ci) hangs at 100% CPU resolving
+// entries that have no `resolved` URL, so changing dependencies is:
+//   npm run lock:strip && npm install <pkg> && npm run lock:complete
 import { readFileSync, writeFileSync } from 'node:fs';
 
 const file = new URL('../package-lock.json', import.meta.url);
 const lock = JSON.parse(readFileSync(file, 'utf8'));
 const packages = lock.packages;
+if (process.argv.includes('--strip')) {
+  let removed = 0;
+  for (const [key, meta] of Object.entries(packages)) {
+    if (key && meta.optional && meta.os && !meta.resolved && !meta.link) {
+      delete packages[key];
+      removed++;
+    }
+  }
+  writeFileSync(file, `${JSON.stringify(lock, null, 2)}\n`);
+  console.log(`removed ${removed} added lock entries`);
+  process.exit(0);
+}
 const added = [];
 for (const meta of Object.values(packages)) {
   for (const [name, range] of Object.entries(meta.optionalDependencies ?? {})) {
