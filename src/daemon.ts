@@ -5,11 +5,19 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
-import { buildApp } from './api/app.js';
+import { buildApp, type App } from './api/app.js';
+import { openApiRoute } from './api/openapi.js';
+import { rcaRoutes } from './api/routes/rca.js';
+import { PROCEDURES, TRPC_MAX_BATCH, TRPC_PREFIX, createAppRouter, registerTrpc } from './api/trpc.js';
+import { RcaRepo } from './store/rca.js';
 import { Authenticator } from './api/auth.js';
 import { IngestService } from './api/ingest-service.js';
 import { RateLimiter } from './api/rate-limit.js';
 import { adminRoutes } from './api/routes/admin.js';
+import { settingsRoutes } from './api/routes/settings.js';
+import { ProjectConfigs } from './config/project-config.js';
+import { RetentionSweeper } from './pipeline/retention.js';
+import { openArtifactPruner } from './artifacts/prune.js';
 import { healthRoutes } from './api/routes/health.js';
 import { runRoutes } from './api/routes/runs.js';
 import type { ServerSettings } from './config/server.js';
@@ -25,10 +33,17 @@ import { RunRepo } from './store/runs.js';
 import { statsRoute } from './api/routes/stats.js';
 import { testRoutes } from './api/routes/tests.js';
 import { prRoutes } from './api/routes/pr.js';
+import { badgeRoutes } from './api/routes/badge.js';
 import { projectHealthRoutes } from './api/routes/project-health.js';
 import { TestRepo } from './store/tests.js';
 import { IdentityRepo } from './store/identities.js';
 import { CodeownersRepo } from './store/codeowners.js';
+import { ChannelRepo } from './store/channels.js';
+import { notificationRoutes } from './api/routes/notifications.js';
+import { artifactRoutes } from './api/routes/artifacts.js';
+import { openArtifactStore } from './artifacts/s3.js';
+import { exportRoutes, RunningExports } from './api/routes/export.js';
+import { s3Inventory } from './export/artifacts.js';
 
 export const DEFAULT_PIPELINE = fileURLToPath(new URL('../pipelines/default.yaml', import.meta.url));
 
@@ -48,10 +63,14 @@ export interface DaemonOptions {
 
 export interface Daemon {
   url: string;
+  /** The HTTP application: its route table and what fastify registered (tests check /openapi.json against both). */
+  app: App;
   port: number;
   store: Store;
   queue: EmbeddedQueue;
   runtime: PipelineRuntime;
+  /** The retention sweep; null in a process that runs no worker. */
+  retention: RetentionSweeper | null;
   adminToken: string;
   bootstrapToken: string | null;
   close(): Promise<void>;
@@ -93,33 +112,67 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
 
   const ingest = new IngestService(queue, settings.queue.maxDepth);
   const auth = new Authenticator(projects, adminToken);
+  // One limiter for REST and the procedures: a project's requests count once, whichever way they come.
+  const rateLimiter = new RateLimiter(settings.rateLimit.max, settings.rateLimit.windowMs);
   const app = buildApp({
     logger,
-    deps: { auth, rateLimiter: new RateLimiter(settings.rateLimit.max, settings.rateLimit.windowMs), checkBackpressure: () => ingest.checkBackpressure() },
+    deps: { auth, rateLimiter, checkBackpressure: () => ingest.checkBackpressure() },
   });
+  // Per-project policy for the pipeline and the API: service.yml < project settings < environment.
+  const projectConfigs = new ProjectConfigs(store, opts.service, logger);
   const tests = new TestRepo(store);
   const identities = new IdentityRepo(store);
   const codeowners = new CodeownersRepo(store);
+  const artifacts = openArtifactStore(settings.s3);
+  const artifactInventory = settings.s3 ? s3Inventory(settings.s3) : null;
+  const runningExports = new RunningExports();
+  const runs = new RunRepo(store);
+  const rca = new RcaRepo(store);
+  const healthDeps = { store, tests, codeowners, service: opts.service.config, projectConfig: (projectId: string) => projectConfigs.get(projectId) };
   for (const r of [
     ...healthRoutes(),
-    ...runRoutes(new RunRepo(store)),
-    ...testRoutes({ tests, identities, codeowners, outbox: queue.outbox }),
+    ...runRoutes(runs, artifacts),
+    ...rcaRoutes(rca),
+    ...testRoutes({ tests, identities, codeowners, outbox: queue.outbox, artifacts }),
+    ...artifactRoutes({ signer: artifacts, projectArtifactsEnabled: async (id) => (await projectConfigs.get(id)).config.artifacts.enabled }),
     ...prRoutes({ store, tests, codeowners }),
-    ...projectHealthRoutes({ store, tests, codeowners, service: opts.service.config }),
+    ...projectHealthRoutes(healthDeps),
     ...adminRoutes(projects, auth),
+    ...settingsRoutes(projects, projectConfigs),
+    ...notificationRoutes(new ChannelRepo(store)),
+    ...badgeRoutes({ store, tests, projects, publicApiUrl: settings.publicApiUrl }),
+    ...exportRoutes({ store, artifacts: artifactInventory, running: runningExports }),
   ]) {
     app.routes.add(r);
   }
 
   const runtime = new PipelineRuntime({
     graph,
-    host: { logger, store, service: opts.service.config, clusterThreshold: settings.clusterThreshold, http: app.routes, ingest },
+    host: { logger, store, service: opts.service.config, projectConfig: (projectId) => projectConfigs.get(projectId), clusterThreshold: settings.clusterThreshold, http: app.routes, ingest,
+      dataDir: settings.dataDir, notifications: settings.notifications, tracker: settings.tracker, ai: settings.ai, outbox: queue.outbox },
     queue,
     work: opts.work ?? true,
     pollIntervalMs: settings.queue.pollIntervalMs,
   });
   app.routes.add(statsRoute(queue, runtime));
+  app.routes.add(openApiRoute(() => app.routes.routes, { procedures: { path: TRPC_PREFIX, maxBatch: TRPC_MAX_BATCH, list: PROCEDURES } }));
+  await registerTrpc(app.fastify, createAppRouter({ auth, rateLimiter, runs, tests: { tests, identities, codeowners }, health: healthDeps, rca, artifacts }), auth);
   await runtime.start();
+  // Retention is worker work: only a process that processes leases prunes.
+  const artifactPruner = (opts.work ?? true) ? openArtifactPruner(settings.s3) : null;
+  const retention =
+    (opts.work ?? true)
+      ? new RetentionSweeper({
+          store,
+          logger: logger.child({ component: 'retention' }),
+          listProjects: () => projects.list(),
+          projectConfig: (projectId) => projectConfigs.get(projectId),
+          exclusive: (f) => runtime.exclusive(f),
+          artifacts: artifactPruner,
+          intervalMs: settings.retentionSweepMs,
+        })
+      : null;
+  retention?.start();
   const address = await app.fastify.listen({ port: settings.port, host: settings.host });
   const port = (app.fastify.server.address() as { port: number }).port;
   logger.info({ address, dataDir: settings.dataDir, embedded: store.embedded, config: opts.service.file }, 'flakehouse listening');
@@ -127,19 +180,28 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   let closing: Promise<void> | undefined;
   return {
     url: `http://127.0.0.1:${port}`,
+    app,
     port,
     store,
     queue,
     runtime,
+    retention,
     adminToken,
     bootstrapToken,
     close() {
       // Stop accepting, finish the lease in hand, flush the queue, close storage.
       closing ??= (async () => {
-        await app.fastify.close();
+        // Stops accepting first; an export in progress is cut short rather than awaited.
+        const stopped = app.fastify.close();
+        runningExports.abortAll();
+        await stopped;
+        await retention?.stop();
         await runtime.shutdown();
         await queue.close();
         await store.close();
+        artifacts?.close();
+        artifactInventory?.close();
+        artifactPruner?.close();
       })();
       return closing;
     },

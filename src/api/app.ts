@@ -11,11 +11,15 @@ import { RouteTable, type RouteDeps } from './route.js';
 export interface AppOptions {
   logger: Logger;
   deps: RouteDeps;
+  /** Called when each response is sent (self-telemetry): the route pattern, not the path, keeps label values few. */
+  observe?: (r: { method: string; route: string; status: number; durationMs: number }) => void;
 }
 
 export interface App {
   fastify: FastifyInstance;
   routes: RouteTable;
+  /** Every (method, url) fastify registered, route table or not: what /openapi.json is checked against. */
+  registered: { method: string; url: string }[];
 }
 
 const SECURITY_HEADERS: Record<string, string> = {
@@ -32,6 +36,12 @@ export function buildApp(opts: AppOptions): App {
     // Our own byte counting enforces the raw and inflated caps with clear errors; this is a backstop.
     bodyLimit: LIMITS.inflatedBytes + 1024,
     return503OnClosing: true,
+    // A tRPC batch names all its procedures in one path segment (/trpc/a,b,c): 100 would be ~9 calls.
+    routerOptions: { maxParamLength: 5000 },
+  });
+  const registered: App['registered'] = [];
+  fastify.addHook('onRoute', (r) => {
+    for (const method of [r.method].flat()) registered.push({ method, url: r.url });
   });
 
   fastify.addContentTypeParser(
@@ -64,7 +74,8 @@ export function buildApp(opts: AppOptions): App {
   });
 
   fastify.addHook('onSend', async (_request, reply, payload) => {
-    for (const [k, v] of Object.entries(SECURITY_HEADERS)) reply.header(k, v);
+    // Badges widen cross-origin-resource-policy: they are meant to be embedded on other sites.
+    for (const [k, v] of Object.entries(SECURITY_HEADERS)) if (k !== 'cross-origin-resource-policy' || !reply.hasHeader(k)) reply.header(k, v);
     if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
     return payload;
   });
@@ -77,11 +88,18 @@ export function buildApp(opts: AppOptions): App {
     void reply.code(apiError.statusCode).send(apiError.toBody());
   });
 
+  const observe = opts.observe;
+  if (observe) {
+    fastify.addHook('onResponse', async (request, reply) => {
+      observe({ method: request.method, route: request.routeOptions.url ?? 'unmatched', status: reply.statusCode, durationMs: reply.elapsedTime });
+    });
+  }
+
   fastify.setNotFoundHandler((request, reply) => {
     void reply.code(404).send({ error: 'not_found', message: `no route for ${request.method} ${request.url.split('?')[0]}` });
   });
 
-  return { fastify, routes: new RouteTable(fastify, opts.deps) };
+  return { fastify, routes: new RouteTable(fastify, opts.deps), registered };
 }
 
 function toApiError(error: FastifyError | ApiError): ApiError {

@@ -24,7 +24,7 @@ export interface RouteContext<Q, P, B> {
 }
 
 export interface RouteDef<Q = unknown, P = unknown, B = unknown> {
-  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   url: string;
   summary: string;
   tags?: string[];
@@ -37,6 +37,8 @@ export interface RouteDef<Q = unknown, P = unknown, B = unknown> {
   /** Content types the body may have (default application/json). */
   consumes?: string[];
   response?: z.ZodType;
+  /** Content types of a success answer that is not JSON (export: application/gzip; badges: image/svg+xml), for /openapi.json. */
+  produces?: string[];
   successStatus?: number;
   /** Ingest routes: refuse with 503 when the queue is full, before validating the body. */
   backpressure?: boolean;

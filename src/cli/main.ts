@@ -4,22 +4,47 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError } from '../config/errors.js';
 import { loadServerSettings, type ServerSettings } from '../config/server.js';
+import { redactIntegrationSettings } from '../config/integrations.js';
 import { loadServiceConfig } from '../config/service.js';
+import { resolveProjectConfig, type ProjectSettings } from '../config/settings.js';
+import type { RetentionWindows } from '../domain/retention.js';
+import { fetchProjectSettings, ProjectSettingsError } from './project-settings.js';
 import { loadGraph, startDaemon } from '../daemon.js';
 import { createLogger } from '../logger.js';
 import { PipelineConfigError } from '../pipeline/graph.js';
 import { SCOPES, type Scope } from '../store/projects.js';
+import { report, ReportUsageError } from './report.js';
+import { describeReporterSettings, loadReporterSettings } from '../reporter/settings.js';
+import { detectRunCi } from '../reporter/send.js';
+import { prCommand } from './pr.js';
+import { exportCommand, ExportUsageError } from './export.js';
 
 const USAGE = `usage: flakehouse <command> [options]
 
 commands:
   serve [--pipeline FILE]          run the API and the worker (embedded chDB + on-disk queue by default)
   validate [FILE]                  check a pipeline file (default pipelines/default.yaml) without starting anything
-  config [--json]                  print the config file in use, whether a token is set, and the resolved config
+  config [--json] [--project SLUG] print the config file in use, whether a token is set, and the resolved config
+                                   with each key's source; --project adds that project's settings layer
   project create SLUG [--name N]   create a project (admin API)
   token create --project SLUG --scopes ingest,read,quarantine [--json]
                                    create a project token, printed once (admin API)
   token revoke ID                  revoke a token (admin API)
+  report [--strict] [--root DIR] [--json] [--attach GLOB]… FILES|GLOBS…
+                                   send JUnit XML reports as one run (SERVICE_TOKEN, SERVICE_ENDPOINT); exits 0
+                                   on delivery problems (the run is buffered and replayed) unless --strict;
+                                   --attach uploads matching files as artifacts of the tests they name
+  summary [--commit SHA] [--base BRANCH] [--wait S] [--json] [--strict]
+                                   print the pull request comment (markdown) for the commit CI detected
+  comment [--commit SHA] [--pr N] [--repo OWNER/NAME] [--base BRANCH] [--wait S] [--strict]
+                                   create or update the one Flakehouse comment on the pull request (GITHUB_TOKEN)
+  gate [--base BRANCH] [--strictness new|any|off] [--commit SHA] [--wait S] [--json] [--strict]
+                                   new failures versus known flakes; exits 1 only when the verdict is block
+  badge [--variant health|flakes|quarantined|worst] [--json]
+                                   print README badge markdown (SERVICE_PUBLIC_API_URL)
+  export [--out FILE] [--json]     download the project's data as gzipped NDJSON (SERVICE_TOKEN with the read scope)
+  summary, comment and gate wait up to --wait seconds for the commit's results (default 30 in CI, else 0) and
+  exit 0 with a warning when Flakehouse or GitHub cannot be reached, unless --strict.
 
 The admin commands call the running server at SERVICE_ENDPOINT (default http://127.0.0.1:$SERVICE_PORT)
 with SERVICE_ADMIN_TOKEN, or the token the server generated in <SERVICE_DATA_DIR>/admin-token.`;
@@ -33,11 +58,20 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
       case 'validate':
         return validate(rest, cwd);
       case 'config':
-        return config(rest, env, cwd);
+        return await config(rest, env, cwd);
       case 'project':
         return await project(rest, env, cwd);
+      case 'report':
+        return await report(rest, env, cwd);
       case 'token':
         return await token(rest, env, cwd);
+      case 'summary':
+      case 'comment':
+      case 'gate':
+      case 'badge':
+        return await prCommand(command, rest, env, cwd);
+      case 'export':
+        return await exportCommand(rest, env, cwd);
       case undefined:
       case 'help':
       case '--help':
@@ -49,7 +83,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
         return 2;
     }
   } catch (err) {
-    if (err instanceof ConfigError || err instanceof PipelineConfigError || err instanceof UsageError) {
+    if (err instanceof ConfigError || err instanceof PipelineConfigError || err instanceof UsageError || err instanceof ReportUsageError || err instanceof ExportUsageError) {
       process.stderr.write(`flakehouse: ${err.message}\n`);
       return 2;
     }
@@ -101,23 +135,46 @@ function validate(args: string[], cwd: string): number {
   return 0;
 }
 
-function config(args: string[], env: NodeJS.ProcessEnv, cwd: string): number {
-  const { values } = parseArgs({ args, options: { json: { type: 'boolean' } }, strict: true });
-  const loaded = loadServiceConfig({ env, cwd });
+async function config(args: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<number> {
+  const { values } = parseArgs({ args, options: { json: { type: 'boolean' }, project: { type: 'string' } }, strict: true });
+  let loaded = loadServiceConfig({ env, cwd });
+  let project: { slug: string; settingsFrom: 'api' | 'storage'; settings: ProjectSettings; retention: RetentionWindows } | undefined;
+  if (values.project !== undefined) {
+    // The project's settings layer between service.yml and the environment (cli/project-settings.ts).
+    const base = loaded;
+    let fetched;
+    try {
+      fetched = await fetchProjectSettings(env, cwd, values.project, base);
+    } catch (err) {
+      if (err instanceof ProjectSettingsError) throw new UsageError(`config --project: ${err.message}`);
+      throw err;
+    }
+    const resolved = resolveProjectConfig(base, fetched.settings);
+    loaded = { ...base, config: resolved.config, sources: resolved.sources };
+    project = { slug: values.project, settingsFrom: fetched.via, settings: fetched.settings, retention: resolved.retention };
+  }
   const server = loadServerSettings(env, cwd);
   const token = env.SERVICE_TOKEN;
+  const reporter = describeReporterSettings(loadReporterSettings({ env, cwd, service: loaded }));
   const out = {
     file: loaded.file,
     token: token ? { present: true, value: redact(token) } : { present: false },
     config: loaded.config,
     sources: loaded.sources,
-    server: { ...server, adminToken: server.adminToken ? redact(server.adminToken) : undefined, clickhouse: { ...server.clickhouse, password: server.clickhouse.password ? '[redacted]' : undefined } },
+    ...(project ? { project } : {}),
+    server: { ...server, adminToken: server.adminToken ? redact(server.adminToken) : undefined, clickhouse: { ...server.clickhouse, password: server.clickhouse.password ? '[redacted]' : undefined }, s3: server.s3 && { ...server.s3, secretAccessKey: server.s3.secretAccessKey ? '[redacted]' : undefined, sessionToken: server.s3.sessionToken ? '[redacted]' : undefined }, ...redactIntegrationSettings(server) },
+    reporter,
+    ci: detectRunCi(env),
   };
   if (values.json) process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
   else {
     process.stdout.write(`config file: ${out.file ?? '(none; defaults and environment only)'}\n`);
     process.stdout.write(`SERVICE_TOKEN: ${out.token.present ? `set (${out.token.value})` : 'not set'}\n`);
+    if (project) process.stdout.write(`project settings: ${project.slug} (read from ${project.settingsFrom === 'api' ? 'the server' : 'storage'})\n`);
     for (const [key, source] of Object.entries(loaded.sources)) process.stdout.write(`  ${key} = ${JSON.stringify(getPath(loaded.config, key))}  (${source})\n`);
+    process.stdout.write(`reporter:\n`);
+    for (const [key, value] of Object.entries(out.reporter)) process.stdout.write(`  ${key} = ${JSON.stringify(value)}\n`);
+    process.stdout.write(`CI detected: ${JSON.stringify(out.ci)}\n`);
   }
   return 0;
 }

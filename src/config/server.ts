@@ -5,7 +5,10 @@ import path from 'node:path';
 import { z } from 'zod';
 import { ConfigError, expected, throwConfigErrors } from './errors.js';
 import type { Field } from './service.js';
-import { intField, numberField, parseEnvValue, readEnv, stringField, urlField } from './service.js';
+import { booleanField, intField, numberField, parseEnvValue, readEnv, stringField, urlField } from './service.js';
+import type { S3Settings } from '../artifacts/s3.js';
+import { loadIntegrationSettings, type NotificationSettings, type TrackerSettings } from './integrations.js';
+import { loadAiSettings, type AiSettings } from './ai.js';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -35,8 +38,20 @@ export interface ServerSettings {
   clusterThreshold: number;
   artifactRetentionDays?: number;
   executionRetentionDays?: number;
+  /** Interval between retention sweeps in the worker (ms). */
+  retentionSweepMs: number;
   publicApiUrl?: string;
   selfOtelEndpoint?: string;
+  /** Interval between OTLP metric exports (ms). */
+  selfOtelIntervalMs: number;
+  /** Notification channels from the environment, SMTP, SSRF allowance (config/integrations.ts). */
+  notifications: NotificationSettings;
+  /** Issue tracker credentials and target (config/integrations.ts). */
+  tracker: TrackerSettings;
+  /** Artifact storage; absent when SERVICE_S3_BUCKET is unset (artifacts disabled). */
+  s3?: S3Settings;
+  /** AI root-cause analysis; absent when SERVICE_AI_PROVIDER is unset (RCA off). */
+  ai?: AiSettings;
 }
 
 export interface ServerEnvVar {
@@ -141,6 +156,12 @@ const VARS = {
     description: 'global artifact retention (days); unset keeps all; clamped to at least the execution window',
     field: intField(1),
   }),
+  retentionSweepMs: d({
+    name: 'SERVICE_RETENTION_SWEEP_MS',
+    description: 'interval between retention sweeps in the worker (ms); the first runs 30 s after start, or after one interval if shorter',
+    field: intField(100),
+    default: 3_600_000,
+  }),
   executionRetentionDays: o({
     name: 'SERVICE_EXECUTION_RETENTION_DAYS',
     description: 'global raw-execution retention (days); unset keeps all; rollups are never pruned',
@@ -149,8 +170,37 @@ const VARS = {
   publicApiUrl: o({ name: 'SERVICE_PUBLIC_API_URL', description: 'base URL printed in badge snippets', field: urlField() }),
   selfOtelEndpoint: o({
     name: 'SERVICE_SELF_OTEL_ENDPOINT',
-    description: "OTLP endpoint for the daemon's own metrics; unset disables them",
+    description: "OTLP/HTTP endpoint for the daemon's own metrics (JSON, POST <endpoint>/v1/metrics); unset: no export (GET /metrics still answers)",
     field: urlField(),
+  }),
+  selfOtelIntervalMs: d({
+    name: 'SERVICE_SELF_OTEL_INTERVAL_MS',
+    description: 'interval between OTLP metric exports (ms)',
+    field: intField(100),
+    default: 60_000,
+  }),
+  s3Bucket: o({ name: 'SERVICE_S3_BUCKET', description: 'artifact bucket; unset disables artifacts (presign answers 501)', field: stringField('a bucket name') }),
+  s3Endpoint: o({
+    name: 'SERVICE_S3_ENDPOINT',
+    description: 'S3-compatible endpoint; upload URLs are signed against it; unset for AWS S3',
+    field: urlField(),
+  }),
+  s3PublicEndpoint: o({
+    name: 'SERVICE_S3_PUBLIC_ENDPOINT',
+    description: 'browser-reachable endpoint download URLs are signed against; unset uses SERVICE_S3_ENDPOINT',
+    field: urlField(),
+  }),
+  s3Region: d({ name: 'SERVICE_S3_REGION', description: 'bucket region', field: stringField('a region name'), default: 'us-east-1' }),
+  s3AccessKeyId: o({ name: 'SERVICE_S3_ACCESS_KEY_ID', description: 'object-store access key; falls back to AWS_ACCESS_KEY_ID', field: stringField() }),
+  s3SecretAccessKey: o({
+    name: 'SERVICE_S3_SECRET_ACCESS_KEY',
+    description: 'object-store secret key; falls back to AWS_SECRET_ACCESS_KEY',
+    field: { ...stringField(), verbatim: true },
+  }),
+  s3ForcePathStyle: o({
+    name: 'SERVICE_S3_FORCE_PATH_STYLE',
+    description: 'path-style URLs (bucket in the path, as self-hosted stores want); default on when an endpoint is set',
+    field: booleanField(),
   }),
 };
 
@@ -182,6 +232,39 @@ export function loadServerSettings(env: NodeJS.ProcessEnv, cwd: string): ServerS
   function req<T>(spec: DefaultedSpec<T>): T {
     return opt(spec) ?? spec.default;
   }
+  function s3Settings(): S3Settings | undefined {
+    // Every S3 variable is checked even without a bucket, so a typo shows before it matters.
+    const bucket = opt(VARS.s3Bucket);
+    const endpoint = opt(VARS.s3Endpoint);
+    const publicEndpoint = opt(VARS.s3PublicEndpoint);
+    const region = req(VARS.s3Region);
+    const forcePathStyle = opt(VARS.s3ForcePathStyle) ?? endpoint !== undefined;
+    // The standard names are the fallback as a pair, so a key id never meets another source's secret.
+    let creds = { id: opt(VARS.s3AccessKeyId), secret: opt(VARS.s3SecretAccessKey), session: undefined as string | undefined };
+    if (creds.id === undefined && creds.secret === undefined) {
+      creds = {
+        id: opt({ ...VARS.s3AccessKeyId, name: 'AWS_ACCESS_KEY_ID' }),
+        secret: opt({ ...VARS.s3SecretAccessKey, name: 'AWS_SECRET_ACCESS_KEY' }),
+        session: opt({ ...VARS.s3SecretAccessKey, name: 'AWS_SESSION_TOKEN' }),
+      };
+    }
+    if (bucket === undefined) return undefined;
+    if ((creds.id === undefined) !== (creds.secret === undefined)) {
+      const [id, secret] = [VARS.s3AccessKeyId.name, VARS.s3SecretAccessKey.name];
+      const [missing, given] = creds.id === undefined ? [id, secret] : [secret, id];
+      errors.push(new ConfigError('env', missing, `required when ${given} (or its AWS_ fallback) is set`));
+    }
+    return {
+      bucket,
+      endpoint,
+      publicEndpoint,
+      region,
+      forcePathStyle,
+      accessKeyId: creds.id,
+      secretAccessKey: creds.secret,
+      sessionToken: creds.session,
+    };
+  }
 
   const settings: ServerSettings = {
     port: req(VARS.port),
@@ -205,8 +288,13 @@ export function loadServerSettings(env: NodeJS.ProcessEnv, cwd: string): ServerS
     clusterThreshold: req(VARS.clusterThreshold),
     artifactRetentionDays: opt(VARS.artifactRetentionDays),
     executionRetentionDays: opt(VARS.executionRetentionDays),
+    retentionSweepMs: req(VARS.retentionSweepMs),
     publicApiUrl: opt(VARS.publicApiUrl),
     selfOtelEndpoint: opt(VARS.selfOtelEndpoint),
+    selfOtelIntervalMs: req(VARS.selfOtelIntervalMs),
+    ...loadIntegrationSettings(env, errors),
+    s3: s3Settings(),
+    ai: loadAiSettings(env, errors),
   };
   throwConfigErrors(errors);
   return stripUndefined(settings);

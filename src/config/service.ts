@@ -7,6 +7,7 @@ import path from 'node:path';
 import YAML from 'yaml';
 import { z } from 'zod';
 import { AggregateConfigError, ConfigError, describeValue, expected, formatZodIssues, throwConfigErrors } from './errors.js';
+import { dropNulls, isPlainObject as isPlain, resolveLayers, setPath, type ConfigSource, type PlainObject as Plain } from '../domain/config-layers.js';
 
 // ---------------------------------------------------------------------------------------------
 // Fields: one description drives the zod schema, the env coercion and the error wording, so a
@@ -107,7 +108,7 @@ export type NotificationEventType = (typeof NOTIFICATION_EVENT_TYPES)[number];
 /** CONTRACT §9: the routing body that config channels are synced through takes at most 50. */
 export const MAX_CONFIG_CHANNELS = 50;
 
-const FIELDS = {
+export const FIELDS = {
   project: stringField('a non-empty project slug'),
   endpoint: urlField(),
   flakyThreshold: numberField(0, 1),
@@ -117,6 +118,8 @@ const FIELDS = {
   aiRca: booleanField(),
   aiDailyTokenBudget: intField(0),
   retentionRawDays: intField(1),
+  retentionArtifactDays: intField(1),
+  artifactsEnabled: booleanField(),
   costCiMinute: numberField(0),
   costDeveloperHour: numberField(0),
   costInvestigationMinutes: numberField(0),
@@ -127,7 +130,7 @@ const FIELDS = {
 
 const EMAIL_RE = /^[^\s@]+@[^\s@]+$/;
 
-const channelSchema = z
+export const channelSchema = z
   .strictObject(
     {
       kind: z.enum(NOTIFICATION_CHANNEL_KINDS, { error: expected(`one of ${NOTIFICATION_CHANNEL_KINDS.join(', ')}`) }),
@@ -193,9 +196,17 @@ export const serviceConfigSchema = z.strictObject(
     ignore: z
       .array(z.string({ error: expected('a glob pattern string') }).min(1), { error: expected('a list of glob patterns') })
       .default(() => []),
+    // No default window: SPEC's Retention paragraph and CONTRACT §10 keep everything until a window
+    // is set (its options table suggests 90 days; config/service.example.yml shows how to set it).
     retention: z
-      .strictObject({ rawDays: FIELDS.retentionRawDays.schema.default(90) }, { error: expected('a mapping') })
+      .strictObject(
+        { rawDays: FIELDS.retentionRawDays.schema.optional(), artifactDays: FIELDS.retentionArtifactDays.schema.optional() },
+        { error: expected('a mapping') },
+      )
       .prefault({}),
+    // Artifact uploads per project (presign answers 404 when off, CONTRACT §8); storage itself is
+    // switched on by SERVICE_S3_BUCKET.
+    artifacts: z.strictObject({ enabled: FIELDS.artifactsEnabled.schema.default(true) }, { error: expected('a mapping') }).prefault({}),
     notifications: z
       .strictObject(
         {
@@ -233,7 +244,7 @@ export const serviceConfigSchema = z.strictObject(
 );
 
 export type ServiceConfig = z.output<typeof serviceConfigSchema>;
-export type ServiceConfigSource = 'default' | 'file' | 'settings' | 'env';
+export type ServiceConfigSource = ConfigSource;
 
 /**
  * Secrets people paste into config files. Rejected with a pointer to the variable instead of a
@@ -269,8 +280,9 @@ const ENV_OVERRIDES: readonly (ServiceEnvOverride & { field: Field<unknown> })[]
   { name: 'SERVICE_TRACKER_ENABLED', path: 'tracker.enabled', field: FIELDS.trackerEnabled },
   { name: 'SERVICE_TRACKER_AFTER_DAYS', path: 'tracker.afterDays', field: FIELDS.trackerAfterDays },
   { name: 'SERVICE_TRACKER_RECOVERY_DAYS', path: 'tracker.recoveryDays', field: FIELDS.trackerRecoveryDays },
-  // The global execution retention default doubles as the raw-execution window.
+  // Global retention defaults: a project's own window (settings) beats them (domain/config-layers.ts).
   { name: 'SERVICE_EXECUTION_RETENTION_DAYS', path: 'retention.rawDays', field: FIELDS.retentionRawDays },
+  { name: 'SERVICE_ARTIFACT_RETENTION_DAYS', path: 'retention.artifactDays', field: FIELDS.retentionArtifactDays },
 ].map((o) => ({ ...o, description: `overrides \`${o.path}\` (${o.field.desc})` }));
 
 /** The variables that override service.yml keys (for docs and `config --json`). */
@@ -318,64 +330,8 @@ export interface LoadedServiceConfig {
   config: ServiceConfig;
   /** Leaf key path ('flaky.threshold'; arrays are leaves) → layer its value came from. */
   sources: Record<string, ServiceConfigSource>;
-}
-
-type Plain = Record<string, unknown>;
-
-function isPlain(value: unknown): value is Plain {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-/** YAML `key:` with no value (null) means "unset", like an absent key — not a type error. */
-function dropNulls(value: unknown): unknown {
-  if (!isPlain(value)) return value;
-  const out: Plain = {};
-  for (const [k, v] of Object.entries(value)) if (v !== null) out[k] = dropNulls(v);
-  return out;
-}
-
-/** Nested objects merge; arrays and scalars from `over` replace. */
-function deepMerge(base: Plain, over: Plain): Plain {
-  const out: Plain = { ...base };
-  for (const [k, v] of Object.entries(over)) {
-    if (v === undefined) continue;
-    const prev = out[k];
-    out[k] = isPlain(prev) && isPlain(v) ? deepMerge(prev, v) : v;
-  }
-  return out;
-}
-
-function getPath(obj: unknown, dotted: string): unknown {
-  let cur = obj;
-  for (const key of dotted.split('.')) {
-    if (!isPlain(cur) || !Object.hasOwn(cur, key)) return undefined;
-    cur = cur[key];
-  }
-  return cur;
-}
-
-function setPath(obj: Plain, dotted: string, value: unknown): void {
-  const keys = dotted.split('.');
-  const last = keys.pop();
-  if (last === undefined) return;
-  let cur = obj;
-  for (const key of keys) {
-    const next = cur[key];
-    if (isPlain(next)) cur = next;
-    else cur = cur[key] = {};
-  }
-  cur[last] = value;
-}
-
-function leafPaths(obj: Plain, prefix = ''): string[] {
-  const out: string[] = [];
-  for (const [k, v] of Object.entries(obj)) {
-    if (v === undefined) continue;
-    const p = prefix ? `${prefix}.${k}` : k;
-    if (isPlain(v)) out.push(...leafPaths(v, p));
-    else out.push(p);
-  }
-  return out;
+  /** The validated file and environment layers, for resolving a project's settings on top later. */
+  layers: { file: Plain; env: Plain };
 }
 
 /** Where a file path is shown: relative when under cwd (`service.yml`), else absolute. */
@@ -477,7 +433,7 @@ export function loadServiceConfig(opts: LoadServiceConfigOptions): LoadedService
   errors.push(...env.errors);
   throwConfigErrors(errors);
 
-  const merged = deepMerge(deepMerge(fileLayer, settingsLayer), env.value);
+  const { value: merged, sources } = resolveServiceLayers(fileLayer, settingsLayer, env.value);
   const parsed = serviceConfigSchema.safeParse(merged);
   // Each layer was valid on its own and merging strict objects cannot add keys, so this only
   // fires on a bug; still report it path by path rather than crash opaquely.
@@ -485,14 +441,12 @@ export function loadServiceConfig(opts: LoadServiceConfigOptions): LoadedService
     throwConfigErrors(formatZodIssues('config', parsed.error));
     throw parsed.error;
   }
-  const config = parsed.data;
+  return { file, config: parsed.data, sources, layers: { file: fileLayer, env: env.value } };
+}
 
-  const sources: Record<string, ServiceConfigSource> = {};
-  for (const p of leafPaths(config)) {
-    if (getPath(env.value, p) !== undefined) sources[p] = 'env';
-    else if (getPath(settingsLayer, p) !== undefined) sources[p] = 'settings';
-    else if (getPath(fileLayer, p) !== undefined) sources[p] = 'file';
-    else sources[p] = 'default';
-  }
-  return { file, config, sources };
+const DEFAULTS: Plain = serviceConfigSchema.parse({});
+
+/** The four layers merged per key (SPEC precedence; see domain/config-layers.ts), with sources. */
+export function resolveServiceLayers(file: Plain, settings: Plain, env: Plain): { value: Plain; sources: Record<string, ServiceConfigSource> } {
+  return resolveLayers({ default: DEFAULTS, file, settings, env });
 }

@@ -9,6 +9,9 @@ export const DOMAIN_EVENT_TYPES = [
   'suite.regressed',
   'suite.slowed',
   'rca.created',
+  // The project's daily AI token budget ran out: data { day: 'YYYY-MM-DD' (UTC), dailyTokenBudget?, tokensSpent? }.
+  // Emitted by the RCA stage at most once per project and day; notified as `ai_budget_spent`.
+  'ai.budget_spent',
 ] as const;
 export type DomainEventType = (typeof DOMAIN_EVENT_TYPES)[number];
 

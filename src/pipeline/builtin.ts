@@ -2,6 +2,9 @@
 import { eventsConnectorFactory } from '../connectors/events.js';
 import { clickhouseExporterFactory } from '../exporters/clickhouse.js';
 import { debugExporterFactory } from '../exporters/debug.js';
+import { notifyExporterFactory } from '../exporters/notify/index.js';
+import { rcaExporterFactory } from '../exporters/rca/index.js';
+import { trackerExporterFactory } from '../exporters/tracker/index.js';
 import { clusteringProcessorFactory } from '../processors/clustering.js';
 import { identityProcessorFactory } from '../processors/identity.js';
 import { normalizeProcessorFactory } from '../processors/normalize.js';
@@ -28,6 +31,9 @@ export function builtinRegistry(): Registry {
     rollupsProcessorFactory,
     clickhouseExporterFactory,
     debugExporterFactory,
+    notifyExporterFactory,
+    rcaExporterFactory,
+    trackerExporterFactory,
     eventsConnectorFactory,
   ] as AnyFactory[];
   for (const f of all) r.register(f);

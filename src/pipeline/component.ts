@@ -5,10 +5,13 @@ import type { Logger } from 'pino';
 import type { z } from 'zod';
 import type { DomainEvent } from '../domain/events.js';
 import type { ExecutionRecord, IdentityRecord, RunRecord } from '../domain/records.js';
-import type { Job } from '../queue/types.js';
+import type { Job, Outbox } from '../queue/types.js';
 import type { Store } from '../store/client.js';
 import type { TestStateRecord } from '../store/tests.js';
 import type { ServiceConfig } from '../config/service.js';
+import type { ResolvedServiceConfig } from '../config/settings.js';
+import type { NotificationSettings, TrackerSettings } from '../config/integrations.js';
+import type { AiSettings } from '../config/ai.js';
 import type { IngestService } from '../api/ingest-service.js';
 import type { AnyRouteDef } from '../api/route.js';
 
@@ -21,14 +24,27 @@ export type ComponentKind = 'receiver' | 'processor' | 'exporter' | 'connector';
 export interface Host {
   logger: Logger;
   store: Store;
-  /** The resolved service.yml + environment policy (flaky, quarantine, ignore, …). */
+  /** The resolved service.yml + environment policy (flaky, quarantine, ignore, …), without any project's settings. */
   service: ServiceConfig;
+  /** One project's policy: service.yml < its settings < environment, each key with its source
+   * (config/project-config.ts). Per-project stages read policy here, not from `service`. */
+  projectConfig(projectId: string): Promise<ResolvedServiceConfig>;
   /** SERVICE_CLUSTER_THRESHOLD. */
   clusterThreshold?: number;
   /** Present in roles that serve HTTP (serve, api): where receivers add their routes. */
   http?: { add(def: AnyRouteDef): void };
   /** Present in roles that accept ingest (serve, api). */
   ingest?: IngestService;
+  /** The data directory: best-effort stages (notify, tracker) keep their durable state under it. */
+  dataDir?: string;
+  /** Notification channels from the environment, SMTP and the SSRF allowance. */
+  notifications?: NotificationSettings;
+  /** Issue-tracker credentials and target. */
+  tracker?: TrackerSettings;
+  /** AI provider settings; absent when SERVICE_AI_PROVIDER is unset (RCA off). */
+  ai?: AiSettings;
+  /** For events that happen outside a lease (an RCA finished, a budget ran out): appended durably. */
+  outbox?: Outbox;
 }
 
 export interface Component {

@@ -3,6 +3,7 @@
 //  - the dispatcher: outbox → events pipelines, at-least-once with a durable cursor each.
 import type { Logger } from 'pino';
 import type { DomainEvent } from '../domain/events.js';
+import { newLagStats, recordLag, type LagStats } from '../domain/metrics.js';
 import { stableUuid } from '../domain/ids.js';
 import { buildRun, isTracePart } from '../domain/records.js';
 import type { Lease, Queue } from '../queue/types.js';
@@ -54,6 +55,8 @@ export interface WorkerStats {
   failures: number;
   eventsDelivered: number;
   eventFailures: number;
+  /** Processing lag: now − receivedAt of each job when its lease committed (self-telemetry). */
+  lag: LagStats;
 }
 
 const EVENT_RETRIES = 5;
@@ -63,10 +66,11 @@ export class PipelineRuntime {
   private readonly executions: ExecutionsPipeline[] = [];
   private readonly events: EventsPipeline[] = [];
   private stopping = false;
+  private readonly lock = new WorkLock();
   private loops: Promise<void>[] = [];
   private readonly listeners = new Set<(e: DomainEvent) => void>();
   private readonly logger: Logger;
-  readonly stats: WorkerStats = { stageMs: {}, leases: 0, jobs: 0, executions: 0, failures: 0, eventsDelivered: 0, eventFailures: 0 };
+  readonly stats: WorkerStats = { stageMs: {}, leases: 0, jobs: 0, executions: 0, failures: 0, eventsDelivered: 0, eventFailures: 0, lag: newLagStats() };
 
   constructor(private readonly opts: RuntimeOptions) {
     this.logger = opts.host.logger;
@@ -156,6 +160,14 @@ export class PipelineRuntime {
     }
   }
 
+  /**
+   * Runs `f` while no lease is being processed (and none starts): for maintenance that must not
+   * interleave with the exporters' writes, such as dropping a partition (retention).
+   */
+  exclusive<T>(f: () => Promise<T>): Promise<T> {
+    return this.lock.exclusive(f);
+  }
+
   /** In-process observers of delivered events (tests, later stages wired in code). */
   onEvent(listener: (e: DomainEvent) => void): () => void {
     this.listeners.add(listener);
@@ -178,7 +190,7 @@ export class PipelineRuntime {
         await queue.waitForWork(this.opts.pollIntervalMs);
         continue;
       }
-      await this.processLease(p, lease);
+      await this.lock.shared(() => this.processLease(p, lease));
     }
   }
 
@@ -214,6 +226,8 @@ export class PipelineRuntime {
       this.stats.leases++;
       this.stats.jobs += items.length;
       this.stats.executions += executions;
+      const committedAt = Date.now();
+      for (const item of items) recordLag(this.stats.lag, committedAt - item.job.receivedAt);
       this.logger.debug({ lease: lease.id, jobs: items.length, executions, ms: Date.now() - started }, 'lease committed');
     } catch (err) {
       this.stats.failures++;
@@ -302,6 +316,38 @@ function collectEvents(items: WorkItem[]): DomainEvent[] {
     });
   }
   return out;
+}
+
+/** Leases share it (several executions pipelines may run at once); maintenance takes it alone. */
+class WorkLock {
+  private active = 0;
+  private writer: Promise<void> | null = null;
+  private idle: (() => void) | null = null;
+
+  async shared<T>(f: () => Promise<T>): Promise<T> {
+    while (this.writer) await this.writer;
+    this.active++;
+    try {
+      return await f();
+    } finally {
+      this.active--;
+      if (this.active === 0) this.idle?.();
+    }
+  }
+
+  async exclusive<T>(f: () => Promise<T>): Promise<T> {
+    while (this.writer) await this.writer;
+    let release = (): void => {};
+    this.writer = new Promise<void>((r) => (release = r));
+    try {
+      if (this.active > 0) await new Promise<void>((r) => (this.idle = r));
+      return await f();
+    } finally {
+      this.idle = null;
+      this.writer = null;
+      release();
+    }
+  }
 }
 
 function errorMessage(err: unknown): string {

@@ -6,6 +6,8 @@ import { buildRun } from '../domain/records.js';
 import type { Host, ProcessorFactory } from '../pipeline/component.js';
 import { Yielder } from '../pipeline/yield.js';
 
+const KEEP_ALL = (): boolean => false;
+
 export const normalizeProcessorFactory: ProcessorFactory<Record<string, never>> = {
   kind: 'processor',
   type: 'normalize',
@@ -13,17 +15,34 @@ export const normalizeProcessorFactory: ProcessorFactory<Record<string, never>> 
   signals: ['executions'],
   configSchema: z.object({}).strict(),
   createExecutions: () => {
-    let isIgnored: (filePath: string) => boolean = () => false;
+    let host: Host | undefined;
+    // Compiled `ignore` lists by their patterns: projects usually share the service.yml list, and
+    // a project's list changes only when its settings do.
+    const matchers = new Map<string, (filePath: string) => boolean>();
+    const matcherFor = (patterns: readonly string[]): ((filePath: string) => boolean) => {
+      if (patterns.length === 0) return KEEP_ALL;
+      const key = JSON.stringify(patterns);
+      let m = matchers.get(key);
+      if (!m) {
+        if (matchers.size >= 1_000) matchers.clear();
+        m = compileIgnore(patterns);
+        matchers.set(key, m);
+      }
+      return m;
+    };
     return {
-      async start(host: Host) {
-        // service.yml `ignore`: matching test files are left out before identity and scoring.
-        if (host.service.ignore.length > 0) isIgnored = compileIgnore(host.service.ignore);
+      async start(h: Host) {
+        host = h;
       },
       async shutdown() {},
       async processBatch(batch) {
+        if (!host) throw new Error('normalize processor used before start');
         const y = new Yielder();
         for (const item of batch.items) {
           const b = item.job.batch;
+          // The project's `ignore` (service.yml, or its settings): matching test files are left
+          // out before identity and scoring.
+          const isIgnored = matcherFor((await host.projectConfig(item.job.projectId)).config.ignore);
           for (const e of b.executions) normalizeExecution(e);
           b.executions = dropIgnored(b.executions, isIgnored);
           await y.tick(b.executions.length);

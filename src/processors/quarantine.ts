@@ -5,7 +5,6 @@ import { z } from 'zod';
 import { stableUuid } from '../domain/ids.js';
 import { stepQuarantine } from '../domain/quarantine.js';
 import { addWrites, type Host, type ProcessorFactory } from '../pipeline/component.js';
-import type { ServiceConfig } from '../config/service.js';
 import { chTime } from '../store/runs.js';
 import { TestRepo } from '../store/tests.js';
 
@@ -17,16 +16,15 @@ export const quarantineProcessorFactory: ProcessorFactory<Record<string, never>>
   configSchema: z.object({}).strict(),
   createExecutions: () => {
     let repo: TestRepo | undefined;
-    let service: ServiceConfig | undefined;
+    let host: Host | undefined;
     return {
-      async start(host: Host) {
-        repo = new TestRepo(host.store);
-        service = host.service;
+      async start(h: Host) {
+        repo = new TestRepo(h.store);
+        host = h;
       },
       async shutdown() {},
       async processBatch(batch) {
-        if (!repo || !service) throw new Error('quarantine processor used before start');
-        const policy = { enabled: service.quarantine.enabled, cooldownRuns: service.quarantine.cooldownRuns };
+        if (!repo || !host) throw new Error('quarantine processor used before start');
         const byProject = new Map<string, string[]>();
         for (const u of batch.testStates.values()) {
           // Redeliveries, and states only being flushed from memory (not run in this lease), stay as they are.
@@ -37,6 +35,9 @@ export const quarantineProcessorFactory: ProcessorFactory<Record<string, never>>
         }
         const rows: Record<string, unknown>[] = [];
         for (const [projectId, ids] of byProject) {
+          // Each project's own quarantine.enabled / cooldownRuns.
+          const { quarantine } = (await host.projectConfig(projectId)).config;
+          const policy = { enabled: quarantine.enabled, cooldownRuns: quarantine.cooldownRuns };
           // One read of the project's (few) overrides beats an IN list of every touched test.
           const overrides = await repo.overrides(projectId, null);
           const firstItem = batch.items.find((i) => i.job.projectId === projectId);

@@ -91,7 +91,7 @@ export const scoringProcessorFactory: ProcessorFactory<Record<string, never>> = 
   configSchema: z.object({}).strict(),
   createExecutions: () => {
     let repo: TestRepo | undefined;
-    let service: ServiceConfig | undefined;
+    let host: Host | undefined;
     // The worker is the only writer of test_state: a committed state can be kept in memory and
     // saves the read (and the JSON decode of the model) next time the test runs. It also lets
     // clean passes that change nothing visible be written behind (see WRITE_BEHIND_*): most tests
@@ -99,9 +99,9 @@ export const scoringProcessorFactory: ProcessorFactory<Record<string, never>> = 
     const cache = new StateCache(200_000);
     let lastFlush = Date.now();
     return {
-      async start(host: Host) {
-        repo = new TestRepo(host.store);
-        service = host.service;
+      async start(h: Host) {
+        repo = new TestRepo(h.store);
+        host = h;
       },
       async shutdown() {},
       committed(batch) {
@@ -112,8 +112,7 @@ export const scoringProcessorFactory: ProcessorFactory<Record<string, never>> = 
         }
       },
       async processBatch(batch) {
-        if (!repo || !service) throw new Error('scoring processor used before start');
-        const params = scoringPolicy(service);
+        if (!repo || !host) throw new Error('scoring processor used before start');
         const touched = collectObservations(batch);
         const byProject = new Map<string, string[]>();
         for (const t of touched.values()) {
@@ -125,6 +124,8 @@ export const scoringProcessorFactory: ProcessorFactory<Record<string, never>> = 
         const eventsByProject = new Map<string, DomainEvent[]>();
         const healthRows: Record<string, unknown>[] = [];
         for (const [projectId, ids] of byProject) {
+          // Each project's own flaky.threshold / minSamples (its settings may differ from service.yml).
+          const params = scoringPolicy((await host.projectConfig(projectId)).config);
           const states = new Map<string, TestStateRecord>();
           const missing: string[] = [];
           for (const id of ids) {

@@ -9,7 +9,7 @@ export const ingestReceiptSchema = z.object({
   receiptId: z.string().nullable(),
   acceptedExecutions: z.number().int(),
   deduplicated: z.boolean(),
-});
+}).meta({ id: 'IngestReceipt' });
 export type IngestReceipt = z.infer<typeof ingestReceiptSchema>;
 
 export interface IngestRouteSpec {

@@ -32,6 +32,13 @@ export interface Store {
   insert(table: string, rows: readonly object[], dedupToken: string): Promise<void>;
   /** As `insert`, but TabSeparated with an explicit column list: the fast path for big batches. */
   insertTsv(table: string, columns: TsvColumns, rows: readonly Record<string, unknown>[], dedupToken: string): Promise<void>;
+  /**
+   * Streams a SELECT's JSONEachRow output in chunks, fetching the next only when the consumer asks,
+   * so a result of any size takes the memory of a block or two. (`query` cannot: the embedded chDB
+   * connection materialises the whole result first; here chDB streams on a session of its own over
+   * the same data directory, one stream per session.) Breaking out of the loop cancels the query.
+   */
+  stream(sql: string, params?: Record<string, unknown>, signal?: AbortSignal): AsyncIterable<Buffer>;
   close(): Promise<void>;
 }
 
@@ -62,6 +69,7 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
     embedded = true;
   }
   const database = opts.database;
+  const streamSession = await streamSessions(embedded ? opts.chdbPath : undefined);
   await client.command({ query: `CREATE DATABASE IF NOT EXISTS \`${database}\`` });
 
   const store: Store = {
@@ -94,11 +102,50 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
         clickhouse_settings: { insert_deduplication_token: dedupToken, deduplicate_blocks_in_dependent_materialized_views: 1 },
       });
     },
+    async *stream(sql, params, signal) {
+      if (streamSession) {
+        yield* streamSession(sql, params, signal);
+        return;
+      }
+      const rs = await client.exec({ query: `${sql}\nFORMAT JSONEachRow`, query_params: params, abort_signal: signal });
+      yield* rs.stream as AsyncIterable<Buffer>;
+    },
     async close() {
+      streamSession?.closeAll();
       await client.close();
     },
   };
   return store;
+}
+
+type StreamSessions = ((sql: string, params: Record<string, unknown> | undefined, signal: AbortSignal | undefined) => AsyncGenerator<Buffer>) & {
+  closeAll(): void;
+};
+
+/** chDB's native streaming: a session per stream, closed when the stream ends or the store closes. */
+async function streamSessions(chdbPath: string | undefined): Promise<StreamSessions | undefined> {
+  if (chdbPath === undefined) return undefined;
+  const { Session } = await import('chdb');
+  const open = new Set<InstanceType<typeof Session>>();
+  const run = async function* (sql: string, params: Record<string, unknown> | undefined, signal: AbortSignal | undefined): AsyncGenerator<Buffer> {
+    const session = new Session(chdbPath);
+    open.add(session);
+    try {
+      for await (const chunk of session.queryStreamBind(sql, params ?? {}, { format: 'JSONEachRow', signal })) {
+        const raw = chunk.raw();
+        yield Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
+      }
+    } finally {
+      open.delete(session);
+      session.close();
+    }
+  };
+  return Object.assign(run, {
+    closeAll() {
+      for (const s of open) s.close();
+      open.clear();
+    },
+  });
 }
 
 /** chDB returns 64-bit integers as JSON numbers and a server as strings: convert at the edge. */

@@ -28,6 +28,14 @@ export function generateToken(): string {
 
 export const TOKEN_RE = /^fh_[0-9a-f]{48}$/;
 
+/** Badge tokens are public, read-only capabilities for one project's badges: kept as-is (the CLI
+ * prints the snippet again later), 128 random bits so they cannot be guessed. */
+export function generateBadgeToken(): string {
+  return randomBytes(16).toString('hex');
+}
+
+export const BADGE_TOKEN_RE = /^[0-9a-f]{32}$/;
+
 const CREATED = `toUnixTimestamp64Milli(created_at) AS created_at`;
 
 interface ProjectRow {
@@ -66,13 +74,44 @@ export class ProjectRepo {
       id: randomUUID(),
       slug,
       name: name ?? slug,
-      badge_token: randomBytes(16).toString('hex'),
+      badge_token: generateBadgeToken(),
       created_at: now,
       version: now,
       deleted: 0,
     };
     await this.store.insert('projects', [project], `project:${project.id}`);
     return toProject(project);
+  }
+
+  async byId(id: string): Promise<Project | null> {
+    const rows = await this.store.query<ProjectRow>(
+      `SELECT id, slug, name, badge_token, ${CREATED} FROM ${this.store.table('projects')} FINAL WHERE id = {id:UUID} AND deleted = 0 LIMIT 1`,
+      { id },
+    );
+    return rows[0] ? toProject(rows[0]) : null;
+  }
+
+  async byBadgeToken(badgeToken: string): Promise<Project | null> {
+    const rows = await this.store.query<ProjectRow>(
+      `SELECT id, slug, name, badge_token, ${CREATED} FROM ${this.store.table('projects')} FINAL WHERE badge_token = {badgeToken:String} AND deleted = 0 LIMIT 1`,
+      { badgeToken },
+    );
+    return rows[0] ? toProject(rows[0]) : null;
+  }
+
+  /** A new badge token for the project; the old one stops working at once. Null when no such project. */
+  async rotateBadgeToken(slug: string): Promise<Project | null> {
+    const rows = await this.store.query<ProjectRow & { version: number | string }>(
+      `SELECT id, slug, name, badge_token, ${CREATED}, version FROM ${this.store.table('projects')} FINAL WHERE slug = {slug:String} AND deleted = 0 LIMIT 1`,
+      { slug },
+    );
+    const row = rows[0];
+    if (!row) return null;
+    // A newer version than the row's, also if the clock stepped back since it was written.
+    const version = Math.max(Date.now(), toNumber(row.version) + 1);
+    const next = { ...row, created_at: toNumber(row.created_at), badge_token: generateBadgeToken(), version, deleted: 0 };
+    await this.store.insert('projects', [next], `project-badge:${row.id}:${version}`);
+    return toProject(next);
   }
 
   async createToken(projectId: string, scopes: Scope[]): Promise<{ id: string; token: string; scopes: Scope[] }> {

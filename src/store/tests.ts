@@ -6,6 +6,7 @@ import type { TestStatus } from '../domain/batch.js';
 import { toIso } from '../domain/time.js';
 import { toNumber, type Store } from './client.js';
 import { chTime } from './runs.js';
+import { parseStoredArtifacts } from '../artifacts/links.js';
 import type { TsvColumns } from './tsv.js';
 
 export interface TestStateRecord {
@@ -307,15 +308,15 @@ export class TestRepo {
     projectId: string,
     testId: string,
     limit: number,
-  ): Promise<{ executionId: string; runId: string; commitSha: string; branch: string; startedAt: string; status: TestStatus; attempt: number; durationMs: number; errorMessage: string | null; hasRca: boolean }[]> {
+  ): Promise<{ executionId: string; runId: string; commitSha: string; branch: string; startedAt: string; status: TestStatus; attempt: number; durationMs: number; errorMessage: string | null; hasRca: boolean; artifacts: unknown[] }[]> {
     // The last 120 days come from test_recent (not partitioned: a few parts to read); a test with
     // fewer recent executions than asked for falls back to executions, whose rows sit in every
     // monthly partition (there optimize_read_in_order = 0: merging a reverse stream per part costs
     // more than sorting the test's few granules; same rows, same order).
-    type Row = { id: string; run_id: string; commit_sha: string; branch: string; started_ms: number | string; status: TestStatus; attempt: number; duration_ms: number; error_message: string };
+    type Row = { id: string; run_id: string; commit_sha: string; branch: string; started_ms: number | string; status: TestStatus; attempt: number; duration_ms: number; error_message: string; artifacts: string };
     const read = (table: string, settings: string): Promise<Row[]> =>
       this.store.query<Row>(
-        `SELECT id, run_id, commit_sha, branch, toUnixTimestamp64Milli(started_at) AS started_ms, status, attempt, duration_ms, error_message
+        `SELECT id, run_id, commit_sha, branch, toUnixTimestamp64Milli(started_at) AS started_ms, status, attempt, duration_ms, error_message, artifacts
          FROM ${this.store.table(table)}
          WHERE project_id = {projectId:UUID} AND test_id = {testId:UUID}
          ORDER BY started_at DESC, attempt DESC, id DESC LIMIT {limit:UInt32}${settings}`,
@@ -334,6 +335,7 @@ export class TestRepo {
       durationMs: toNumber(r.duration_ms),
       errorMessage: r.error_message === '' ? null : r.error_message,
       hasRca: false,
+      artifacts: parseStoredArtifacts(r.artifacts),
     }));
   }
 }

@@ -8,6 +8,7 @@ import { loadServerSettings } from '../../src/config/server.js';
 import { loadServiceConfig } from '../../src/config/service.js';
 import { startDaemon, type Daemon } from '../../src/daemon.js';
 import { createLogger } from '../../src/logger.js';
+import type { Logger } from 'pino';
 
 export const CHDB_PATH = path.join(tmpdir(), `fh-test-chdb-${process.pid}`);
 
@@ -32,7 +33,7 @@ export interface TestDaemon {
 }
 
 export async function startTestDaemon(
-  opts: { env?: Record<string, string>; work?: boolean; dataDir?: string; database?: string; pipelineFile?: string } = {},
+  opts: { env?: Record<string, string>; work?: boolean; dataDir?: string; database?: string; pipelineFile?: string; logger?: Logger } = {},
 ): Promise<TestDaemon> {
   const dataDir = opts.dataDir ?? mkdtempSync(path.join(tmpdir(), 'fh-test-data-'));
   const database = opts.database ?? `t_${randomBytes(6).toString('hex')}`;
@@ -50,7 +51,7 @@ export async function startTestDaemon(
   const daemon = await startDaemon({
     settings,
     service,
-    logger: createLogger(settings.logLevel),
+    logger: opts.logger ?? createLogger(settings.logLevel),
     chdbPath: CHDB_PATH,
     work: opts.work,
     pipelineFile: opts.pipelineFile,

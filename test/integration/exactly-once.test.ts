@@ -3,6 +3,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/logger.js';
 import { loadServiceConfig } from '../../src/config/service.js';
+import { ProjectConfigs } from '../../src/config/project-config.js';
 import { clickhouseExporterFactory } from '../../src/exporters/clickhouse.js';
 import { identityProcessorFactory } from '../../src/processors/identity.js';
 import { normalizeProcessorFactory } from '../../src/processors/normalize.js';
@@ -30,7 +31,9 @@ describe('exactly-once under redelivery', () => {
     expect(lease?.jobs).toHaveLength(4);
 
     // Run the executions pipeline by hand, as the worker does, up to the writes: then "crash".
-    const host = { logger, store: td.daemon.store, service: loadServiceConfig({ env: {}, cwd: td.dataDir }).config };
+    const loaded = loadServiceConfig({ env: {}, cwd: td.dataDir });
+    const configs = new ProjectConfigs(td.daemon.store, loaded);
+    const host = { logger, store: td.daemon.store, service: loaded.config, projectConfig: (id: string) => configs.get(id) };
     const normalize = normalizeProcessorFactory.createExecutions!({}, settings('normalize'));
     const identity = identityProcessorFactory.createExecutions!({}, settings('identity'));
     const exporter = clickhouseExporterFactory.createExecutions!({}, settings('clickhouse'));

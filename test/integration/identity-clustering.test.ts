@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadServiceConfig } from '../../src/config/service.js';
+import { ProjectConfigs } from '../../src/config/project-config.js';
 import type { DomainEvent } from '../../src/domain/events.js';
 import { fingerprint } from '../../src/domain/identity.js';
 import { buildRun } from '../../src/domain/records.js';
@@ -476,7 +477,9 @@ describe('clustering when a lease fails after the clustering stage', () => {
 
     // The worker's executions pipeline by hand, one set of instances kept across both attempts.
     const logger = createLogger('silent');
-    const host = { logger, store: td.daemon.store, service: loadServiceConfig({ env: {}, cwd: td.dataDir }).config, clusterThreshold: 0.5 };
+    const loaded = loadServiceConfig({ env: {}, cwd: td.dataDir });
+    const configs = new ProjectConfigs(td.daemon.store, loaded);
+    const host = { logger, store: td.daemon.store, service: loaded.config, projectConfig: (id: string) => configs.get(id), clusterThreshold: 0.5 };
     const normalize = normalizeProcessorFactory.createExecutions!({}, { id: 'normalize', logger });
     const identity = identityProcessorFactory.createExecutions!({}, { id: 'identity', logger });
     const clustering = clusteringProcessorFactory.createExecutions!({}, { id: 'clustering', logger });

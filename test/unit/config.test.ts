@@ -100,7 +100,8 @@ describe('loadServiceConfig', () => {
       quarantine: { enabled: false, cooldownRuns: 20 },
       ai: { rca: true, dailyTokenBudget: 200_000 },
       ignore: [],
-      retention: { rawDays: 90 },
+      retention: {}, // no window: nothing is pruned until one is set
+      artifacts: { enabled: true },
       notifications: { channels: [] },
       cost: { ciMinute: 0.008, developerHour: 75, investigationMinutes: 15 },
       tracker: { enabled: false, afterDays: 3, recoveryDays: 7 },
@@ -153,11 +154,11 @@ describe('loadServiceConfig', () => {
     ]);
     expect(config.cost).toEqual({ ciMinute: 0.008, developerHour: 120, investigationMinutes: 15 });
     expect(config.tracker).toEqual({ enabled: true, afterDays: 3, recoveryDays: 7 });
-    expect(config.retention.rawDays).toBe(90);
+    expect(config.retention.rawDays).toBeUndefined();
     expect(sources['flaky.threshold']).toBe('file');
     expect(sources['flaky.minSamples']).toBe('default');
     expect(sources['notifications.channels']).toBe('file');
-    expect(sources['retention.rawDays']).toBe('default');
+    expect(sources['retention.rawDays']).toBeUndefined();
   });
 
   it('rejects an unknown key at depth naming the path and the file', async () => {
@@ -354,7 +355,8 @@ describe('loadServiceConfig', () => {
   it('documents every env override', () => {
     expect(SERVICE_ENV_OVERRIDES.map((o) => o.name)).toContain('SERVICE_EXECUTION_RETENTION_DAYS');
     expect(SERVICE_ENV_OVERRIDES.find((o) => o.name === 'SERVICE_EXECUTION_RETENTION_DAYS')?.path).toBe('retention.rawDays');
-    expect(SERVICE_ENV_OVERRIDES).toHaveLength(15);
+    expect(SERVICE_ENV_OVERRIDES.find((o) => o.name === 'SERVICE_ARTIFACT_RETENTION_DAYS')?.path).toBe('retention.artifactDays');
+    expect(SERVICE_ENV_OVERRIDES).toHaveLength(16);
   });
 });
 
@@ -370,6 +372,10 @@ describe('loadServerSettings', () => {
       queue: { visibilityMs: 300_000, maxDepth: 10_000, pollIntervalMs: 250, maxAttempts: 8 },
       rateLimit: { max: 600, windowMs: 60_000 },
       clusterThreshold: 0.5,
+      retentionSweepMs: 3_600_000,
+      selfOtelIntervalMs: 60_000,
+      notifications: { events: null, allowPrivateWebhooks: false },
+      tracker: { url: 'https://api.github.com' },
     });
   });
 
@@ -394,8 +400,10 @@ describe('loadServerSettings', () => {
         SERVICE_CLUSTER_THRESHOLD: '0.75',
         SERVICE_ARTIFACT_RETENTION_DAYS: '60',
         SERVICE_EXECUTION_RETENTION_DAYS: '30',
+        SERVICE_RETENTION_SWEEP_MS: '60000',
         SERVICE_PUBLIC_API_URL: 'https://api.example.com',
         SERVICE_SELF_OTEL_ENDPOINT: 'http://otel:4318',
+        SERVICE_SELF_OTEL_INTERVAL_MS: '5000',
       },
       dir,
     );
@@ -411,8 +419,12 @@ describe('loadServerSettings', () => {
       clusterThreshold: 0.75,
       artifactRetentionDays: 60,
       executionRetentionDays: 30,
+      retentionSweepMs: 60_000,
       publicApiUrl: 'https://api.example.com',
       selfOtelEndpoint: 'http://otel:4318',
+      selfOtelIntervalMs: 5000,
+      notifications: { events: null, allowPrivateWebhooks: false },
+      tracker: { url: 'https://api.github.com' },
     });
   });
 
@@ -469,11 +481,19 @@ describe('loadServerSettings', () => {
         'SERVICE_CLUSTER_THRESHOLD',
         'SERVICE_ARTIFACT_RETENTION_DAYS',
         'SERVICE_EXECUTION_RETENTION_DAYS',
+        'SERVICE_RETENTION_SWEEP_MS',
         'SERVICE_PUBLIC_API_URL',
         'SERVICE_SELF_OTEL_ENDPOINT',
+        'SERVICE_S3_BUCKET',
+        'SERVICE_S3_ENDPOINT',
+        'SERVICE_S3_PUBLIC_ENDPOINT',
+        'SERVICE_S3_REGION',
+        'SERVICE_S3_ACCESS_KEY_ID',
+        'SERVICE_S3_SECRET_ACCESS_KEY',
+        'SERVICE_S3_FORCE_PATH_STYLE',
       ]),
     );
-    expect(names).toHaveLength(20);
+    expect(names).toHaveLength(28);
     expect(SERVER_ENV_VARS.find((v) => v.name === 'SERVICE_PORT')?.default).toBe('8080');
     expect(SERVER_ENV_VARS.find((v) => v.name === 'SERVICE_ADMIN_TOKEN')?.default).toBeUndefined();
     expect(SERVER_ENV_VARS.every((v) => v.description.length > 0)).toBe(true);

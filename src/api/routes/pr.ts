@@ -39,6 +39,7 @@ const summaryTestSchema = z.object({
   score: z.number(),
   quarantined: z.boolean(),
   topReason: z.string().nullable(),
+  topReasonMessage: z.string().nullable(),
 });
 
 export const summaryResponseSchema = z.object({
@@ -50,6 +51,8 @@ export const summaryResponseSchema = z.object({
     runStatus: z.string(),
     failed: z.number(),
     flaky: z.number(),
+    /** Distinct tests that ran (not only skipped) in the commit's runs. */
+    totalTests: z.number(),
     tests: z.array(summaryTestSchema),
   }),
   markdown: z.string(),
@@ -81,7 +84,7 @@ export const gateResponseSchema = z.union([
   }),
 ]);
 
-export type SummaryTest = z.infer<typeof summaryTestSchema> & { topReasonMessage: string | null; owners: string[] };
+export type SummaryTest = z.infer<typeof summaryTestSchema> & { owners: string[] };
 export type GateTest = SummaryTest & { classification: Classification; baseFailRate: number; baseSampleSize: number };
 
 export interface CommitView {
@@ -304,6 +307,7 @@ export function prRoutes(d: PrRouteDeps): AnyRouteDef[] {
             runStatus: view.runStatus,
             failed,
             flaky: view.tests.length - failed,
+            totalTests: view.totalTests,
             tests: view.tests.map(publicTest),
           },
           markdown: summaryMarkdown(view),
@@ -376,6 +380,7 @@ function publicTest(t: SummaryTest): z.infer<typeof summaryTestSchema> {
     score: t.score,
     quarantined: t.quarantined,
     topReason: t.topReason,
+    topReasonMessage: t.topReasonMessage,
   };
 }
 

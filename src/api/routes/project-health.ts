@@ -36,7 +36,7 @@ export const projectHealthSchema = z.object({
     flakyOccurrences: z.number(),
     rates: z.object({ ciMinute: z.number(), developerHour: z.number(), investigationMinutes: z.number() }),
   }),
-});
+}).meta({ id: 'ProjectHealth' });
 export type ProjectHealth = z.infer<typeof projectHealthSchema>;
 
 export interface ProjectHealthDeps {
@@ -44,6 +44,8 @@ export interface ProjectHealthDeps {
   tests: TestRepo;
   codeowners: CodeownersRepo;
   service: ServiceConfig;
+  /** The project's own policy (its settings' `cost`); `service` when absent. */
+  projectConfig?: (projectId: string) => Promise<{ config: ServiceConfig }>;
 }
 
 type Num = number | string;
@@ -127,6 +129,7 @@ export function projectHealthRoutes(d: ProjectHealthDeps): AnyRouteDef[] {
 
 export async function projectHealth(d: ProjectHealthDeps, projectId: string, days: number, owner: string | undefined, now: number): Promise<ProjectHealth> {
   const { store } = d;
+  const service = d.projectConfig ? (await d.projectConfig(projectId)).config : d.service;
   const today = Math.floor(now / DAY_MS) * DAY_MS;
   const rangeStart = today - (days - 1) * DAY_MS;
   const dayList = Array.from({ length: days }, (_, i) => rangeStart + i * DAY_MS);
@@ -143,7 +146,7 @@ export async function projectHealth(d: ProjectHealthDeps, projectId: string, day
     ]);
     ownerIds = identities.filter((i) => ownerMatches(owners(i.file_path), owner)).map((i) => i.id);
   }
-  if (ownerIds !== null && ownerIds.length === 0) return emptyHealth(d.service, days, dayList, rangeStart, today);
+  if (ownerIds !== null && ownerIds.length === 0) return emptyHealth(service, days, dayList, rangeStart, today);
   const only = ownerIds === null ? '' : ' AND test_id IN {ownerIds:Array(UUID)}';
   const p = { projectId, ownerIds: ownerIds ?? [], startMs: rangeStart, startDay: dayText(rangeStart), today: dayText(today) };
 
@@ -234,7 +237,7 @@ export async function projectHealth(d: ProjectHealthDeps, projectId: string, day
     weekly,
     quarantine: { currentBacklog, trend },
     reliabilityTrend,
-    cost: costOf(d.service, rerunMs, flakyOccurrences),
+    cost: costOf(service, rerunMs, flakyOccurrences),
   };
 }
 

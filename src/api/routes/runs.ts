@@ -3,11 +3,14 @@ import { z } from 'zod';
 import { RUN_STATUSES } from '../../domain/batch.js';
 import { UUID_RE } from '../../domain/ids.js';
 import { parseTimestamp } from '../../domain/time.js';
-import type { RunRepo } from '../../store/runs.js';
+import type { RunDetail, RunRepo } from '../../store/runs.js';
+import { artifactViewSchema, withArtifactLinks } from '../../artifacts/links.js';
+import type { ArtifactSigner } from '../../artifacts/s3.js';
 import { errors } from '../errors.js';
 import { defineRoute, type AnyRouteDef } from '../route.js';
 
-const timestampParam = z.string().transform((v, ctx) => {
+// Query strings give strings; procedure inputs may also give epoch milliseconds as numbers.
+const timestampParam = z.union([z.string(), z.number()]).transform((v, ctx) => {
   const ms = parseTimestamp(v);
   if (ms === undefined) {
     ctx.addIssue({ code: 'custom', message: 'expected an ISO-8601 timestamp or epoch milliseconds' });
@@ -36,7 +39,7 @@ export const runItemSchema = z.object({
   startedAt: z.string(),
   durationMs: z.number(),
   counts: countsSchema,
-});
+}).meta({ id: 'Run' });
 export const runDetailSchema = runItemSchema.extend({
   trigger: z.string(),
   finishedAt: z.string().nullable(),
@@ -52,10 +55,12 @@ export const runDetailSchema = runItemSchema.extend({
       durationMs: z.number(),
       errorMessage: z.string().nullable(),
       hasRca: z.boolean(),
-      artifacts: z.array(z.unknown()),
+      artifacts: z.array(artifactViewSchema),
     }),
   ),
-});
+}).meta({ id: 'RunDetail' });
+
+export const runListSchema = z.object({ items: z.array(runItemSchema), nextCursor: z.string().nullable() });
 
 /** Opaque keyset cursor: base64url of `<startedAtMs>:<runId>`. */
 export function encodeCursor(c: { startedAt: number; id: string }): string {
@@ -69,7 +74,26 @@ export function decodeCursor(s: string): { startedAt: number; id: string } | nul
   return { startedAt: Number(m[1]), id: m[2]! };
 }
 
-export function runRoutes(runs: RunRepo): AnyRouteDef[] {
+// Shared by the REST routes and the procedures (src/api/trpc.ts), so both answer alike.
+export async function listRuns(runs: RunRepo, projectId: string, query: z.output<typeof runsQuerySchema>): Promise<z.output<typeof runListSchema>> {
+  let before: { startedAt: number; id: string } | undefined;
+  if (query.cursor !== undefined) {
+    const c = decodeCursor(query.cursor);
+    if (!c) throw errors.invalidQuery([{ path: 'cursor', message: 'malformed cursor' }]);
+    before = c;
+  }
+  const page = await runs.list(projectId, { ...query, before, limit: query.limit });
+  return { items: page.items, nextCursor: page.more && page.last ? encodeCursor(page.last) : null };
+}
+
+/** A malformed id is as unknown as another project's: 404. Artifacts get download URLs when `signer` is given. */
+export async function getRun(runs: RunRepo, projectId: string, runId: string, signer: ArtifactSigner | null = null): Promise<RunDetail> {
+  const run = UUID_RE.test(runId) ? await runs.get(projectId, runId.toLowerCase()) : null;
+  if (!run) throw errors.notFound('run not found');
+  return { ...run, executions: await withArtifactLinks(projectId, run.executions, signer) };
+}
+
+export function runRoutes(runs: RunRepo, signer: ArtifactSigner | null = null): AnyRouteDef[] {
   return [
     defineRoute({
       method: 'GET',
@@ -78,16 +102,9 @@ export function runRoutes(runs: RunRepo): AnyRouteDef[] {
       tags: ['runs'],
       auth: { kind: 'token', anyOf: ['read'] },
       query: runsQuerySchema,
-      response: z.object({ items: z.array(runItemSchema), nextCursor: z.string().nullable() }),
+      response: runListSchema,
       async handler({ query, principal }) {
-        let before: { startedAt: number; id: string } | undefined;
-        if (query.cursor !== undefined) {
-          const c = decodeCursor(query.cursor);
-          if (!c) throw errors.invalidQuery([{ path: 'cursor', message: 'malformed cursor' }]);
-          before = c;
-        }
-        const page = await runs.list(principal!.projectId, { ...query, before, limit: query.limit });
-        return { items: page.items, nextCursor: page.more && page.last ? encodeCursor(page.last) : null };
+        return listRuns(runs, principal!.projectId, query);
       },
     }),
     defineRoute({
@@ -100,9 +117,7 @@ export function runRoutes(runs: RunRepo): AnyRouteDef[] {
       paramsNotFound: true,
       response: runDetailSchema,
       async handler({ params, principal }) {
-        const run = await runs.get(principal!.projectId, params.runId.toLowerCase());
-        if (!run) throw errors.notFound('run not found');
-        return run;
+        return getRun(runs, principal!.projectId, params.runId, signer);
       },
     }),
   ];

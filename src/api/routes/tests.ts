@@ -11,6 +11,8 @@ import type { Outbox } from '../../queue/types.js';
 import type { CodeownersRepo } from '../../store/codeowners.js';
 import type { BoardEntry, TestRepo } from '../../store/tests.js';
 import type { IdentityRepo } from '../../store/identities.js';
+import { artifactViewSchema, withArtifactLinks } from '../../artifacts/links.js';
+import type { ArtifactSigner } from '../../artifacts/s3.js';
 import { ApiError, errors } from '../errors.js';
 import { defineRoute, type AnyRouteDef } from '../route.js';
 
@@ -37,7 +39,7 @@ export const flakyItemSchema = z.object({
   quarantineCandidate: z.boolean(),
   quarantined: z.boolean(),
   owners: z.array(z.string()),
-});
+}).meta({ id: 'FlakyTest' });
 
 export const testDetailSchema = z.object({
   id: z.string(),
@@ -76,17 +78,87 @@ export const testDetailSchema = z.object({
       durationMs: z.number(),
       errorMessage: z.string().nullable(),
       hasRca: z.boolean(),
+      artifacts: z.array(artifactViewSchema),
     }),
   ),
-});
+}).meta({ id: 'TestDetail' });
 
 const testParams = z.object({ testIdentityId: z.string().regex(UUID_RE) });
+export const testQuerySchema = z.object({ historyLimit: z.coerce.number().int().min(1).max(200).default(50) });
+export const flakyBoardSchema = z.object({ items: z.array(flakyItemSchema) });
 
 export interface TestRouteDeps {
   tests: TestRepo;
   identities: IdentityRepo;
   codeowners: CodeownersRepo;
   outbox: Outbox;
+  /** Signs artifact download URLs on the test page; null or absent: refs are listed without URLs. */
+  artifacts?: ArtifactSigner | null;
+}
+
+// Shared by the REST routes and the procedures (src/api/trpc.ts), so both answer alike.
+export async function flakyBoard(
+  d: Pick<TestRouteDeps, 'tests' | 'codeowners'>,
+  projectId: string,
+  query: z.output<typeof flakyQuerySchema>,
+): Promise<z.output<typeof flakyBoardSchema>> {
+  // Filters applied after the read (owners, quarantine) need a wider first page.
+  const wide = query.owner !== undefined || !query.includeQuarantined;
+  const states = await d.tests.board(projectId, { limit: wide ? Math.max(query.limit * 5, 1000) : query.limit, minScore: query.minScore, includeQuarantined: query.includeQuarantined });
+  const scored = states.filter((s) => s.score > 0 || query.minScore > 0);
+  const overrides = await d.tests.overrides(projectId, scored.map((s) => s.testId));
+  const owners = await d.codeowners.resolver(projectId);
+  const items = [];
+  for (const s of scored) {
+    const quarantined = effectiveQuarantine(s.auto, overrides.get(s.testId) ?? null).quarantined;
+    if (quarantined && !query.includeQuarantined) continue;
+    const o = owners(s.filePath);
+    if (query.owner !== undefined && !o.some((x) => ownerMatches([x], query.owner!))) continue;
+    items.push(flakyItem(s, quarantined, o));
+    if (items.length >= query.limit) break;
+  }
+  return { items };
+}
+
+/** The test page; a malformed id is as unknown as another project's: 404. */
+export async function testPage(
+  d: Pick<TestRouteDeps, 'tests' | 'identities' | 'codeowners' | 'artifacts'>,
+  projectId: string,
+  testIdentityId: string,
+  historyLimit: number,
+): Promise<z.output<typeof testDetailSchema>> {
+  if (!UUID_RE.test(testIdentityId)) throw errors.notFound('test not found');
+  const testId = testIdentityId.toLowerCase();
+  const identity = await d.identities.get(projectId, testId);
+  if (!identity) throw errors.notFound('test not found');
+  const [state, overrides, owners, aliases, stitches, history] = await Promise.all([
+    d.tests.pageState(projectId, testId),
+    d.tests.overrides(projectId, [testId]),
+    d.codeowners.resolver(projectId),
+    // Only a moved or renamed identity has aliases and stitches: skip two reads for the rest.
+    identity.stitched ? d.identities.aliases(projectId, testId) : Promise.resolve([]),
+    identity.stitched ? d.identities.stitches(projectId, testId) : Promise.resolve([]),
+    d.tests.history(projectId, testId, historyLimit),
+  ]);
+  const override = overrides.get(testId) ?? null;
+  const eff = effectiveQuarantine(state?.auto ?? null, override);
+  return {
+    id: identity.id,
+    fingerprint: identity.fingerprint,
+    filePath: identity.filePath,
+    suite: identity.suite,
+    title: identity.title,
+    owners: owners(identity.filePath),
+    quarantined: eff.quarantined,
+    quarantineReason: eff.reason,
+    quarantineOverride: override?.override ?? null,
+    quarantineOverrideAt: override?.override ? toIso(override.decidedAt) : null,
+    score: state?.score ?? 0,
+    reasonCodes: state?.reasons ?? [{ code: 'STABLE' as const, message: 'no executions scored yet' }],
+    aliases,
+    stitches,
+    history: await withArtifactLinks(projectId, history, d.artifacts ?? null),
+  };
 }
 
 export function testRoutes(d: TestRouteDeps): AnyRouteDef[] {
@@ -98,25 +170,9 @@ export function testRoutes(d: TestRouteDeps): AnyRouteDef[] {
       tags: ['tests'],
       auth: { kind: 'token', anyOf: ['read'] },
       query: flakyQuerySchema,
-      response: z.object({ items: z.array(flakyItemSchema) }),
+      response: flakyBoardSchema,
       async handler({ query, principal }) {
-        const projectId = principal!.projectId;
-        // Filters applied after the read (owners, quarantine) need a wider first page.
-        const wide = query.owner !== undefined || !query.includeQuarantined;
-        const states = await d.tests.board(projectId, { limit: wide ? Math.max(query.limit * 5, 1000) : query.limit, minScore: query.minScore, includeQuarantined: query.includeQuarantined });
-        const scored = states.filter((s) => s.score > 0 || query.minScore > 0);
-        const overrides = await d.tests.overrides(projectId, scored.map((s) => s.testId));
-        const owners = await d.codeowners.resolver(projectId);
-        const items = [];
-        for (const s of scored) {
-          const quarantined = effectiveQuarantine(s.auto, overrides.get(s.testId) ?? null).quarantined;
-          if (quarantined && !query.includeQuarantined) continue;
-          const o = owners(s.filePath);
-          if (query.owner !== undefined && !o.some((x) => ownerMatches([x], query.owner!))) continue;
-          items.push(flakyItem(s, quarantined, o));
-          if (items.length >= query.limit) break;
-        }
-        return { items };
+        return flakyBoard(d, principal!.projectId, query);
       },
     }),
     defineRoute({
@@ -127,41 +183,10 @@ export function testRoutes(d: TestRouteDeps): AnyRouteDef[] {
       auth: { kind: 'token', anyOf: ['read'] },
       params: testParams,
       paramsNotFound: true,
-      query: z.object({ historyLimit: z.coerce.number().int().min(1).max(200).default(50) }),
+      query: testQuerySchema,
       response: testDetailSchema,
       async handler({ params, query, principal }) {
-        const projectId = principal!.projectId;
-        const testId = params.testIdentityId.toLowerCase();
-        const identity = await d.identities.get(projectId, testId);
-        if (!identity) throw errors.notFound('test not found');
-        const [state, overrides, owners, aliases, stitches, history] = await Promise.all([
-          d.tests.pageState(projectId, testId),
-          d.tests.overrides(projectId, [testId]),
-          d.codeowners.resolver(projectId),
-          // Only a moved or renamed identity has aliases and stitches: skip two reads for the rest.
-          identity.stitched ? d.identities.aliases(projectId, testId) : Promise.resolve([]),
-          identity.stitched ? d.identities.stitches(projectId, testId) : Promise.resolve([]),
-          d.tests.history(projectId, testId, query.historyLimit),
-        ]);
-        const override = overrides.get(testId) ?? null;
-        const eff = effectiveQuarantine(state?.auto ?? null, override);
-        return {
-          id: identity.id,
-          fingerprint: identity.fingerprint,
-          filePath: identity.filePath,
-          suite: identity.suite,
-          title: identity.title,
-          owners: owners(identity.filePath),
-          quarantined: eff.quarantined,
-          quarantineReason: eff.reason,
-          quarantineOverride: override?.override ?? null,
-          quarantineOverrideAt: override?.override ? toIso(override.decidedAt) : null,
-          score: state?.score ?? 0,
-          reasonCodes: state?.reasons ?? [{ code: 'STABLE' as const, message: 'no executions scored yet' }],
-          aliases,
-          stitches,
-          history,
-        };
+        return testPage(d, principal!.projectId, params.testIdentityId, query.historyLimit);
       },
     }),
     defineRoute({

@@ -23,6 +23,8 @@ import type {
   Trigger,
 } from '../../domain/batch.js';
 import { createHash } from 'node:crypto';
+import { z } from 'zod';
+import { artifactRefSchema } from '../native/schema.js';
 import type { AttrValue, Attributes, OtlpSpan, OtlpTraceRequest } from './decode.js';
 
 export interface MapOptions {
@@ -75,6 +77,7 @@ const CASE_KEYS = new Set([
   'test.attempt',
   'test.retry_of',
   'test.params',
+  'test.artifacts',
 ]);
 
 function isCase(span: OtlpSpan): boolean {
@@ -262,6 +265,8 @@ function mapCase(
 
   const params = parseParams(a['test.params']);
   if (params) exec.params = params;
+  const artifacts = parseArtifacts(a['test.artifacts']);
+  if (artifacts) exec.artifacts = artifacts;
 
   const error = exceptionError(span) ?? (status === 'fail' && span.statusMessage ? { message: span.statusMessage } : undefined);
   if (error) exec.error = error;
@@ -317,6 +322,20 @@ function parseParams(v: AttrValue | undefined): Record<string, unknown> | undefi
     // Not JSON: params are optional, so the case is kept without them.
   }
   return undefined;
+}
+
+const artifactRefsSchema = z.array(artifactRefSchema).min(1);
+
+/** `test.artifacts`: the execution's ArtifactRef[] as JSON (what the reporter sends over OTLP). */
+function parseArtifacts(v: AttrValue | undefined): ExecutionInput['artifacts'] {
+  if (typeof v !== 'string') return undefined;
+  try {
+    const parsed = artifactRefsSchema.safeParse(JSON.parse(v));
+    // Malformed refs are dropped like malformed params: the case itself is still good.
+    return parsed.success ? parsed.data : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function exceptionError(span: OtlpSpan): ExecutionError | undefined {

@@ -1,0 +1,97 @@
+// POST /v1/artifacts/presign (CONTRACT.md §8): upload URLs for a run's artifacts, which the reporter
+// PUTs straight to the object store before it sends the batch carrying the keys.
+import { z } from 'zod';
+import { LIMITS } from '../../domain/batch.js';
+import { ALLOWED_CONTENT_TYPES, MAX_ARTIFACT_BYTES, MAX_PRESIGN_ITEMS, allowedContentType, artifactKey } from '../../artifacts/keys.js';
+import type { ArtifactSigner } from '../../artifacts/s3.js';
+import { idempotencyKeySchema } from '../../receivers/native/schema.js';
+import { ApiError, errors, zodIssues } from '../errors.js';
+import { defineRoute, type AnyRouteDef } from '../route.js';
+
+export const presignRequestSchema = z.object({
+  idempotencyKey: idempotencyKeySchema,
+  artifacts: z
+    .array(
+      z.object({
+        executionIndex: z.number().int().min(0).max(LIMITS.maxExecutionsPerBatch - 1),
+        name: z.string().min(1).max(1024),
+        contentType: z.string().min(1).max(255),
+        sizeBytes: z.number().int().min(0).max(MAX_ARTIFACT_BYTES, `at most ${MAX_ARTIFACT_BYTES} bytes (50 MiB) per artifact`),
+      }),
+    )
+    .min(1, 'at least one artifact')
+    .max(MAX_PRESIGN_ITEMS, `at most ${MAX_PRESIGN_ITEMS} artifacts per request`),
+});
+export type PresignRequest = z.infer<typeof presignRequestSchema>;
+
+const uploadSchema = z.object({ url: z.string(), key: z.string(), headers: z.record(z.string(), z.string()) });
+export const presignResponseSchema = uploadSchema.extend({
+  items: z.array(uploadSchema.extend({ executionIndex: z.number(), name: z.string() })),
+});
+export type PresignResponse = z.infer<typeof presignResponseSchema>;
+
+export interface ArtifactRouteDeps {
+  /** null when SERVICE_S3_BUCKET is unset: presign answers 501 artifacts_disabled. */
+  signer: ArtifactSigner | null;
+  /**
+   * Project policy check point: "artifacts off" for a project → 404 (SPEC.md "Errors"). The
+   * per-project settings layer plugs in here; until it does, every project has artifacts on.
+   */
+  projectArtifactsEnabled?: (projectId: string) => Promise<boolean>;
+}
+
+export function artifactRoutes(d: ArtifactRouteDeps): AnyRouteDef[] {
+  return [
+    defineRoute({
+      method: 'POST',
+      url: '/v1/artifacts/presign',
+      summary: 'Presigned upload URLs for a run’s artifacts',
+      tags: ['artifacts'],
+      auth: { kind: 'token', anyOf: ['ingest'] },
+      // Validated in the handler, after the storage checks: a server without storage says so
+      // whatever the body, so a reporter turns uploads off instead of chasing a 400.
+      requestBodyDoc: presignRequestSchema,
+      response: presignResponseSchema,
+      async handler({ body, principal }) {
+        const projectId = principal!.projectId;
+        const signer = d.signer;
+        if (!signer) throw new ApiError(501, 'artifacts_disabled', 'artifact storage is not configured on this server (SERVICE_S3_BUCKET is unset)');
+        if (d.projectArtifactsEnabled && !(await d.projectArtifactsEnabled(projectId))) {
+          throw errors.notFound('artifact storage is turned off for this project');
+        }
+        const parsed = presignRequestSchema.safeParse(body ?? {});
+        if (!parsed.success) throw errors.invalidPayload(zodIssues(parsed.error));
+        const req = parsed.data;
+
+        const keys = new Set<string>();
+        const planned = req.artifacts.map((a, i) => {
+          const contentType = allowedContentType(a.contentType);
+          if (!contentType) {
+            throw new ApiError(415, 'unsupported_content_type', `artifact content type "${a.contentType}" is not allowed; allowed: ${ALLOWED_CONTENT_TYPES.join(', ')}`, {
+              issues: [{ path: `artifacts.${i}.contentType`, message: 'content type not allowed' }],
+              body: { contentType: a.contentType },
+            });
+          }
+          const key = artifactKey(projectId, req.idempotencyKey, a.executionIndex, a.name);
+          // Two files under one key would overwrite each other.
+          if (keys.has(key)) throw errors.invalidPayload([{ path: `artifacts.${i}.name`, message: 'duplicate name for this executionIndex' }]);
+          keys.add(key);
+          return { ...a, contentType, key };
+        });
+
+        const items = await Promise.all(
+          planned.map(async (a) => ({
+            executionIndex: a.executionIndex,
+            name: a.name,
+            url: await signer.uploadUrl(a.key, a.contentType, a.sizeBytes),
+            key: a.key,
+            // Exactly the signed headers: the store refuses the PUT if either differs.
+            headers: { 'content-type': a.contentType, 'content-length': String(a.sizeBytes) },
+          })),
+        );
+        const first = items[0]!;
+        return { url: first.url, key: first.key, headers: first.headers, items };
+      },
+    }),
+  ];
+}

@@ -1,0 +1,64 @@
+// `flakehouse config --project SLUG`: a project's settings layer for the config printout. Read from
+// the running server through the admin API when it answers, else straight from storage (the
+// embedded chDB under the data dir, or SERVICE_CLICKHOUSE_URL), so it works with the daemon up or
+// down. Either way the settings are resolved here against this shell's service.yml and
+// environment, like the rest of `flakehouse config`.
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { ProjectConfigs } from '../config/project-config.js';
+import { loadServerSettings } from '../config/server.js';
+import type { LoadedServiceConfig } from '../config/service.js';
+import { parseSettings, type ProjectSettings } from '../config/settings.js';
+import { openStore } from '../store/client.js';
+import { ProjectRepo } from '../store/projects.js';
+
+export interface FetchedSettings {
+  settings: ProjectSettings;
+  /** Where they were read: the server's admin API, or storage directly (server not reachable). */
+  via: 'api' | 'storage';
+}
+
+export class ProjectSettingsError extends Error {}
+
+export async function fetchProjectSettings(env: NodeJS.ProcessEnv, cwd: string, slug: string, service: LoadedServiceConfig): Promise<FetchedSettings> {
+  const server = loadServerSettings(env, cwd);
+  const base = (env.SERVICE_ENDPOINT || service.config.endpoint || `http://127.0.0.1:${server.port || 8080}`).replace(/\/+$/, '');
+  let admin = server.adminToken;
+  const tokenFile = path.join(server.dataDir, 'admin-token');
+  if (!admin && existsSync(tokenFile)) admin = readFileSync(tokenFile, 'utf8').trim();
+
+  if (admin) {
+    let res: Response | null = null;
+    try {
+      res = await fetch(`${base}/v1/admin/projects/${encodeURIComponent(slug)}/settings`, { headers: { authorization: `Bearer ${admin}` } });
+    } catch {
+      res = null; // not reachable: read storage below
+    }
+    if (res) {
+      const body = (await res.json().catch(() => ({}))) as { settings?: unknown; error?: string; message?: string };
+      if (res.status === 404) throw new ProjectSettingsError(`project "${slug}" not found (${base})`);
+      if (!res.ok) throw new ProjectSettingsError(`GET ${base}/v1/admin/projects/${slug}/settings: ${res.status} ${body.error ?? ''} ${body.message ?? ''}`.trim());
+      return { settings: parseSettings(body.settings ?? {}), via: 'api' };
+    }
+  }
+
+  const store = await openStore({
+    chdbPath: path.join(server.dataDir, 'chdb'),
+    url: server.clickhouse.url,
+    user: server.clickhouse.user,
+    password: server.clickhouse.password,
+    database: server.clickhouse.database,
+  });
+  try {
+    const project = await new ProjectRepo(store).bySlug(slug).catch((err: unknown) => {
+      throw new ProjectSettingsError(`cannot read projects from storage (${server.clickhouse.url ?? server.dataDir}): ${err instanceof Error ? err.message : String(err)}`);
+    });
+    if (!project) throw new ProjectSettingsError(`project "${slug}" not found in ${server.clickhouse.url ?? server.dataDir}`);
+    const state = await new ProjectConfigs(store, service).settings(project.id).catch((err: unknown) => {
+      throw new ProjectSettingsError(`cannot read project settings from storage (start \`flakehouse serve\` once to migrate it): ${err instanceof Error ? err.message : String(err)}`);
+    });
+    return { settings: state.settings, via: 'storage' };
+  } finally {
+    await store.close();
+  }
+}

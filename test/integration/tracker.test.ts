@@ -1,0 +1,128 @@
+// Tracker issues end to end, against a local HTTP peer playing GitHub's issues API: a test flaky
+// for tracker.afterDays gets one issue (POST), the issue follows the score (PATCH), and after a
+// restart a second flaky spell of the same test updates that issue instead of opening another.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DomainEvent } from '../../src/domain/events.js';
+import { startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
+import { startHttpSink, type HttpSink, type SinkRequest } from '../helpers/peers.js';
+
+const HOUR = 3_600_000;
+const START = Date.now() - 5 * 24 * HOUR;
+const TESTS = ['cart adds', 'cart total', 'search finds'];
+const [A, D] = ['cart adds', 'search finds'];
+type Status = 'pass' | 'fail';
+
+let seq = 0;
+function run(at: number, statuses: Record<string, Status>, commitSha = 'def5678'): Record<string, unknown> {
+  const executions = TESTS.map((title, i) => {
+    const status = statuses[title] ?? 'pass';
+    return { filePath: `src/${title.split(' ')[0]}.test.ts`, suite: 'checkout', title, status, startedAt: at + i, durationMs: 12, ...(status === 'fail' ? { error: { message: 'boom' } } : {}) };
+  });
+  return {
+    contractVersion: '0.1.0',
+    idempotencyKey: `tracker-${process.pid}-${++seq}`,
+    resource: { ciProvider: 'github_actions', commitSha, branch: 'main', trigger: 'push', repository: 'acme/shop' },
+    run: { status: executions.some((e) => e.status === 'fail') ? 'failed' : 'passed', startedAt: at },
+    executions,
+  };
+}
+
+/** GitHub's issues API, as much as the tracker uses. */
+function github(): Promise<HttpSink> {
+  let next = 1;
+  return startHttpSink((req) => {
+    if (req.method === 'POST' && req.path === '/repos/acme/shop/issues') {
+      const number = next++;
+      return { status: 201, body: { number, html_url: `https://github.example/acme/shop/issues/${number}`, state: 'open', body: req.json.body } };
+    }
+    const m = /^\/repos\/acme\/shop\/issues\/(\d+)(\/comments)?$/.exec(req.path);
+    if (m && req.method === 'PATCH') return { status: 200, body: { number: Number(m[1]), state: req.json.state ?? 'open' } };
+    if (m && req.method === 'POST') return { status: 201, body: { id: 1 } };
+    if (req.method === 'GET' && req.path.startsWith('/repos/acme/shop/issues?')) return { status: 200, body: [] };
+    return { status: 404, body: { message: 'Not Found' } };
+  });
+}
+
+describe('tracker: GitHub issues for persistent flakes', () => {
+  let gh: HttpSink;
+  let td: TestDaemon;
+  const events: DomainEvent[] = [];
+  let pipelineFile: string;
+
+  beforeAll(async () => {
+    gh = await github();
+    // A short sweep so the test need not wait an hour for the wall-clock check.
+    const dir = mkdtempSync(path.join(tmpdir(), 'fh-tracker-pipeline-'));
+    pipelineFile = path.join(dir, 'pipeline.yaml');
+    const yaml = readFileSync(path.resolve(import.meta.dirname, '../../pipelines/default.yaml'), 'utf8').replace(/^ {2}tracker: \{\}.*$/m, '  tracker: { sweepIntervalMs: 100, quietMs: 0 }');
+    expect(yaml).toContain('sweepIntervalMs: 100');
+    writeFileSync(pipelineFile, yaml);
+    td = await startTestDaemon({
+      pipelineFile,
+      env: { SERVICE_TRACKER_TOKEN: 'ghp_test_token', SERVICE_TRACKER_URL: gh.url, SERVICE_DASHBOARD_URL: 'https://flakes.example.com' },
+    });
+  });
+  afterAll(async () => {
+    await td?.close();
+    await gh?.close();
+    rmSync(path.dirname(pipelineFile), { recursive: true, force: true });
+  });
+
+  const posts = (): SinkRequest[] => gh.requests.filter((r) => r.method === 'POST' && r.path === '/repos/acme/shop/issues');
+  const patches = (): SinkRequest[] => gh.requests.filter((r) => r.method === 'PATCH');
+  const scoreOf = (r: SinkRequest): number => Number(/\*\*(\d\.\d\d)\*\*/.exec(String(r.json.body))![1]);
+
+  it('opens one issue after afterDays flaky, updates it as the score moves, and never opens a second', async () => {
+    td.daemon.runtime.onEvent((e) => events.push(e));
+    // Enabled for this project in its settings (the token alone is not enough).
+    const enable = await td.request('PATCH', '/v1/admin/projects/default/settings', { token: td.adminToken, body: { tracker: { enabled: true } } });
+    expect(enable.status).toBe(200);
+
+    // Five days of history, a run every four hours: A flakes throughout, D only in its last day.
+    // One run at a time: a lease's events carry the time of its newest run, so a burst taken in one
+    // lease would date the start of A's spell to the end of the burst.
+    for (let at = START, i = 0; at < Date.now() - 8 * HOUR; at += 4 * HOUR, i++) {
+      const late = at > Date.now() - 30 * HOUR;
+      await td.ingest(run(at, { [A]: i % 2 ? 'fail' : 'pass', ...(late ? { [D]: i % 2 ? 'fail' : 'pass' } : {}) }));
+    }
+    const detected = events.filter((e) => e.type === 'flaky.detected');
+    const testA = detected.find((e) => e.data.title === A)!.data.testIdentityId as string;
+    expect(detected.some((e) => e.data.title === D)).toBe(true);
+
+    await td.waitFor(async () => posts().length > 0);
+    const post = posts()[0]!;
+    expect(post.headers.authorization).toBe('Bearer ghp_test_token');
+    expect(post.json.title).toBe(`Flaky test: checkout › ${A}`);
+    expect(post.json.labels).toEqual(['flaky-test']);
+    expect(post.json.body).toContain('`src/cart.test.ts`');
+    expect(post.json.body).toContain(`<!-- flakehouse:test:${testA} -->`);
+    expect(post.json.body).toContain(`(https://flakes.example.com/projects/default/tests/${testA})`);
+    expect(post.json.body).toMatch(/after 3 day\(s\) flaky/);
+
+    // A is fixed: clean runs bring its score down, and the issue body follows (no state change yet).
+    await td.ingest(...Array.from({ length: 21 }, (_, k) => run(Date.now() - 7 * HOUR + k * 15 * 60_000, {})));
+    const update = await td.waitFor(async () => patches().find((p) => p.path === '/repos/acme/shop/issues/1'));
+    expect(update.json.state).toBeUndefined();
+    expect(update.json.title).toBe(`Flaky test: checkout › ${A}`);
+    expect(scoreOf(update)).toBeLessThan(scoreOf(post) - 0.04);
+
+    // After a restart, A breaks (fails every run: no longer a candidate), then flakes again on a new
+    // commit: a second flaky.detected for the same test.
+    td = await td.restart();
+    td.daemon.runtime.onEvent((e) => events.push(e));
+    const before = patches().length;
+    for (let k = 0; k < 8; k++) await td.ingest(run(Date.now() - 60_000 + k, { [A]: 'fail' }));
+    for (let k = 0; k < 4; k++) await td.ingest(run(Date.now() - 30_000 + k, { [A]: k % 2 ? 'fail' : 'pass' }, 'fed9876'));
+    expect(events.filter((e) => e.type === 'flaky.detected' && e.data.testIdentityId === testA).length).toBeGreaterThanOrEqual(2);
+    const flakedAgain = events.filter((e) => e.type === 'score.updated' && e.data.testIdentityId === testA).at(-1)!.data.score as number;
+    expect(flakedAgain).toBeGreaterThanOrEqual(0.8);
+    // The issue the tracker remembered across the restart shows it; nothing new is filed.
+    await td.waitFor(async () => patches().slice(before).find((p) => Math.abs(scoreOf(p) - flakedAgain) < 0.006));
+    expect(patches().slice(before).every((p) => p.path === '/repos/acme/shop/issues/1')).toBe(true);
+    expect(posts()).toHaveLength(1);
+    expect(gh.requests.some((r) => r.body.includes(D))).toBe(false);
+  }, 120_000);
+});
