@@ -16,7 +16,8 @@ import type { ServerSettings } from './config/server.js';
 import type { LoadedServiceConfig } from './config/service.js';
 import { builtinRegistry } from './pipeline/builtin.js';
 import { loadPipelineFile, type PipelineGraph } from './pipeline/graph.js';
-import { PipelineRuntime } from './pipeline/runtime.js';
+import { PipelineRuntime, type PipelineHandle } from './pipeline/runtime.js';
+import { PipelineThread } from './pipeline/thread/threaded.js';
 import { EmbeddedQueue } from './queue/embedded.js';
 import { openStore, type Store } from './store/client.js';
 import { migrate } from './store/migrate.js';
@@ -51,7 +52,8 @@ export interface Daemon {
   port: number;
   store: Store;
   queue: EmbeddedQueue;
-  runtime: PipelineRuntime;
+  /** The processing pipeline (its own thread by default): events and counters. */
+  runtime: PipelineHandle;
   adminToken: string;
   bootstrapToken: string | null;
   close(): Promise<void>;
@@ -59,7 +61,11 @@ export interface Daemon {
 
 export function loadGraph(file?: string): PipelineGraph {
   const p = file ?? DEFAULT_PIPELINE;
-  return loadPipelineFile(p, builtinRegistry(), file ? path.relative(process.cwd(), p) || p : 'pipelines/default.yaml');
+  return loadPipelineFile(p, builtinRegistry(), displayName(file));
+}
+
+function displayName(file?: string): string {
+  return file ? path.relative(process.cwd(), file) || file : 'pipelines/default.yaml';
 }
 
 export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
@@ -111,15 +117,40 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     app.routes.add(r);
   }
 
-  const runtime = new PipelineRuntime({
+  const host = { logger, store, service: opts.service.config, clusterThreshold: settings.clusterThreshold, http: app.routes, ingest };
+  const work = opts.work ?? true;
+  // Receivers serve HTTP on this thread; processors and exporters run on the pipeline thread,
+  // which reaches the store and the queue through this one.
+  const receivers = new PipelineRuntime({
     graph,
-    host: { logger, store, service: opts.service.config, clusterThreshold: settings.clusterThreshold, http: app.routes, ingest },
+    host,
     queue,
-    work: opts.work ?? true,
+    work: work && !settings.pipelineThread,
+    role: settings.pipelineThread ? 'receivers' : 'all',
     pollIntervalMs: settings.queue.pollIntervalMs,
   });
+  const pipeline = settings.pipelineThread
+    ? new PipelineThread({
+        store,
+        queue,
+        logger,
+        data: {
+          pipelineFile: path.resolve(opts.pipelineFile ?? DEFAULT_PIPELINE),
+          displayName: displayName(opts.pipelineFile),
+          service: opts.service.config,
+          clusterThreshold: settings.clusterThreshold,
+          logLevel: logger.level,
+          database: store.database,
+          embedded: store.embedded,
+          work,
+          pollIntervalMs: settings.queue.pollIntervalMs,
+        },
+      })
+    : undefined;
+  const runtime: PipelineHandle = pipeline ?? receivers;
   app.routes.add(statsRoute(queue, runtime));
-  await runtime.start();
+  await receivers.start();
+  await pipeline?.start();
   const address = await app.fastify.listen({ port: settings.port, host: settings.host });
   const port = (app.fastify.server.address() as { port: number }).port;
   logger.info({ address, dataDir: settings.dataDir, embedded: store.embedded, config: opts.service.file }, 'flakehouse listening');
@@ -137,7 +168,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
       // Stop accepting, finish the lease in hand, flush the queue, close storage.
       closing ??= (async () => {
         await app.fastify.close();
-        await runtime.shutdown();
+        await pipeline?.shutdown();
+        await receivers.shutdown();
         await queue.close();
         await store.close();
       })();

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { ConfigError, expected, throwConfigErrors } from './errors.js';
 import type { Field } from './service.js';
-import { intField, numberField, parseEnvValue, readEnv, stringField, urlField } from './service.js';
+import { booleanField, intField, numberField, parseEnvValue, readEnv, stringField, urlField } from './service.js';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -33,6 +33,8 @@ export interface ServerSettings {
   };
   rateLimit: { max: number; windowMs: number };
   clusterThreshold: number;
+  /** Run processors and exporters on their own thread (default), off the thread that answers HTTP. */
+  pipelineThread: boolean;
   artifactRetentionDays?: number;
   executionRetentionDays?: number;
   publicApiUrl?: string;
@@ -130,6 +132,12 @@ const VARS = {
   }),
   rateLimitMax: d({ name: 'SERVICE_RATE_LIMIT_MAX', description: 'requests per project per window; 0 disables the limit', field: intField(0), default: 600 }),
   rateLimitWindowMs: d({ name: 'SERVICE_RATE_LIMIT_WINDOW_MS', description: 'rate-limit window (ms)', field: intField(1), default: 60_000 }),
+  pipelineThread: d({
+    name: 'SERVICE_PIPELINE_THREAD',
+    description: 'run the processing pipeline on its own thread so ingest acks never wait behind it; false runs it on the main thread (Flakehouse addition)',
+    field: booleanField(),
+    default: true,
+  }),
   clusterThreshold: d({
     name: 'SERVICE_CLUSTER_THRESHOLD',
     description: 'Jaccard similarity above which a new error signature joins an existing cluster',
@@ -203,6 +211,7 @@ export function loadServerSettings(env: NodeJS.ProcessEnv, cwd: string): ServerS
     },
     rateLimit: { max: req(VARS.rateLimitMax), windowMs: req(VARS.rateLimitWindowMs) },
     clusterThreshold: req(VARS.clusterThreshold),
+    pipelineThread: req(VARS.pipelineThread),
     artifactRetentionDays: opt(VARS.artifactRetentionDays),
     executionRetentionDays: opt(VARS.executionRetentionDays),
     publicApiUrl: opt(VARS.publicApiUrl),

@@ -32,6 +32,8 @@ export interface Store {
   insert(table: string, rows: readonly object[], dedupToken: string): Promise<void>;
   /** As `insert`, but TabSeparated with an explicit column list: the fast path for big batches. */
   insertTsv(table: string, columns: TsvColumns, rows: readonly Record<string, unknown>[], dedupToken: string): Promise<void>;
+  /** Inserts an already encoded TabSeparated body (the pipeline thread encodes, this thread sends). */
+  insertTsvBody(table: string, columnNames: readonly string[], body: string | Uint8Array, dedupToken: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -87,10 +89,13 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
     },
     async insertTsv(table, columns, rows, dedupToken) {
       if (rows.length === 0) return;
-      const body = await encodeTsv(rows, columns.names, columns.plain);
+      await store.insertTsvBody(table, columns.names, await encodeTsv(rows, columns.names, columns.plain), dedupToken);
+    },
+    async insertTsvBody(table, columnNames, body, dedupToken) {
+      if (body.length === 0) return;
       await client.exec({
-        query: `INSERT INTO ${store.table(table)} (${columns.names.map((c) => `\`${c}\``).join(', ')}) FORMAT TabSeparated`,
-        values: Readable.from([body]),
+        query: `INSERT INTO ${store.table(table)} (${columnNames.map((c) => `\`${c}\``).join(', ')}) FORMAT TabSeparated`,
+        values: Readable.from([typeof body === 'string' ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength)]),
         clickhouse_settings: { insert_deduplication_token: dedupToken, deduplicate_blocks_in_dependent_materialized_views: 1 },
       });
     },

@@ -370,6 +370,7 @@ describe('loadServerSettings', () => {
       queue: { visibilityMs: 300_000, maxDepth: 10_000, pollIntervalMs: 250, maxAttempts: 8 },
       rateLimit: { max: 600, windowMs: 60_000 },
       clusterThreshold: 0.5,
+      pipelineThread: true,
     });
   });
 
@@ -392,6 +393,7 @@ describe('loadServerSettings', () => {
         SERVICE_RATE_LIMIT_MAX: '5',
         SERVICE_RATE_LIMIT_WINDOW_MS: '1000',
         SERVICE_CLUSTER_THRESHOLD: '0.75',
+        SERVICE_PIPELINE_THREAD: 'false',
         SERVICE_ARTIFACT_RETENTION_DAYS: '60',
         SERVICE_EXECUTION_RETENTION_DAYS: '30',
         SERVICE_PUBLIC_API_URL: 'https://api.example.com',
@@ -409,6 +411,7 @@ describe('loadServerSettings', () => {
       queue: { visibilityMs: 500, maxDepth: 0, pollIntervalMs: 10, maxAttempts: 3 },
       rateLimit: { max: 5, windowMs: 1000 },
       clusterThreshold: 0.75,
+      pipelineThread: false,
       artifactRetentionDays: 60,
       executionRetentionDays: 30,
       publicApiUrl: 'https://api.example.com',
@@ -467,13 +470,14 @@ describe('loadServerSettings', () => {
         'SERVICE_RATE_LIMIT_MAX',
         'SERVICE_RATE_LIMIT_WINDOW_MS',
         'SERVICE_CLUSTER_THRESHOLD',
+        'SERVICE_PIPELINE_THREAD',
         'SERVICE_ARTIFACT_RETENTION_DAYS',
         'SERVICE_EXECUTION_RETENTION_DAYS',
         'SERVICE_PUBLIC_API_URL',
         'SERVICE_SELF_OTEL_ENDPOINT',
       ]),
     );
-    expect(names).toHaveLength(20);
+    expect(names).toHaveLength(21);
     expect(SERVER_ENV_VARS.find((v) => v.name === 'SERVICE_PORT')?.default).toBe('8080');
     expect(SERVER_ENV_VARS.find((v) => v.name === 'SERVICE_ADMIN_TOKEN')?.default).toBeUndefined();
     expect(SERVER_ENV_VARS.every((v) => v.description.length > 0)).toBe(true);
