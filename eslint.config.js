@@ -30,6 +30,6 @@ export default tseslint.config(
       '@typescript-eslint/no-explicit-any': 'off',
     },
   },
-  { files: ['eslint.config.js', 'scripts/**/*.mjs', 'reporters/**/*.mjs'], ...tseslint.configs.disableTypeChecked },
+  { files: ['eslint.config.js', 'scripts/**/*.mjs', 'reporters/**/*.mjs', 'src/**/*.mjs'], ...tseslint.configs.disableTypeChecked },
   { files: ['scripts/**/*.mjs'], languageOptions: { globals: { console: 'readonly', URL: 'readonly' } } },
 );

@@ -1,4 +1,4 @@
-// `npm run bench -- ingest [--clients 32] [--seconds 15] [--batch 100] [--rate 20000]`
+// `npm run bench -- ingest [--clients 32] [--seconds 15] [--batch 100] [--rate 20000] [--thread false]`
 //
 // Starts the daemon as a child process (embedded chDB + lmdb queue), drives it with N concurrent
 // clients posting native batches, and reports in one run:
@@ -106,6 +106,7 @@ export async function run(argv: string[]): Promise<number> {
       profile: { type: 'string' },
       'node-args': { type: 'string', default: '' },
       pipeline: { type: 'string' },
+      thread: { type: 'string', default: 'true' },
     },
   });
   const clients = Number(values.clients);
@@ -118,7 +119,7 @@ export async function run(argv: string[]): Promise<number> {
   // Pre-build the bodies so the load generator spends its time sending, not building.
   const pool = Array.from({ length: 400 }, (_, i) => makeBatch(i, batchSize, tests));
   const nodeArgs = [...(values.profile ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(values.profile)}`] : []), ...values['node-args'].split(' ').filter(Boolean)];
-  const server = await startServerProcess({ SERVICE_DATA_DIR: dataDir, LOG_LEVEL: 'warn', SERVICE_MAX_QUEUE_DEPTH: '0', SERVICE_RATE_LIMIT_MAX: '0' }, 60_000, nodeArgs, values.pipeline ? ['--pipeline', path.resolve(values.pipeline)] : []);
+  const server = await startServerProcess({ SERVICE_DATA_DIR: dataDir, LOG_LEVEL: 'warn', SERVICE_MAX_QUEUE_DEPTH: '0', SERVICE_RATE_LIMIT_MAX: '0', SERVICE_PIPELINE_THREAD: values.thread }, 60_000, nodeArgs, values.pipeline ? ['--pipeline', path.resolve(values.pipeline)] : []);
   const token = bootstrapToken(dataDir);
   const admin = readFileSync(path.join(dataDir, 'admin-token'), 'utf8').trim();
   const pid = server.child.pid!;
@@ -218,7 +219,7 @@ export async function run(argv: string[]): Promise<number> {
     bench: 'ingest',
     at: new Date().toISOString(),
     machine: { cpus: (await import('node:os')).cpus().length, node: process.version, note: 'load generator runs on the same 2 cores' },
-    params: { clients, secondsPerPhase: seconds, batchSize, distinctTests: tests, pipeline: values.pipeline ?? 'pipelines/default.yaml' },
+    params: { clients, secondsPerPhase: seconds, batchSize, distinctTests: tests, pipeline: values.pipeline ?? 'pipelines/default.yaml', pipelineThread: values.thread === 'true' },
     saturation,
     paced,
     queryable,
@@ -230,7 +231,7 @@ export async function run(argv: string[]): Promise<number> {
     targets: { ackP99Ms: 10, endToEndExecutionsPerSec: 50_000, endToEndVsRawInsert: 0.25 },
   };
   console.log(JSON.stringify(result, null, 2));
-  const name = values.pipeline ? `ingest-${path.basename(values.pipeline, path.extname(values.pipeline))}` : 'ingest';
+  const name = `${values.pipeline ? `ingest-${path.basename(values.pipeline, path.extname(values.pipeline))}` : 'ingest'}${values.thread === 'true' ? '' : '-single-thread'}`;
   console.log(`written ${writeResult(name, result)}`);
   return 0;
 }

@@ -24,7 +24,9 @@ import type { ServerSettings } from './config/server.js';
 import type { LoadedServiceConfig } from './config/service.js';
 import { builtinRegistry } from './pipeline/builtin.js';
 import { loadPipelineFile, type PipelineGraph } from './pipeline/graph.js';
-import { PipelineRuntime } from './pipeline/runtime.js';
+import { PipelineRuntime, type PipelineHandle } from './pipeline/runtime.js';
+import type { Host } from './pipeline/component.js';
+import { PipelineThread } from './pipeline/thread/threaded.js';
 import { EmbeddedQueue } from './queue/embedded.js';
 import { openStore, type Store } from './store/client.js';
 import { migrate } from './store/migrate.js';
@@ -68,7 +70,8 @@ export interface Daemon {
   port: number;
   store: Store;
   queue: EmbeddedQueue;
-  runtime: PipelineRuntime;
+  /** The processing pipeline (its own thread by default): events and counters. */
+  runtime: PipelineHandle;
   /** The retention sweep; null in a process that runs no worker. */
   retention: RetentionSweeper | null;
   adminToken: string;
@@ -78,7 +81,11 @@ export interface Daemon {
 
 export function loadGraph(file?: string): PipelineGraph {
   const p = file ?? DEFAULT_PIPELINE;
-  return loadPipelineFile(p, builtinRegistry(), file ? path.relative(process.cwd(), p) || p : 'pipelines/default.yaml');
+  return loadPipelineFile(p, builtinRegistry(), displayName(file));
+}
+
+function displayName(file?: string): string {
+  return file ? path.relative(process.cwd(), file) || file : 'pipelines/default.yaml';
 }
 
 export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
@@ -146,32 +153,72 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     app.routes.add(r);
   }
 
-  const runtime = new PipelineRuntime({
+  const host: Host = {
+    logger,
+    store,
+    service: opts.service.config,
+    projectConfig: (projectId) => projectConfigs.get(projectId),
+    clusterThreshold: settings.clusterThreshold,
+    http: app.routes,
+    ingest,
+    dataDir: settings.dataDir,
+    notifications: settings.notifications,
+    tracker: settings.tracker,
+    ai: settings.ai,
+    outbox: queue.outbox,
+  };
+  const work = opts.work ?? true;
+  // Receivers serve HTTP on this thread; processors and exporters run on the pipeline thread,
+  // which reaches the store and the queue through this one.
+  const receivers = new PipelineRuntime({
     graph,
-    host: { logger, store, service: opts.service.config, projectConfig: (projectId) => projectConfigs.get(projectId), clusterThreshold: settings.clusterThreshold, http: app.routes, ingest,
-      dataDir: settings.dataDir, notifications: settings.notifications, tracker: settings.tracker, ai: settings.ai, outbox: queue.outbox },
+    host,
     queue,
-    work: opts.work ?? true,
+    work: work && !settings.pipelineThread,
+    role: settings.pipelineThread ? 'receivers' : 'all',
     pollIntervalMs: settings.queue.pollIntervalMs,
   });
+  const pipeline = settings.pipelineThread
+    ? new PipelineThread({
+        store,
+        queue,
+        logger,
+        data: {
+          pipelineFile: path.resolve(opts.pipelineFile ?? DEFAULT_PIPELINE),
+          displayName: displayName(opts.pipelineFile),
+          service: opts.service,
+          clusterThreshold: settings.clusterThreshold,
+          dataDir: settings.dataDir,
+          notifications: settings.notifications,
+          tracker: settings.tracker,
+          ...(settings.ai ? { ai: settings.ai } : {}),
+          logLevel: logger.level,
+          database: store.database,
+          embedded: store.embedded,
+          work,
+          pollIntervalMs: settings.queue.pollIntervalMs,
+        },
+      })
+    : undefined;
+  const runtime: PipelineHandle = pipeline ?? receivers;
   app.routes.add(statsRoute(queue, runtime));
   app.routes.add(openApiRoute(() => app.routes.routes, { procedures: { path: TRPC_PREFIX, maxBatch: TRPC_MAX_BATCH, list: PROCEDURES } }));
   await registerTrpc(app.fastify, createAppRouter({ auth, rateLimiter, runs, tests: { tests, identities, codeowners }, health: healthDeps, rca, artifacts }), auth);
-  await runtime.start();
+  await receivers.start();
+  await pipeline?.start();
   // Retention is worker work: only a process that processes leases prunes.
-  const artifactPruner = (opts.work ?? true) ? openArtifactPruner(settings.s3) : null;
-  const retention =
-    (opts.work ?? true)
-      ? new RetentionSweeper({
-          store,
-          logger: logger.child({ component: 'retention' }),
-          listProjects: () => projects.list(),
-          projectConfig: (projectId) => projectConfigs.get(projectId),
-          exclusive: (f) => runtime.exclusive(f),
-          artifacts: artifactPruner,
-          intervalMs: settings.retentionSweepMs,
-        })
-      : null;
+  const artifactPruner = work ? openArtifactPruner(settings.s3) : null;
+  const retention = work
+    ? new RetentionSweeper({
+        store,
+        logger: logger.child({ component: 'retention' }),
+        listProjects: () => projects.list(),
+        projectConfig: (projectId) => projectConfigs.get(projectId),
+        exclusive: (f) => runtime.exclusive(f),
+        artifacts: artifactPruner,
+        intervalMs: settings.retentionSweepMs,
+      })
+    : null;
   retention?.start();
   const address = await app.fastify.listen({ port: settings.port, host: settings.host });
   const port = (app.fastify.server.address() as { port: number }).port;
@@ -196,9 +243,11 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
         runningExports.abortAll();
         await stopped;
         await retention?.stop();
-        await runtime.shutdown();
+        await pipeline?.shutdown();
+        await receivers.shutdown();
         await queue.close();
         await store.close();
+        projectConfigs.close();
         artifacts?.close();
         artifactInventory?.close();
         artifactPruner?.close();

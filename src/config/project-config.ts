@@ -2,6 +2,7 @@
 // as loaded at start, with the project's stored settings in between. Resolved configs are cached;
 // a write through this object replaces its entry at once, and the TTL bounds how long another
 // process (a separate API role) may serve an older document.
+import { BroadcastChannel } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import type { Store } from '../store/client.js';
 import type { NotificationChannel } from '../store/channels.js';
@@ -29,6 +30,12 @@ export class ProjectConfigs {
   /** Writes of one project in order, so two PATCHes never lose each other's keys. */
   private readonly writes = new Map<string, Promise<unknown>>();
 
+  /**
+   * The API thread writes settings and the pipeline thread reads them through its own instance:
+   * a write tells every instance on the same database to drop its entry.
+   */
+  private readonly peers: BroadcastChannel;
+
   constructor(
     private readonly store: Store,
     readonly base: LoadedServiceConfig,
@@ -36,6 +43,12 @@ export class ProjectConfigs {
     private readonly ttlMs = TTL_MS,
   ) {
     this.repo = new ProjectSettingsRepo(store);
+    this.peers = new BroadcastChannel(`flakehouse:project-config:${store.database}`);
+    this.peers.unref();
+    this.peers.onmessage = (msg: unknown) => {
+      const projectId = (msg as { data?: unknown }).data;
+      if (typeof projectId === 'string') this.cache.delete(projectId);
+    };
   }
 
   /** The project's resolved config (cached). */
@@ -87,6 +100,7 @@ export class ProjectConfigs {
         const channels = await replaceSettingsChannels(this.store, projectId, notifications?.channels ?? []);
         const stored = await this.repo.put(projectId, document, current.version);
         this.cache.set(projectId, { value: Promise.resolve(resolveProjectConfig(this.base, settings)), at: Date.now() });
+        this.peers.postMessage(projectId);
         return { settings, channels, version: stored.version, updatedAt: stored.updatedAt };
       });
     this.writes.set(projectId, next);
@@ -100,6 +114,10 @@ export class ProjectConfigs {
   invalidate(projectId: string): void {
     this.cache.delete(projectId);
   }
+
+  close(): void {
+    this.peers.close();
+  }
 }
 
 /**
@@ -107,5 +125,10 @@ export class ProjectConfigs {
  * service config but no Host (the pipeline and API use `host.projectConfig`).
  */
 export async function readProjectConfig(store: Store, base: LoadedServiceConfig, projectId: string): Promise<ResolvedServiceConfig> {
-  return new ProjectConfigs(store, base, undefined, 0).get(projectId);
+  const configs = new ProjectConfigs(store, base, undefined, 0);
+  try {
+    return await configs.get(projectId);
+  } finally {
+    configs.close();
+  }
 }

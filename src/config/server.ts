@@ -36,6 +36,8 @@ export interface ServerSettings {
   };
   rateLimit: { max: number; windowMs: number };
   clusterThreshold: number;
+  /** Run processors and exporters on their own thread (default), off the thread that answers HTTP. */
+  pipelineThread: boolean;
   artifactRetentionDays?: number;
   executionRetentionDays?: number;
   /** Interval between retention sweeps in the worker (ms). */
@@ -145,6 +147,12 @@ const VARS = {
   }),
   rateLimitMax: d({ name: 'SERVICE_RATE_LIMIT_MAX', description: 'requests per project per window; 0 disables the limit', field: intField(0), default: 600 }),
   rateLimitWindowMs: d({ name: 'SERVICE_RATE_LIMIT_WINDOW_MS', description: 'rate-limit window (ms)', field: intField(1), default: 60_000 }),
+  pipelineThread: d({
+    name: 'SERVICE_PIPELINE_THREAD',
+    description: 'run the processing pipeline on its own thread so ingest acks never wait behind it; false runs it on the main thread (Flakehouse addition)',
+    field: booleanField(),
+    default: true,
+  }),
   clusterThreshold: d({
     name: 'SERVICE_CLUSTER_THRESHOLD',
     description: 'Jaccard similarity above which a new error signature joins an existing cluster',
@@ -286,6 +294,7 @@ export function loadServerSettings(env: NodeJS.ProcessEnv, cwd: string): ServerS
     },
     rateLimit: { max: req(VARS.rateLimitMax), windowMs: req(VARS.rateLimitWindowMs) },
     clusterThreshold: req(VARS.clusterThreshold),
+    pipelineThread: req(VARS.pipelineThread),
     artifactRetentionDays: opt(VARS.artifactRetentionDays),
     executionRetentionDays: opt(VARS.executionRetentionDays),
     retentionSweepMs: req(VARS.retentionSweepMs),

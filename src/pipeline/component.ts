@@ -44,7 +44,7 @@ export interface Host {
   /** AI provider settings; absent when SERVICE_AI_PROVIDER is unset (RCA off). */
   ai?: AiSettings;
   /** For events that happen outside a lease (an RCA finished, a budget ran out): appended durably. */
-  outbox?: Outbox;
+  outbox?: Pick<Outbox, 'append'>;
 }
 
 export interface Component {

@@ -6,7 +6,7 @@ import type { DomainEvent } from '../domain/events.js';
 import { newLagStats, recordLag, type LagStats } from '../domain/metrics.js';
 import { stableUuid } from '../domain/ids.js';
 import { buildRun, isTracePart } from '../domain/records.js';
-import type { Lease, Queue } from '../queue/types.js';
+import type { Lease, WorkerQueue } from '../queue/types.js';
 import type {
   Component,
   EventsExporter,
@@ -22,9 +22,14 @@ import type { PipelineGraph, PipelineSpec } from './graph.js';
 export interface RuntimeOptions {
   graph: PipelineGraph;
   host: Host;
-  queue: Queue;
+  queue: WorkerQueue;
   /** Run the worker and dispatcher loops (false in the api-only role). */
   work: boolean;
+  /**
+   * Which components this runtime builds: `receivers` (the thread that serves HTTP), `processing`
+   * (processors, exporters, connectors and the loops: the pipeline thread) or `all` (one thread).
+   */
+  role?: 'all' | 'receivers' | 'processing';
   pollIntervalMs: number;
   maxLeaseJobs?: number;
   maxLeaseExecutions?: number;
@@ -59,9 +64,18 @@ export interface WorkerStats {
   lag: LagStats;
 }
 
+/** What the daemon exposes of a running pipeline, wherever it runs. */
+export interface PipelineHandle {
+  readonly stats: WorkerStats;
+  /** In-process observers of delivered events (tests, later stages wired in code). */
+  onEvent(listener: (e: DomainEvent) => void): () => void;
+  /** Runs `f` while no lease is being processed (and none starts). */
+  exclusive<T>(f: () => Promise<T>): Promise<T>;
+}
+
 const EVENT_RETRIES = 5;
 
-export class PipelineRuntime {
+export class PipelineRuntime implements PipelineHandle {
   private readonly components: Component[] = [];
   private readonly executions: ExecutionsPipeline[] = [];
   private readonly events: EventsPipeline[] = [];
@@ -91,8 +105,9 @@ export class PipelineRuntime {
       }
       return c;
     };
+    const role = this.opts.role ?? 'all';
     for (const p of graph.pipelines) {
-      for (const id of p.receivers) {
+      for (const id of role === 'processing' ? [] : p.receivers) {
         const spec = graph.components.get(`receivers:${id}`);
         if (spec?.factory.kind === 'receiver') {
           const f = spec.factory;
@@ -100,6 +115,7 @@ export class PipelineRuntime {
         }
       }
       const settings = (id: string): { id: string; logger: Logger } => ({ id, logger: this.logger.child({ component: id }) });
+      if (role === 'receivers') continue;
       if (p.signal === 'executions') {
         const processors = p.processors.map((id) => {
           const spec = graph.components.get(`processors:${id}`)!;
@@ -250,7 +266,7 @@ export class PipelineRuntime {
     const cursorName = `pipeline:${p.spec.id}`;
     const allCursors = this.events.map((e) => `pipeline:${e.spec.id}`);
     while (!this.stopping) {
-      const entries = outbox.read(outbox.cursor(cursorName), 200);
+      const entries = await outbox.read(await outbox.cursor(cursorName), 200);
       if (entries.length === 0) {
         await outbox.waitForEntries(this.opts.pollIntervalMs);
         continue;

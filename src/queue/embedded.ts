@@ -21,6 +21,9 @@ import type {
   OutboxEntry,
   Queue,
   QueueStats,
+  RawLease,
+  RawLeaseJob,
+  StoredJob,
 } from './types.js';
 
 export interface EmbeddedQueueOptions {
@@ -33,13 +36,7 @@ export interface EmbeddedQueueOptions {
   logger?: Logger;
 }
 
-interface JobRecord {
-  id: string;
-  projectId: string;
-  source: Job['source'];
-  batch: Job['batch'];
-  receivedAt: number;
-}
+type JobRecord = StoredJob;
 
 interface IdemRecord {
   receiptId: string;
@@ -57,6 +54,15 @@ interface ActiveLease {
   jobIds: string[];
   deadline: number;
   frozen: boolean;
+}
+
+interface TakenLease {
+  id: string;
+  jobIds: string[];
+  attempt: number;
+  /** Attempt count per job, in `jobIds` order. */
+  attempts: number[];
+  plan?: LeasePlan;
 }
 
 interface Delayed {
@@ -86,6 +92,8 @@ export class EmbeddedQueue implements Queue {
   private readonly leases = new Map<string, ActiveLease>();
   private readonly frozenJobCount = new Map<string, number>();
   private readonly enqueuing = new Map<string, Promise<EnqueueResult>>();
+  /** Executions per ready job, so leases are sized without decoding payloads. */
+  private readonly execCounts = new Map<string, number>();
   private workWaiters: (() => void)[] = [];
   private outboxWaiters: (() => void)[] = [];
   private deadCount = 0;
@@ -187,12 +195,48 @@ export class EmbeddedQueue implements Queue {
     } finally {
       this.enqueuing.delete(key);
     }
+    this.execCounts.set(id, result.acceptedExecutions);
     this.ready.push(id);
     this.wake();
     return result;
   }
 
   async dequeue(opts: DequeueOptions): Promise<Lease | null> {
+    const taken = await this.takeLease(opts);
+    if (!taken) return null;
+    const jobs: Job[] = [];
+    let decoded = 0;
+    for (const [i, id] of taken.jobIds.entries()) {
+      const rec = this.getJob(id);
+      if (!rec) continue;
+      jobs.push(this.toJob(rec, taken.attempts[i]!));
+      // Decoding payloads is synchronous: give the event loop (and the ingest acks) a turn now and then.
+      decoded += rec.batch.executions.length;
+      if (decoded >= 2000) {
+        decoded = 0;
+        await turn();
+      }
+    }
+    return { id: taken.id, jobs, attempt: taken.attempt, ...(taken.plan ? { plan: taken.plan } : {}) };
+  }
+
+  /**
+   * As `dequeue`, but each job stays the JSON bytes it was stored as: the pipeline thread decodes
+   * them, so the thread that answers ingest requests never spends time parsing payloads.
+   */
+  async dequeueRaw(opts: DequeueOptions): Promise<RawLease | null> {
+    const taken = await this.takeLease(opts);
+    if (!taken) return null;
+    const jobs: RawLeaseJob[] = [];
+    for (const [i, id] of taken.jobIds.entries()) {
+      const raw = this.jobs.getBinary(id);
+      // A copy with its own ArrayBuffer, so it can be transferred to the other thread.
+      if (raw) jobs.push({ attempts: taken.attempts[i]!, json: new Uint8Array(raw) });
+    }
+    return { id: taken.id, jobs, attempt: taken.attempt, ...(taken.plan ? { plan: taken.plan } : {}) };
+  }
+
+  private async takeLease(opts: DequeueOptions): Promise<TakenLease | null> {
     this.assertOpen();
     const now = Date.now();
     this.expireLeases(now);
@@ -201,41 +245,43 @@ export class EmbeddedQueue implements Queue {
     const frozenId = this.frozenReady.shift();
     if (frozenId !== undefined) {
       const rec = this.plans.get(frozenId);
-      if (!rec) return this.dequeue(opts);
-      const jobs = rec.jobIds.map((id) => this.getJob(id)).filter((j): j is JobRecord => j !== undefined);
+      if (!rec) return this.takeLease(opts);
+      const jobIds = rec.jobIds.filter((id) => this.jobs.doesExist(id));
       const attempt = await this.bumpAttempts(rec.jobIds);
       this.leases.set(frozenId, { id: frozenId, jobIds: rec.jobIds, deadline: now + this.visibilityMs, frozen: true });
-      return { id: frozenId, jobs: jobs.map((j) => this.toJob(j, attempt)), attempt, plan: rec.plan };
+      return { id: frozenId, jobIds, attempt, attempts: jobIds.map(() => attempt), plan: rec.plan };
     }
 
-    const taken: JobRecord[] = [];
+    const taken: string[] = [];
     let executions = 0;
-    let decoded = 0;
     while (this.readyHead < this.ready.length && taken.length < opts.maxJobs) {
       const id = this.ready[this.readyHead]!;
-      const rec = this.getJob(id);
-      if (!rec) {
+      const count = this.executionCount(id);
+      if (count === undefined) {
         this.readyHead++;
         continue;
       }
-      if (taken.length > 0 && executions + rec.batch.executions.length > opts.maxExecutions) break;
+      if (taken.length > 0 && executions + count > opts.maxExecutions) break;
       this.readyHead++;
-      taken.push(rec);
-      executions += rec.batch.executions.length;
-      // Decoding payloads is synchronous: give the event loop (and the ingest acks) a turn now and then.
-      decoded += rec.batch.executions.length;
-      if (decoded >= 2000) {
-        decoded = 0;
-        await turn();
-      }
+      taken.push(id);
+      executions += count;
     }
     this.compactReady();
     if (taken.length === 0) return null;
-    const ids = taken.map((j) => j.id);
     const leaseId = randomUUID();
-    this.leases.set(leaseId, { id: leaseId, jobIds: ids, deadline: now + this.visibilityMs, frozen: false });
-    const attempt = await this.bumpAttempts(ids);
-    return { id: leaseId, jobs: taken.map((j) => this.toJob(j, this.attempts.get(j.id) ?? attempt)), attempt };
+    this.leases.set(leaseId, { id: leaseId, jobIds: taken, deadline: now + this.visibilityMs, frozen: false });
+    const attempt = await this.bumpAttempts(taken);
+    return { id: leaseId, jobIds: taken, attempt, attempts: taken.map((id) => this.attempts.get(id) ?? attempt) };
+  }
+
+  /** Executions in a stored job: kept from enqueue; after a restart read once from the payload. */
+  private executionCount(id: string): number | undefined {
+    const known = this.execCounts.get(id);
+    if (known !== undefined) return known;
+    const rec = this.getJob(id);
+    if (!rec) return undefined;
+    this.execCounts.set(id, rec.batch.executions.length);
+    return rec.batch.executions.length;
   }
 
   async savePlan(leaseId: string, plan: LeasePlan): Promise<void> {
@@ -265,6 +311,7 @@ export class EmbeddedQueue implements Queue {
       }
     });
     this.frozenJobCount.delete(leaseId);
+    for (const id of lease.jobIds) this.execCounts.delete(id);
     if (plan && plan.plan.events.length > 0) this.wakeOutbox();
   }
 
@@ -319,6 +366,7 @@ export class EmbeddedQueue implements Queue {
       if (planId !== undefined) void this.plans.remove(planId);
     });
     this.deadCount += buried.length;
+    for (const id of jobIds) this.execCounts.delete(id);
     for (const d of buried) {
       this.logger?.error(
         { jobId: d.job.id, projectId: d.job.projectId, attempts: d.job.attempts, error },

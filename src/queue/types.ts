@@ -44,6 +44,29 @@ export interface Lease {
   plan?: LeasePlan;
 }
 
+/** A lease whose job payloads are still the stored JSON bytes of `StoredJob` (see EmbeddedQueue.dequeueRaw). */
+export interface RawLease {
+  id: string;
+  jobs: RawLeaseJob[];
+  attempt: number;
+  plan?: LeasePlan;
+}
+
+export interface RawLeaseJob {
+  attempts: number;
+  /** UTF-8 JSON of `StoredJob`. */
+  json: Uint8Array;
+}
+
+/** A job as the embedded queue stores it. */
+export interface StoredJob {
+  id: string;
+  projectId: string;
+  source: IngestSource;
+  batch: IngestBatch;
+  receivedAt: number;
+}
+
 export interface QueueStats {
   pending: number;
   inflight: number;
@@ -88,16 +111,25 @@ export interface OutboxEntry {
   event: DomainEvent;
 }
 
-export interface Outbox {
+/** The outbox as the dispatcher sees it: local (synchronous reads) or across threads. */
+export interface OutboxReader {
   /** Events that happen outside a lease (a person's quarantine decision): appended durably. */
   append(events: readonly DomainEvent[]): Promise<void>;
   /** Entries after `afterSeq`, oldest first. */
-  read(afterSeq: number, limit: number): OutboxEntry[];
+  read(afterSeq: number, limit: number): OutboxEntry[] | Promise<OutboxEntry[]>;
   /** Durable per-subscriber cursor. */
-  cursor(subscriber: string): number;
+  cursor(subscriber: string): number | Promise<number>;
   setCursor(subscriber: string, seq: number): Promise<void>;
   /** Drops entries every subscriber in `subscribers` has passed. */
   trim(subscribers: readonly string[]): Promise<void>;
   /** Resolves when new entries are appended (or after `timeoutMs`). */
   waitForEntries(timeoutMs: number): Promise<void>;
+}
+
+/** What the pipeline runtime needs of a queue: the outbox may be across a thread boundary. */
+export type WorkerQueue = Omit<Queue, 'outbox'> & { readonly outbox: OutboxReader };
+
+export interface Outbox extends OutboxReader {
+  read(afterSeq: number, limit: number): OutboxEntry[];
+  cursor(subscriber: string): number;
 }

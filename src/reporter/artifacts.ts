@@ -8,7 +8,7 @@ import http from 'node:http';
 import https from 'node:https';
 import path from 'node:path';
 import { z } from 'zod';
-import { MAX_ARTIFACT_BYTES, MAX_PRESIGN_ITEMS, allowedContentType, contentTypeForFile, normalizeContentType } from '../artifacts/keys.js';
+import { MAX_ARTIFACT_BYTES, MAX_PRESIGN_ITEMS, allowedContentType, contentTypeForFile, normalizeContentType, type AllowedContentType } from '../artifacts/keys.js';
 import type { ArtifactRef, ExecutionInput } from '../domain/batch.js';
 import { expandReportPatterns } from './junit-to-run.js';
 
@@ -115,9 +115,7 @@ function collectCandidates(opts: UploadArtifactsOptions, warn: (line: string) =>
         skip('no such file');
         continue;
       }
-      // octet-stream is what a runner says when it does not know; the file name may.
-      const contentType =
-        allowedContentType(ref.contentType) ?? (normalizeContentType(ref.contentType) === 'application/octet-stream' ? contentTypeForFile(file) : null);
+      const contentType = allowedContentType(ref.contentType) ?? fallbackContentType(ref.contentType, file);
       if (!contentType) {
         skip(`content type ${JSON.stringify(ref.contentType)} is not accepted`);
         continue;
@@ -131,6 +129,17 @@ function collectCandidates(opts: UploadArtifactsOptions, warn: (line: string) =>
     }
   });
   return out;
+}
+
+/**
+ * The accepted type for a runner's type outside the allow-list: octet-stream is what a runner says
+ * when it does not know, and the file name may; any other text (Playwright's `error-context` is
+ * `text/markdown`, CSV, logs) goes as text/plain, which a browser shows as it is.
+ */
+function fallbackContentType(contentType: string, file: string): AllowedContentType | null {
+  const t = normalizeContentType(contentType);
+  if (t === 'application/octet-stream') return contentTypeForFile(file);
+  return t.startsWith('text/') ? 'text/plain' : null;
 }
 
 /** `shot.png`, `shot-2.png`, `shot-3.png`… */

@@ -39,6 +39,8 @@ export interface Store {
    * the same data directory, one stream per session.) Breaking out of the loop cancels the query.
    */
   stream(sql: string, params?: Record<string, unknown>, signal?: AbortSignal): AsyncIterable<Buffer>;
+  /** Inserts an already encoded TabSeparated body (the pipeline thread encodes, this thread sends). */
+  insertTsvBody(table: string, columnNames: readonly string[], body: string | Uint8Array, dedupToken: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -95,10 +97,13 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
     },
     async insertTsv(table, columns, rows, dedupToken) {
       if (rows.length === 0) return;
-      const body = await encodeTsv(rows, columns.names, columns.plain);
+      await store.insertTsvBody(table, columns.names, await encodeTsv(rows, columns.names, columns.plain), dedupToken);
+    },
+    async insertTsvBody(table, columnNames, body, dedupToken) {
+      if (body.length === 0) return;
       await client.exec({
-        query: `INSERT INTO ${store.table(table)} (${columns.names.map((c) => `\`${c}\``).join(', ')}) FORMAT TabSeparated`,
-        values: Readable.from([body]),
+        query: `INSERT INTO ${store.table(table)} (${columnNames.map((c) => `\`${c}\``).join(', ')}) FORMAT TabSeparated`,
+        values: Readable.from([typeof body === 'string' ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength)]),
         clickhouse_settings: { insert_deduplication_token: dedupToken, deduplicate_blocks_in_dependent_materialized_views: 1 },
       });
     },

@@ -277,6 +277,8 @@ describe('reporter: uploadArtifacts', () => {
     writeFileSync(path.join(dir, 'anim.gif'), randomBytes(100));
     const har = Buffer.from(JSON.stringify({ log: { entries: [] } }));
     writeFileSync(path.join(dir, 'network.har'), har);
+    const markdown = Buffer.from('# Page snapshot\n\n- button "Pay"\n');
+    writeFileSync(path.join(dir, 'error-context.md'), markdown);
     const xml = `<?xml version="1.0"?>
 <testsuite name="cart" timestamp="2026-11-20T10:00:00Z">
   <testcase classname="cart" name="applies a coupon" file="src/cart.test.ts" time="0.1">
@@ -290,18 +292,20 @@ describe('reporter: uploadArtifacts', () => {
     if (!parsed.ok) throw new Error(parsed.message);
     const executions: ExecutionInput[] = parsed.executions;
     expect(executions[0]!.artifacts?.map((a) => a.path)).toEqual(['shots/cart.png', 'shots/missing.png']);
-    // As a runner reporter would add them: an accepted text file, a refused type, and a file the
-    // runner could not type (octet-stream), typed by its name.
+    // As a runner reporter would add them: an accepted text file, a refused type, a file the
+    // runner could not type (octet-stream), typed by its name, and text of another kind
+    // (Playwright's error-context is text/markdown), sent as text/plain.
     executions[1]!.artifacts = [
       { name: 'out.log', contentType: 'text/plain; charset=utf-8', path: path.join(dir, 'out.log') },
       { name: 'anim.gif', contentType: 'image/gif', path: path.join(dir, 'anim.gif') },
       { name: 'network', contentType: 'application/octet-stream', path: 'network.har' },
+      { name: 'error-context', contentType: 'text/markdown', path: 'error-context.md' },
     ];
 
     const idempotencyKey = uniqueKey('reporter');
     const warnings: string[] = [];
     const result = await uploadArtifacts({ idempotencyKey, executions, endpoint: td.url, token: td.token, rootDir: dir, warn: (l) => warnings.push(l) });
-    expect(result).toEqual({ uploaded: 3, skipped: 2, failed: 0, disabled: false });
+    expect(result).toEqual({ uploaded: 4, skipped: 2, failed: 0, disabled: false });
     expect(warnings).toHaveLength(2);
     expect(warnings[0]).toMatch(/missing\.png skipped: no such file/);
     expect(warnings[1]).toMatch(/anim\.gif skipped: content type "image\/gif" is not accepted/);
@@ -310,6 +314,7 @@ describe('reporter: uploadArtifacts', () => {
     expect(missing?.key).toBeUndefined();
     expect(executions[1]!.artifacts[0]).toMatchObject({ key: artifactKey(projectId, idempotencyKey, 1, 'out.log'), sizeBytes: log.length, contentType: 'text/plain' });
     expect(executions[1]!.artifacts[2]).toMatchObject({ key: artifactKey(projectId, idempotencyKey, 1, 'network'), contentType: 'application/json' });
+    expect(executions[1]!.artifacts[3]).toMatchObject({ key: artifactKey(projectId, idempotencyKey, 1, 'error-context'), contentType: 'text/plain' });
     expect(executions[1]!.artifacts[1]?.key).toBeUndefined();
 
     const detail = await ingestAndRead(executions.map((e) => ({ ...e })), idempotencyKey);
@@ -320,6 +325,7 @@ describe('reporter: uploadArtifacts', () => {
     expect((await download(item.artifacts[0].url)).bytes.equals(log)).toBe(true);
     expect(item.artifacts[1].url).toBeNull();
     expect((await download(item.artifacts[2].url)).bytes.equals(har)).toBe(true);
+    expect((await download(item.artifacts[3].url)).bytes.equals(markdown)).toBe(true);
   });
 
   it('presigns in chunks of at most 200', async () => {

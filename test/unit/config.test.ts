@@ -376,6 +376,7 @@ describe('loadServerSettings', () => {
       selfOtelIntervalMs: 60_000,
       notifications: { events: null, allowPrivateWebhooks: false },
       tracker: { url: 'https://api.github.com' },
+      pipelineThread: true,
     });
   });
 
@@ -398,6 +399,7 @@ describe('loadServerSettings', () => {
         SERVICE_RATE_LIMIT_MAX: '5',
         SERVICE_RATE_LIMIT_WINDOW_MS: '1000',
         SERVICE_CLUSTER_THRESHOLD: '0.75',
+        SERVICE_PIPELINE_THREAD: 'false',
         SERVICE_ARTIFACT_RETENTION_DAYS: '60',
         SERVICE_EXECUTION_RETENTION_DAYS: '30',
         SERVICE_RETENTION_SWEEP_MS: '60000',
@@ -417,6 +419,7 @@ describe('loadServerSettings', () => {
       queue: { visibilityMs: 500, maxDepth: 0, pollIntervalMs: 10, maxAttempts: 3 },
       rateLimit: { max: 5, windowMs: 1000 },
       clusterThreshold: 0.75,
+      pipelineThread: false,
       artifactRetentionDays: 60,
       executionRetentionDays: 30,
       retentionSweepMs: 60_000,
@@ -479,6 +482,7 @@ describe('loadServerSettings', () => {
         'SERVICE_RATE_LIMIT_MAX',
         'SERVICE_RATE_LIMIT_WINDOW_MS',
         'SERVICE_CLUSTER_THRESHOLD',
+        'SERVICE_PIPELINE_THREAD',
         'SERVICE_ARTIFACT_RETENTION_DAYS',
         'SERVICE_EXECUTION_RETENTION_DAYS',
         'SERVICE_RETENTION_SWEEP_MS',
@@ -493,7 +497,7 @@ describe('loadServerSettings', () => {
         'SERVICE_S3_FORCE_PATH_STYLE',
       ]),
     );
-    expect(names).toHaveLength(28);
+    expect(names).toHaveLength(29);
     expect(SERVER_ENV_VARS.find((v) => v.name === 'SERVICE_PORT')?.default).toBe('8080');
     expect(SERVER_ENV_VARS.find((v) => v.name === 'SERVICE_ADMIN_TOKEN')?.default).toBeUndefined();
     expect(SERVER_ENV_VARS.every((v) => v.description.length > 0)).toBe(true);

@@ -1,11 +1,11 @@
 // GET /v1/admin/stats: queue depth, dead jobs and worker counters, for operators and benchmarks.
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { z } from 'zod';
-import type { PipelineRuntime } from '../../pipeline/runtime.js';
+import type { PipelineHandle } from '../../pipeline/runtime.js';
 import type { Queue } from '../../queue/types.js';
 import { defineRoute } from '../route.js';
 
-export function statsRoute(queue: Queue, runtime: PipelineRuntime) {
+export function statsRoute(queue: Queue, runtime: PipelineHandle) {
   // Event-loop delay is what an ingest ack waits behind: worth watching next to the queue depth.
   const loop = monitorEventLoopDelay({ resolution: 10 });
   loop.enable();

@@ -70,7 +70,7 @@ class RcaAnalyzer implements EventsExporter {
   readonly stats: RcaStats = { queued: 0, calls: 0, done: 0, failed: 0, tokens: 0 };
   private host: Host | undefined;
   private repo: RcaRepo | undefined;
-  private outbox: Outbox | undefined;
+  private outbox: Pick<Outbox, 'append'> | undefined;
   private provider: LlmProvider | null = null;
   private threshold = 0.5;
   private readonly abort = new AbortController();

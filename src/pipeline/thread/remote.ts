@@ -1,0 +1,81 @@
+// The pipeline thread's view of the store and the queue: both live on the main thread (chDB binds
+// one engine per process and the queue keeps its ready/leased sets in one place), so every call is
+// a message. The heavy parts stay here: payloads are decoded and TSV bodies encoded in this thread,
+// and cross as transferred bytes.
+import type { ClickHouseClient, ClickHouseSettings } from '@clickhouse/client';
+import type { DomainEvent } from '../../domain/events.js';
+import type { DeadJob, DequeueOptions, EnqueueResult, Job, Lease, LeasePlan, OutboxEntry, OutboxReader, QueueStats, RawLease, StoredJob, WorkerQueue } from '../../queue/types.js';
+import type { Store } from '../../store/client.js';
+import { encodeTsv, type TsvColumns } from '../../store/tsv.js';
+import type { RpcClient } from './rpc.js';
+
+const decoder = new TextDecoder();
+const encoder = new TextEncoder();
+
+export function remoteStore(rpc: RpcClient, database: string, embedded: boolean): Store {
+  const table = (name: string): string => `\`${database}\`.\`${name}\``;
+  const insertTsvBody = async (t: string, columnNames: readonly string[], body: string | Uint8Array, dedupToken: string): Promise<void> => {
+    const bytes = typeof body === 'string' ? encoder.encode(body) : body;
+    if (bytes.length === 0) return;
+    // Moved, not copied: the encoder's output owns its ArrayBuffer.
+    await rpc.call('store.insertTsvBody', [t, columnNames, bytes, dedupToken], bytes.buffer instanceof ArrayBuffer ? [bytes.buffer] : []);
+  };
+  return {
+    get client(): ClickHouseClient {
+      throw new Error('the raw ClickHouse client is only available on the main thread');
+    },
+    database,
+    embedded,
+    table,
+    query: <T>(sql: string, params?: Record<string, unknown>) => rpc.call<T[]>('store.query', [sql, params]),
+    command: (sql: string, params?: Record<string, unknown>, settings?: ClickHouseSettings) => rpc.call<void>('store.command', [sql, params, settings]),
+    insert: (t: string, rows: readonly object[], dedupToken: string) =>
+      rows.length === 0 ? Promise.resolve() : rpc.call<void>('store.insert', [t, rows, dedupToken]),
+    async insertTsv(t: string, columns: TsvColumns, rows: readonly Record<string, unknown>[], dedupToken: string) {
+      if (rows.length === 0) return;
+      await insertTsvBody(t, columns.names, await encodeTsv(rows, columns.names, columns.plain), dedupToken);
+    },
+    insertTsvBody,
+    stream: () => {
+      throw new Error('streaming reads are only available on the main thread');
+    },
+    close: () => Promise.resolve(),
+  };
+}
+
+/** The queue operations the worker loop and the event dispatcher use. Ingest stays on the main thread. */
+export function remoteQueue(rpc: RpcClient): WorkerQueue {
+  const outbox: OutboxReader = {
+    append: (events: readonly DomainEvent[]) => rpc.call<void>('outbox.append', [events]),
+    read: (afterSeq: number, limit: number) => rpc.call<OutboxEntry[]>('outbox.read', [afterSeq, limit]),
+    cursor: (subscriber: string) => rpc.call<number>('outbox.cursor', [subscriber]),
+    setCursor: (subscriber: string, seq: number) => rpc.call<void>('outbox.setCursor', [subscriber, seq]),
+    trim: (subscribers: readonly string[]) => rpc.call<void>('outbox.trim', [subscribers]),
+    waitForEntries: (timeoutMs: number) => rpc.call<void>('outbox.waitForEntries', [timeoutMs]),
+  };
+  const notHere = (what: string): never => {
+    throw new Error(`${what} is not available in the pipeline thread`);
+  };
+  return {
+    enqueue: (): Promise<EnqueueResult> => notHere('enqueue'),
+    async dequeue(opts: DequeueOptions): Promise<Lease | null> {
+      const raw = await rpc.call<RawLease | null>('queue.dequeueRaw', [opts]);
+      if (!raw) return null;
+      const jobs: Job[] = raw.jobs.map((j) => {
+        const rec = JSON.parse(decoder.decode(j.json)) as StoredJob;
+        return { ...rec, receiptId: rec.id, attempts: j.attempts };
+      });
+      return { id: raw.id, jobs, attempt: raw.attempt, ...(raw.plan ? { plan: raw.plan } : {}) };
+    },
+    savePlan: (leaseId: string, plan: LeasePlan) => rpc.call<void>('queue.savePlan', [leaseId, plan]),
+    ack: (leaseId: string) => rpc.call<void>('queue.ack', [leaseId]),
+    failJob: (leaseId: string, jobId: string, error: string) => rpc.call<void>('queue.failJob', [leaseId, jobId, error]),
+    nack: (leaseId: string, error: string) => rpc.call<void>('queue.nack', [leaseId, error]),
+    waitForWork: (timeoutMs: number) => rpc.call<void>('queue.waitForWork', [timeoutMs]),
+    stats: (): QueueStats => notHere('stats'),
+    depth: (): number => notHere('depth'),
+    deadJobs: (): DeadJob[] => notHere('deadJobs'),
+    close: () => Promise.resolve(),
+    outbox,
+  };
+}

@@ -1,0 +1,191 @@
+// The main thread's side of the pipeline thread: starts it, answers its store and queue calls,
+// relays its log lines, events and counters, and stops it on shutdown. If the thread dies, the
+// leases it held are released at once (not after the visibility timeout) and it is started again.
+import { Worker } from 'node:worker_threads';
+import type { Logger } from 'pino';
+import pino from 'pino';
+import type { DomainEvent } from '../../domain/events.js';
+import type { DequeueOptions, LeasePlan } from '../../queue/types.js';
+import type { EmbeddedQueue } from '../../queue/embedded.js';
+import type { Store } from '../../store/client.js';
+import { newLagStats } from '../../domain/metrics.js';
+import type { WorkerStats } from '../runtime.js';
+import type { ToMain, ToWorker } from './messages.js';
+import { serveRpc, withTransfer } from './rpc.js';
+import type { PipelineThreadData } from './worker.js';
+
+export interface PipelineThreadOptions {
+  data: PipelineThreadData;
+  store: Store;
+  queue: EmbeddedQueue;
+  logger: Logger;
+}
+
+const RESTART_DELAY_MS = 1_000;
+
+export class PipelineThread {
+  private worker: Worker | undefined;
+  private readonly listeners = new Set<(e: DomainEvent) => void>();
+  /** Leases handed to the thread and not yet acked or nacked. */
+  private readonly held = new Set<string>();
+  private stopping = false;
+  private nextPause = 1;
+  private stopped: Promise<void> | undefined;
+  stats: WorkerStats = { stageMs: {}, leases: 0, jobs: 0, executions: 0, failures: 0, eventsDelivered: 0, eventFailures: 0, lag: newLagStats() };
+
+  constructor(private readonly opts: PipelineThreadOptions) {}
+
+  /** Resolves once the thread's components have started (caches loaded). */
+  start(): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const worker = new Worker(new URL('./entry.mjs', import.meta.url), { workerData: this.opts.data, stdout: false, stderr: false });
+      this.worker = worker;
+      this.serve(worker);
+      let started = false;
+      const stream = destinationOf(this.opts.logger);
+      worker.on('message', (msg: unknown) => {
+        const m = msg as ToMain;
+        switch (m.kind) {
+          case 'log':
+            stream.write(m.line);
+            break;
+          case 'event':
+            for (const l of this.listeners) l(m.event);
+            break;
+          case 'stats':
+            this.stats = m.stats;
+            break;
+          case 'ready':
+            started = true;
+            resolve();
+            break;
+          case 'fatal':
+            this.opts.logger.error({ error: m.message }, 'pipeline thread failed to start');
+            if (!started) reject(new Error(`pipeline thread failed to start: ${m.message}`));
+            void worker.terminate();
+            break;
+          case 'stopped':
+          case 'paused':
+            break;
+        }
+      });
+      worker.on('error', (err) => {
+        this.opts.logger.error({ err }, 'pipeline thread crashed');
+        if (!started) reject(err);
+      });
+      worker.on('exit', (code) => {
+        if (this.worker === worker) this.worker = undefined;
+        void this.releaseHeld('pipeline thread exited');
+        if (this.stopping || !started) return;
+        this.opts.logger.error({ code }, 'pipeline thread exited; restarting it');
+        setTimeout(() => {
+          if (!this.stopping) this.start().catch((err: unknown) => this.opts.logger.error({ err }, 'pipeline thread restart failed'));
+        }, RESTART_DELAY_MS);
+      });
+    });
+  }
+
+  /** Runs `f` on this thread while the pipeline thread holds its lease loop (see PipelineRuntime.exclusive). */
+  async exclusive<T>(f: () => Promise<T>): Promise<T> {
+    const worker = this.worker;
+    if (!worker) return f();
+    const id = this.nextPause++;
+    await new Promise<void>((resolve) => {
+      const onMessage = (msg: unknown): void => {
+        const m = msg as ToMain;
+        if (m.kind === 'paused' && m.id === id) {
+          worker.off('message', onMessage);
+          worker.off('exit', onExit);
+          resolve();
+        }
+      };
+      // A thread that exits holds nothing.
+      const onExit = (): void => {
+        worker.off('message', onMessage);
+        resolve();
+      };
+      worker.on('message', onMessage);
+      worker.on('exit', onExit);
+      const m: ToWorker = { kind: 'pause', id };
+      worker.postMessage(m);
+    });
+    try {
+      return await f();
+    } finally {
+      const m: ToWorker = { kind: 'resume', id };
+      if (this.worker === worker) worker.postMessage(m);
+    }
+  }
+
+  onEvent(listener: (e: DomainEvent) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Lets the lease in hand finish, then stops the thread. */
+  shutdown(): Promise<void> {
+    this.stopping = true;
+    this.stopped ??= (async () => {
+      const worker = this.worker;
+      if (!worker) return;
+      await new Promise<void>((resolve) => {
+        worker.on('message', (msg: unknown) => {
+          if ((msg as ToMain).kind === 'stopped') resolve();
+        });
+        worker.on('exit', () => resolve());
+        const m: ToWorker = { kind: 'shutdown' };
+        worker.postMessage(m);
+      });
+      await worker.terminate();
+    })();
+    return this.stopped;
+  }
+
+  private async releaseHeld(reason: string): Promise<void> {
+    const ids = [...this.held];
+    this.held.clear();
+    for (const id of ids) await this.opts.queue.nack(id, reason).catch(() => undefined);
+  }
+
+  private serve(worker: Worker): void {
+    const { store, queue } = this.opts;
+    const outbox = queue.outbox;
+    serveRpc(worker, {
+      'store.query': (sql: string, params?: Record<string, unknown>) => store.query(sql, params),
+      'store.command': (sql: string, params?: Record<string, unknown>, settings?: Parameters<Store['command']>[2]) => store.command(sql, params, settings),
+      'store.insert': (table: string, rows: object[], token: string) => store.insert(table, rows, token),
+      'store.insertTsvBody': (table: string, columns: string[], body: Uint8Array, token: string) => store.insertTsvBody(table, columns, body, token),
+      'queue.dequeueRaw': async (opts: DequeueOptions) => {
+        const lease = await queue.dequeueRaw(opts);
+        if (!lease) return null;
+        this.held.add(lease.id);
+        return withTransfer(
+          lease,
+          lease.jobs.map((j) => j.json.buffer as ArrayBuffer),
+        );
+      },
+      'queue.savePlan': (leaseId: string, plan: LeasePlan) => queue.savePlan(leaseId, plan),
+      'queue.ack': async (leaseId: string) => {
+        await queue.ack(leaseId);
+        this.held.delete(leaseId);
+      },
+      'queue.nack': async (leaseId: string, error: string) => {
+        await queue.nack(leaseId, error);
+        this.held.delete(leaseId);
+      },
+      'queue.failJob': (leaseId: string, jobId: string, error: string) => queue.failJob(leaseId, jobId, error),
+      'queue.waitForWork': (timeoutMs: number) => queue.waitForWork(timeoutMs),
+      'outbox.append': (events: DomainEvent[]) => outbox.append(events),
+      'outbox.read': (afterSeq: number, limit: number) => outbox.read(afterSeq, limit),
+      'outbox.cursor': (subscriber: string) => outbox.cursor(subscriber),
+      'outbox.setCursor': (subscriber: string, seq: number) => outbox.setCursor(subscriber, seq),
+      'outbox.trim': (subscribers: string[]) => outbox.trim(subscribers),
+      'outbox.waitForEntries': (timeoutMs: number) => outbox.waitForEntries(timeoutMs),
+    });
+  }
+}
+
+function destinationOf(logger: Logger): { write(line: string): void } {
+  const stream = (logger as unknown as Record<symbol, unknown>)[pino.symbols.streamSym] as { write(line: string): void } | undefined;
+  return stream ?? { write: (line: string) => void process.stdout.write(line) };
+}

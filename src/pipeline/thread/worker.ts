@@ -1,0 +1,114 @@
+// The pipeline thread: processors, exporters, connectors and their loops, off the thread that
+// answers HTTP. Ingest acknowledgements then never wait behind a lease being processed; the
+// store and the queue stay on the main thread and are reached through `remote.ts`.
+import { parentPort, workerData } from 'node:worker_threads';
+import type { AiSettings } from '../../config/ai.js';
+import type { NotificationSettings, TrackerSettings } from '../../config/integrations.js';
+import { ProjectConfigs } from '../../config/project-config.js';
+import type { LoadedServiceConfig } from '../../config/service.js';
+import { createLogger } from '../../logger.js';
+import { builtinRegistry } from '../builtin.js';
+import { loadPipelineFile } from '../graph.js';
+import { PipelineRuntime } from '../runtime.js';
+import { remoteQueue, remoteStore } from './remote.js';
+import { RpcClient } from './rpc.js';
+import type { ToMain, ToWorker } from './messages.js';
+
+export interface PipelineThreadData {
+  pipelineFile: string;
+  /** How config errors name the file. */
+  displayName: string;
+  service: LoadedServiceConfig;
+  clusterThreshold?: number;
+  dataDir: string;
+  notifications: NotificationSettings;
+  tracker: TrackerSettings;
+  ai?: AiSettings;
+  logLevel: string;
+  database: string;
+  embedded: boolean;
+  work: boolean;
+  pollIntervalMs: number;
+}
+
+const port = parentPort;
+if (!port) throw new Error('worker.ts runs as a worker thread');
+const data = workerData as PipelineThreadData;
+const post = (m: ToMain): void => port.postMessage(m);
+
+// Log lines go to the main thread, which writes them to its own destination (one stream, in order
+// per thread, captured the same way in tests).
+const logger = createLogger(data.logLevel, { write: (line: string) => post({ kind: 'log', line }) });
+const rpc = new RpcClient(port);
+const graph = loadPipelineFile(data.pipelineFile, builtinRegistry(), data.displayName);
+const store = remoteStore(rpc, data.database, data.embedded);
+const queue = remoteQueue(rpc);
+const projectConfigs = new ProjectConfigs(store, data.service, logger);
+const runtime = new PipelineRuntime({
+  graph,
+  role: 'processing',
+  host: {
+    logger,
+    store,
+    service: data.service.config,
+    projectConfig: (projectId) => projectConfigs.get(projectId),
+    clusterThreshold: data.clusterThreshold,
+    dataDir: data.dataDir,
+    notifications: data.notifications,
+    tracker: data.tracker,
+    ...(data.ai ? { ai: data.ai } : {}),
+    outbox: queue.outbox,
+  },
+  queue,
+  work: data.work,
+  pollIntervalMs: data.pollIntervalMs,
+});
+runtime.onEvent((event) => post({ kind: 'event', event }));
+
+// Counters go to the main thread (GET /v1/admin/stats) a few times a second while busy.
+let lastSent = '';
+const statsTimer = setInterval(() => {
+  const json = JSON.stringify(runtime.stats);
+  if (json !== lastSent) {
+    lastSent = json;
+    post({ kind: 'stats', stats: runtime.stats });
+  }
+}, 250);
+
+// Maintenance on the main thread (retention dropping a partition) that must not interleave with a
+// lease's writes: hold the lease loop until the main thread says it is done.
+const resumers = new Map<number, () => void>();
+port.on('message', (msg: unknown) => {
+  const m = msg as ToWorker;
+  if (m.kind === 'pause') {
+    void runtime.exclusive(
+      () =>
+        new Promise<void>((resume) => {
+          resumers.set(m.id, resume);
+          post({ kind: 'paused', id: m.id });
+        }),
+    );
+    return;
+  }
+  if (m.kind === 'resume') {
+    resumers.get(m.id)?.();
+    resumers.delete(m.id);
+    return;
+  }
+  if (m.kind !== 'shutdown') return;
+  void runtime
+    .shutdown()
+    .catch((err: unknown) => logger.error({ err }, 'pipeline shutdown failed'))
+    .finally(() => {
+      clearInterval(statsTimer);
+      post({ kind: 'stats', stats: runtime.stats });
+      post({ kind: 'stopped' });
+    });
+});
+
+try {
+  await runtime.start();
+  post({ kind: 'ready' });
+} catch (err) {
+  post({ kind: 'fatal', message: err instanceof Error ? (err.stack ?? err.message) : String(err) });
+}
