@@ -92,6 +92,35 @@ function commonSuffixSegments(a: string, b: string): number {
  *   Others are ignored.
  * @param presentIds ids of identities that appear exactly in this same batch.
  */
+/**
+ * Indexes a lease's stitch candidates so each incoming test sees only the few that can match it
+ * (same suite and params, and same title or same file) instead of the whole list: with thousands of
+ * new tests in a lease, scanning every candidate for each was quadratic. The subset keeps the list's
+ * order, so `resolveIdentity` breaks ties exactly as it would over the full list.
+ */
+export function candidateIndex(candidates: readonly KnownIdentity[]): (incoming: IncomingTest) => KnownIdentity[] {
+  const byTitle = new Map<string, number[]>();
+  const byFile = new Map<string, number[]>();
+  const push = (m: Map<string, number[]>, k: string, i: number): void => {
+    const list = m.get(k);
+    if (list) list.push(i);
+    else m.set(k, [i]);
+  };
+  candidates.forEach((c, i) => {
+    const suite = c.suite.trim();
+    push(byTitle, `${suite}\u0000${c.title.trim()}\u0000${c.paramsHash}`, i);
+    push(byFile, `${normalizeTestPath(c.filePath)}\u0000${suite}\u0000${c.paramsHash}`, i);
+  });
+  return (incoming) => {
+    const suite = incoming.suite.trim();
+    const a = byTitle.get(`${suite}\u0000${incoming.title.trim()}\u0000${incoming.paramsHash}`) ?? [];
+    const b = byFile.get(`${normalizeTestPath(incoming.filePath)}\u0000${suite}\u0000${incoming.paramsHash}`) ?? [];
+    if (b.length === 0) return a.map((i) => candidates[i]!);
+    if (a.length === 0) return b.map((i) => candidates[i]!);
+    return [...new Set([...a, ...b])].sort((x, y) => x - y).map((i) => candidates[i]!);
+  };
+}
+
 export function resolveIdentity(
   incoming: IncomingTest,
   exactId: string | null,

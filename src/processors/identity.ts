@@ -7,7 +7,7 @@ import type { DomainEvent } from '../domain/events.js';
 import { stableUuid } from '../domain/ids.js';
 import { normalizeTestPath, paramsHash } from '../domain/identity.js';
 import { IdentityCache, buildExecutions, buildIdentity, type ExecutionRecord, type IdentityRecord } from '../domain/records.js';
-import { resolveIdentity, type KnownIdentity, type Resolution } from '../domain/stitch.js';
+import { candidateIndex, resolveIdentity, type KnownIdentity, type Resolution } from '../domain/stitch.js';
 import { addWrites, type Host, type ProcessorFactory, type WorkBatch } from '../pipeline/component.js';
 import { Yielder } from '../pipeline/yield.js';
 import { IdentityRepo } from '../store/identities.js';
@@ -96,8 +96,10 @@ async function resolveProject(
     const candidates: KnownIdentity[] = (await repo.stitchCandidates(projectId, incoming.map((x) => x.key))).map((c) => ({ ...c, filePath: normalizeTestPath(c.filePath) }));
     const present = new Set(resolved.values());
     const claimed = new Set<string>();
+    const candidatesFor = candidateIndex(candidates);
     for (const { e, key } of incoming) {
-      let res: Resolution = candidates.length > 0 ? resolveIdentity(key, null, candidates, present) : { kind: 'new' };
+      const mine = candidates.length > 0 ? candidatesFor(key) : [];
+      let res: Resolution = mine.length > 0 ? resolveIdentity(key, null, mine, present) : { kind: 'new' };
       // Two new tests cannot both inherit one old identity: the first in the batch does.
       if ((res.kind === 'moved' || res.kind === 'renamed') && claimed.has(res.id)) res = { kind: 'new' };
       if (res.kind === 'exact') {

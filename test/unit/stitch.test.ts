@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   RENAME_MIN_JACCARD,
+  candidateIndex,
   RENAME_MIN_MARGIN,
   resolveIdentity,
   titleTokens,
@@ -205,5 +206,36 @@ describe('resolveIdentity: parameterised tests and new', () => {
     expect(resolveIdentity(incoming(), null, [], NONE)).toEqual({ kind: 'new' });
     expect(resolveIdentity(incoming(), '', [], NONE)).toEqual({ kind: 'new' });
     expect(resolveIdentity(incoming({ title: '!!!' }), null, [known('x', { title: '???' })], NONE)).toEqual({ kind: 'new' });
+  });
+});
+
+describe('candidateIndex', () => {
+  const known = (id: string, filePath: string, suite: string, title: string, paramsHash = ''): KnownIdentity => ({ id, filePath, suite, title, paramsHash });
+
+  it('gives each incoming test the candidates resolveIdentity would consider, in list order', () => {
+    const list = [
+      known('a', 'src/a.test.ts', 'S', 'adds numbers'),
+      known('b', 'src/b.test.ts', 'S', 'adds numbers'),
+      known('c', 'src/a.test.ts', 'S', 'subtracts numbers'),
+      known('d', 'src/a.test.ts', 'T', 'adds numbers'),
+      known('e', 'src/z.test.ts', 'S', 'other'),
+    ];
+    const forTest = candidateIndex(list);
+    expect(forTest({ filePath: './src/a.test.ts', suite: ' S ', title: 'adds numbers', paramsHash: '' }).map((c) => c.id)).toEqual(['a', 'b', 'c']);
+    expect(forTest({ filePath: 'src/new.test.ts', suite: 'S', title: 'adds numbers', paramsHash: '' }).map((c) => c.id)).toEqual(['a', 'b']);
+    expect(forTest({ filePath: 'src/a.test.ts', suite: 'S', title: 'adds numbers', paramsHash: 'p1' })).toEqual([]);
+  });
+
+  it('resolves exactly as the full list does', () => {
+    const list: KnownIdentity[] = [];
+    for (let i = 0; i < 300; i++) list.push(known(`id${String(i).padStart(3, '0')}`, `src/f${i % 7}.test.ts`, `S${i % 3}`, `case ${i % 50} works`));
+    const forTest = candidateIndex(list);
+    const incoming = [
+      { filePath: 'src/f1.test.ts', suite: 'S1', title: 'case 1 works', paramsHash: '' },
+      { filePath: 'lib/f1.test.ts', suite: 'S1', title: 'case 1 works', paramsHash: '' },
+      { filePath: 'src/f2.test.ts', suite: 'S2', title: 'case 2 works well', paramsHash: '' },
+      { filePath: 'src/f9.test.ts', suite: 'S0', title: 'nothing like it', paramsHash: '' },
+    ];
+    for (const t of incoming) expect(resolveIdentity(t, null, forTest(t), new Set())).toEqual(resolveIdentity(t, null, list, new Set()));
   });
 });
