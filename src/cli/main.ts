@@ -5,11 +5,11 @@ import { parseArgs } from 'node:util';
 import { ConfigError } from '../config/errors.js';
 import { loadServerSettings, type ServerSettings } from '../config/server.js';
 import { redactIntegrationSettings } from '../config/integrations.js';
+import { redactAiSettings } from '../config/ai.js';
 import { loadServiceConfig } from '../config/service.js';
 import { resolveProjectConfig, type ProjectSettings } from '../config/settings.js';
 import type { RetentionWindows } from '../domain/retention.js';
 import { fetchProjectSettings, ProjectSettingsError } from './project-settings.js';
-import { loadGraph, startDaemon } from '../daemon.js';
 import { createLogger } from '../logger.js';
 import { PipelineConfigError } from '../pipeline/graph.js';
 import { SCOPES, type Scope } from '../store/projects.js';
@@ -56,7 +56,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
       case 'serve':
         return await serve(rest, env, cwd);
       case 'validate':
-        return validate(rest, cwd);
+        return await validate(rest, cwd);
       case 'config':
         return await config(rest, env, cwd);
       case 'project':
@@ -99,6 +99,9 @@ async function serve(args: string[], env: NodeJS.ProcessEnv, cwd: string): Promi
   const settings = loadServerSettings(env, cwd);
   const service = loadServiceConfig({ env, cwd });
   const logger = createLogger(settings.logLevel);
+  // Loaded here, not at the top: the reporter commands run in every CI job and should not pay for
+  // loading the server (the engine, fastify, the pipeline) on each start.
+  const { startDaemon } = await import('../daemon.js');
   const daemon = await startDaemon({
     settings,
     service,
@@ -128,8 +131,9 @@ async function serve(args: string[], env: NodeJS.ProcessEnv, cwd: string): Promi
   });
 }
 
-function validate(args: string[], cwd: string): number {
+async function validate(args: string[], cwd: string): Promise<number> {
   const file = args[0] ? path.resolve(cwd, args[0]) : undefined;
+  const { loadGraph } = await import('../daemon.js');
   const graph = loadGraph(file);
   process.stdout.write(`${graph.source}: valid (${graph.pipelines.map((p) => p.id).join(', ')})\n`);
   return 0;
@@ -162,7 +166,7 @@ async function config(args: string[], env: NodeJS.ProcessEnv, cwd: string): Prom
     config: loaded.config,
     sources: loaded.sources,
     ...(project ? { project } : {}),
-    server: { ...server, adminToken: server.adminToken ? redact(server.adminToken) : undefined, clickhouse: { ...server.clickhouse, password: server.clickhouse.password ? '[redacted]' : undefined }, s3: server.s3 && { ...server.s3, secretAccessKey: server.s3.secretAccessKey ? '[redacted]' : undefined, sessionToken: server.s3.sessionToken ? '[redacted]' : undefined }, ...redactIntegrationSettings(server) },
+    server: { ...server, adminToken: server.adminToken ? redact(server.adminToken) : undefined, clickhouse: { ...server.clickhouse, password: server.clickhouse.password ? '[redacted]' : undefined }, s3: server.s3 && { ...server.s3, secretAccessKey: server.s3.secretAccessKey ? '[redacted]' : undefined, sessionToken: server.s3.sessionToken ? '[redacted]' : undefined }, ...redactIntegrationSettings(server), ai: redactAiSettings(server.ai) },
     reporter,
     ci: detectRunCi(env),
   };
