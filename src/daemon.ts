@@ -33,6 +33,8 @@ import { migrate } from './store/migrate.js';
 import { ProjectRepo, SCOPES } from './store/projects.js';
 import { RunRepo } from './store/runs.js';
 import { statsRoute } from './api/routes/stats.js';
+import { metricsRoute } from './api/routes/metrics.js';
+import { SelfTelemetry } from './exporters/self-telemetry.js';
 import { testRoutes } from './api/routes/tests.js';
 import { prRoutes } from './api/routes/pr.js';
 import { badgeRoutes } from './api/routes/badge.js';
@@ -72,6 +74,8 @@ export interface Daemon {
   queue: EmbeddedQueue;
   /** The processing pipeline (its own thread by default): events and counters. */
   runtime: PipelineHandle;
+  /** Self-telemetry: GET /metrics and the OTLP export (SERVICE_SELF_OTEL_ENDPOINT). */
+  telemetry: SelfTelemetry;
   /** The retention sweep; null in a process that runs no worker. */
   retention: RetentionSweeper | null;
   adminToken: string;
@@ -121,9 +125,16 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   const auth = new Authenticator(projects, adminToken);
   // One limiter for REST and the procedures: a project's requests count once, whichever way they come.
   const rateLimiter = new RateLimiter(settings.rateLimit.max, settings.rateLimit.windowMs);
+  const telemetry = new SelfTelemetry({
+    endpoint: settings.selfOtelEndpoint,
+    intervalMs: settings.selfOtelIntervalMs,
+    logger: logger.child({ component: 'self-telemetry' }),
+    queue: () => queue.stats(),
+  });
   const app = buildApp({
     logger,
     deps: { auth, rateLimiter, checkBackpressure: () => ingest.checkBackpressure() },
+    observe: (r) => telemetry.recordRequest(r),
   });
   // Per-project policy for the pipeline and the API: service.yml < project settings < environment.
   const projectConfigs = new ProjectConfigs(store, opts.service, logger);
@@ -202,6 +213,9 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     : undefined;
   const runtime: PipelineHandle = pipeline ?? receivers;
   app.routes.add(statsRoute(queue, runtime));
+  app.routes.add(metricsRoute(telemetry));
+  // The worker's counters as the pipeline reports them (mirrored from its thread), read at collection.
+  if (work) telemetry.attachWorker(() => runtime.stats);
   app.routes.add(openApiRoute(() => app.routes.routes, { procedures: { path: TRPC_PREFIX, maxBatch: TRPC_MAX_BATCH, list: PROCEDURES } }));
   await registerTrpc(app.fastify, createAppRouter({ auth, rateLimiter, runs, tests: { tests, identities, codeowners }, health: healthDeps, rca, artifacts }), auth);
   await receivers.start();
@@ -232,6 +246,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     store,
     queue,
     runtime,
+    telemetry,
     retention,
     adminToken,
     bootstrapToken,
@@ -245,6 +260,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
         await retention?.stop();
         await pipeline?.shutdown();
         await receivers.shutdown();
+        // After the worker stopped: the last export carries its final numbers.
+        await telemetry.shutdown();
         await queue.close();
         await store.close();
         projectConfigs.close();

@@ -97,7 +97,8 @@ async function api<T>(ctx: Context, urlPath: string, schema: z.ZodType<T>): Prom
   if (res.status === 404) return { status: 404, body: null };
   if (!res.ok) {
     const e = z.object({ error: z.string(), message: z.string().optional() }).safeParse(json);
-    const detail = e.success ? `${e.data.error}${e.data.message ? `: ${e.data.message}` : ''}` : text.slice(0, 200);
+    // Something else at that address (a proxy, an object store) may echo the Authorization header back.
+    const detail = e.success ? `${e.data.error}${e.data.message ? `: ${e.data.message}` : ''}` : text.split(token).join('[token]').slice(0, 200);
     throw new RemoteError(`Flakehouse answered ${res.status} to GET ${urlPath.split('?')[0]}: ${detail}`);
   }
   const parsed = schema.safeParse(json);

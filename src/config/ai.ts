@@ -9,7 +9,7 @@ import { intField, parseEnvValue, readEnv, stringField, urlField } from './servi
 export const AI_PROVIDERS = ['anthropic', 'ollama'] as const;
 export type AiProvider = (typeof AI_PROVIDERS)[number];
 
-export const AI_DEFAULT_MODELS: Record<AiProvider, string> = { anthropic: 'claude-sonnet-4-5', ollama: 'llama3.1' };
+export const AI_DEFAULT_MODELS: Record<AiProvider, string> = { anthropic: 'claude-sonnet-5-5', ollama: 'llama3.1' };
 export const AI_DEFAULT_ENDPOINTS: Record<AiProvider, string> = { anthropic: 'https://api.anthropic.com', ollama: 'http://127.0.0.1:11434' };
 export const AI_DEFAULT_TIMEOUT_MS = 60_000;
 

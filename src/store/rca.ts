@@ -416,3 +416,18 @@ export class RcaRepo {
     );
   }
 }
+
+/**
+ * Which of the given executions have a report (their cluster's analysis is done): `hasRca` of the
+ * run detail and the test history. Only failures can have one, so callers pass those alone.
+ */
+export async function executionsWithReport(store: Store, projectId: string, executionIds: readonly string[], testId?: string): Promise<Set<string>> {
+  if (executionIds.length === 0) return new Set();
+  const rows = await store.query<{ id: string }>(
+    `SELECT id FROM ${store.table('executions')}
+     WHERE project_id = {projectId:UUID}${testId ? ' AND test_id = {testId:UUID}' : ''} AND id IN {executionIds:Array(UUID)} AND cluster_id != ''
+       AND cluster_id IN (SELECT cluster_id FROM ${store.table('rca_analyses')} FINAL WHERE project_id = {projectId:UUID} AND status = 'done')`,
+    { projectId, executionIds, ...(testId ? { testId } : {}) },
+  );
+  return new Set(rows.map((r) => r.id));
+}

@@ -3,6 +3,7 @@ import type { ExecutionRecord, IdentityRecord, RunRecord, RunState } from '../do
 import type { CiProvider, RunStatus, TestStatus, Trigger } from '../domain/batch.js';
 import { toIso } from '../domain/time.js';
 import { toNumber, type Store } from './client.js';
+import { executionsWithReport } from './rca.js';
 import type { TsvColumns } from './tsv.js';
 
 const MAX_MESSAGE = 4000;
@@ -326,6 +327,7 @@ export class RunRepo {
        ORDER BY started_at, attempt, id`,
       { projectId, runId },
     );
+    const withRca = await executionsWithReport(this.store, projectId, execs.filter((e) => e.status === 'fail' || e.status === 'flaky').map((e) => e.id));
     return {
       ...toListItem(r),
       trigger: r.trigger,
@@ -340,7 +342,7 @@ export class RunRepo {
         attempt: toNumber(e.attempt),
         durationMs: toNumber(e.duration_ms),
         errorMessage: e.error_message === '' ? null : e.error_message,
-        hasRca: false,
+        hasRca: withRca.has(e.id),
         artifacts: e.artifacts === '' ? [] : (JSON.parse(e.artifacts) as unknown[]),
       })),
     };

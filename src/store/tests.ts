@@ -6,6 +6,7 @@ import type { TestStatus } from '../domain/batch.js';
 import { toIso } from '../domain/time.js';
 import { toNumber, type Store } from './client.js';
 import { chTime } from './runs.js';
+import { executionsWithReport } from './rca.js';
 import { parseStoredArtifacts } from '../artifacts/links.js';
 import type { TsvColumns } from './tsv.js';
 
@@ -324,6 +325,7 @@ export class TestRepo {
       );
     let rows = await read('test_recent', '');
     if (rows.length < limit) rows = await read('executions', ' SETTINGS optimize_read_in_order = 0');
+    const withRca = await executionsWithReport(this.store, projectId, rows.filter((r) => r.status === 'fail' || r.status === 'flaky').map((r) => r.id), testId);
     return rows.reverse().map((r) => ({
       executionId: r.id,
       runId: r.run_id,
@@ -334,7 +336,7 @@ export class TestRepo {
       attempt: toNumber(r.attempt),
       durationMs: toNumber(r.duration_ms),
       errorMessage: r.error_message === '' ? null : r.error_message,
-      hasRca: false,
+      hasRca: withRca.has(r.id),
       artifacts: parseStoredArtifacts(r.artifacts),
     }));
   }

@@ -364,12 +364,29 @@ describe('flakehouse summary, comment, gate, badge', () => {
       expect(noPublic.stdout).toContain(`${td.url}/badge/`);
       expect(noPublic.stderr).toContain('SERVICE_PUBLIC_API_URL is not set');
       expect((await cli(['badge', '--variant', 'coverage'])).code).toBe(2);
+
+      // Another server at that address (an object store) echoes the Authorization header in its
+      // error: the CLI quotes the error, never the token.
+      const echo = createServer((req, res) => {
+        res.writeHead(400, { 'content-type': 'application/xml' });
+        res.end(`<Error><Code>InvalidArgument</Code><ArgumentValue>${req.headers.authorization}</ArgumentValue></Error>`);
+      });
+      await new Promise<void>((r) => echo.listen(0, '127.0.0.1', r));
+      try {
+        const wrong = await cli(['badge'], { SERVICE_ENDPOINT: `http://127.0.0.1:${(echo.address() as { port: number }).port}` });
+        expect(wrong.stderr).toContain('answered 400');
+        expect(wrong.stderr).toContain('Bearer [token]');
+        expect(wrong.stderr).not.toContain(td.token.slice(0, 10));
+      } finally {
+        await new Promise((r) => echo.close(r));
+      }
     }, 180_000);
   });
   describe('the GitHub Action (.github/actions/flakehouse/action.yml)', () => {
     interface Step {
       name: string;
       if?: string;
+      'continue-on-error'?: boolean;
       shell?: string;
       run?: string;
       env?: Record<string, string>;
@@ -412,6 +429,13 @@ describe('flakehouse summary, comment, gate, badge', () => {
         }
       }
       expect(invocations).toEqual(['report', 'comment', 'gate']);
+      // Every step runs after failed tests; only the gate's verdict may fail the job (a crash or
+      // a missing CLI in report or comment must not).
+      expect(action.runs.steps.map((s) => [/!cancelled\(\)/.test(s.if ?? ''), s['continue-on-error'] === true])).toEqual([
+        [true, true],
+        [true, true],
+        [true, false],
+      ]);
       expect([...used].sort()).toEqual(Object.keys(action.inputs).sort());
       expect(action.inputs.endpoint!.required).toBe(true);
       expect(action.inputs.token!.required).toBe(true);

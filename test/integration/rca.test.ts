@@ -199,6 +199,16 @@ describe('AI RCA with the Anthropic Messages API', () => {
     expect(report.json).toEqual({ ...reportA, id: report.json.id, executionId: execA2 });
     expect(report.json.id).not.toBe(reportA.id);
     expect(llm.requests).toHaveLength(1);
+    // Run detail and the test page say which executions have a report: the failures, not the passes.
+    const runs = await td.request('GET', '/v1/runs?limit=1');
+    const detail = await td.request('GET', `/v1/runs/${runs.json.items[0].id}`);
+    expect(detail.json.executions.map((e: { status: string; hasRca: boolean }) => [e.status, e.hasRca])).toEqual([
+      ['fail', true],
+      ['pass', false],
+    ]);
+    const testId = detail.json.executions[0].testIdentityId as string;
+    const page = await td.request('GET', `/v1/tests/${testId}?historyLimit=10`);
+    expect(page.json.history.map((h: { status: string; hasRca: boolean }) => `${h.status}:${h.hasRca}`)).toEqual(['pass:false', 'pass:false', 'fail:true', 'fail:true']);
   });
 
   it('a similar new cluster gets its own analysis, shown the earlier one', async () => {
@@ -243,6 +253,9 @@ describe('AI RCA with the Anthropic Messages API', () => {
     // The failed cluster has no report; the retried one has.
     const broken = await failingExecution(td, 'prices the cart');
     expect((await td.request('GET', `/v1/executions/${broken}/rca`)).json).toBeNull();
+    const runs = await td.request('GET', '/v1/runs?limit=1');
+    const detail = await td.request('GET', `/v1/runs/${runs.json.items[0].id}`);
+    expect(Object.fromEntries(detail.json.executions.map((e: { title: string; hasRca: boolean }) => [e.title, e.hasRca]))).toEqual({ 'loads the cart': true, 'prices the cart': false });
     const ok = await waitForReport(td, await failingExecution(td, 'loads the cart'));
     expect(ok).toMatchObject({ summary: ANSWER_RETRY.summary, tokenCost: 970 });
     // Every call was counted against the project's day.
@@ -300,14 +313,25 @@ describe('AI RCA with the Ollama chat API', () => {
 
 describe('AI RCA daily token budget', () => {
   let llm: HttpSink;
+  let slack: HttpSink;
   let td: TestDaemon;
   const events: DomainEvent[] = [];
 
   beforeAll(async () => {
     // Each call reports 3,050 tokens: one call spends the 3,000-token budget.
     llm = await startHttpSink(() => anthropicMessage([toolUse(ANSWER_A)], { input_tokens: 2900, output_tokens: 150 }));
+    slack = await startHttpSink();
     td = await startTestDaemon({
-      env: { ...BASE_ENV, SERVICE_AI_PROVIDER: 'anthropic', SERVICE_AI_API_KEY: 'sk-test', SERVICE_AI_ENDPOINT: llm.url, SERVICE_AI_DAILY_TOKEN_BUDGET: '3000' },
+      env: {
+        ...BASE_ENV,
+        SERVICE_AI_PROVIDER: 'anthropic',
+        SERVICE_AI_API_KEY: 'sk-test',
+        SERVICE_AI_ENDPOINT: llm.url,
+        SERVICE_AI_DAILY_TOKEN_BUDGET: '3000',
+        // The notify exporter picks both events up from the outbox.
+        SERVICE_SLACK_WEBHOOK: `${slack.url}/services/T0/B0/X`,
+        SERVICE_ALLOW_PRIVATE_WEBHOOKS: 'true',
+      },
     });
     td.daemon.runtime.onEvent((e) => events.push(e));
   });
@@ -315,6 +339,7 @@ describe('AI RCA daily token budget', () => {
   afterAll(async () => {
     await td?.close();
     await llm?.close();
+    await slack?.close();
   });
 
   it('pauses RCA for the project once spent, with exactly one ai_budget_spent', async () => {
@@ -336,6 +361,14 @@ describe('AI RCA daily token budget', () => {
     const s = td.daemon.store;
     const notices = await s.query<{ day: string; budget: number; spent: number }>(`SELECT toString(day) AS day, budget, spent FROM ${s.table('ai_budget_notices')} FINAL`);
     expect(notices.map((n) => ({ ...n, budget: Number(n.budget), spent: Number(n.spent) }))).toEqual([{ day: today, budget: 3000, spent: 3050 }]);
+    // Notified: one rca_ready and one ai_budget_spent.
+    const messages = await td.waitFor(async () => {
+      const m = slack.requests.map((r) => r.body);
+      return m.some((b) => b.includes('AI budget spent')) && m.some((b) => b.includes('Root-cause analysis ready')) ? m : null;
+    });
+    expect(messages.filter((b) => b.includes('AI budget spent'))).toHaveLength(1);
+    expect(messages.filter((b) => b.includes('Root-cause analysis ready'))).toHaveLength(1);
+    expect(messages.find((b) => b.includes('Root-cause analysis ready'))).toContain(ANSWER_A.summary);
   });
 });
 

@@ -488,6 +488,7 @@ describe('loadServerSettings', () => {
         'SERVICE_RETENTION_SWEEP_MS',
         'SERVICE_PUBLIC_API_URL',
         'SERVICE_SELF_OTEL_ENDPOINT',
+        'SERVICE_SELF_OTEL_INTERVAL_MS',
         'SERVICE_S3_BUCKET',
         'SERVICE_S3_ENDPOINT',
         'SERVICE_S3_PUBLIC_ENDPOINT',
@@ -497,7 +498,7 @@ describe('loadServerSettings', () => {
         'SERVICE_S3_FORCE_PATH_STYLE',
       ]),
     );
-    expect(names).toHaveLength(29);
+    expect(names).toHaveLength(30);
     expect(SERVER_ENV_VARS.find((v) => v.name === 'SERVICE_PORT')?.default).toBe('8080');
     expect(SERVER_ENV_VARS.find((v) => v.name === 'SERVICE_ADMIN_TOKEN')?.default).toBeUndefined();
     expect(SERVER_ENV_VARS.every((v) => v.description.length > 0)).toBe(true);

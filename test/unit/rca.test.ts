@@ -14,6 +14,8 @@ import {
   type RcaHistoryEntry,
   type RcaInput,
 } from '../../src/domain/rca.js';
+import { loadAiSettings, redactAiSettings } from '../../src/config/ai.js';
+import type { ConfigError } from '../../src/config/errors.js';
 
 const SECRETS = {
   github: 'ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8',
@@ -218,5 +220,47 @@ describe('budget', () => {
     expect(nextUtcDay(t)).toBe(Date.parse('2026-11-21T00:00:00Z'));
     expect(utcDay(nextUtcDay(t))).toBe('2026-11-21');
     expect(nextUtcDay(Date.parse('2026-12-31T08:00:00Z'))).toBe(Date.parse('2027-01-01T00:00:00Z'));
+  });
+});
+
+describe('AI settings (environment)', () => {
+  const load = (env: Record<string, string>): { ai: ReturnType<typeof loadAiSettings>; errors: string[] } => {
+    const errors: ConfigError[] = [];
+    const ai = loadAiSettings(env, errors);
+    return { ai, errors: errors.map((e) => e.message) };
+  };
+
+  it('is off without a provider, whatever else is set', () => {
+    expect(load({ SERVICE_AI_MODEL: 'm', SERVICE_AI_API_KEY: 'k', ANTHROPIC_API_KEY: 'k2' })).toEqual({ ai: undefined, errors: [] });
+  });
+
+  it('gives each provider its default model and endpoint', () => {
+    expect(load({ SERVICE_AI_PROVIDER: 'anthropic', SERVICE_AI_API_KEY: 'sk-1' }).ai).toEqual({
+      provider: 'anthropic',
+      apiKey: 'sk-1',
+      model: 'claude-sonnet-5-5',
+      endpoint: 'https://api.anthropic.com',
+      timeoutMs: 60_000,
+    });
+    expect(load({ SERVICE_AI_PROVIDER: 'Ollama' }).ai).toEqual({ provider: 'ollama', apiKey: undefined, model: 'llama3.1', endpoint: 'http://127.0.0.1:11434', timeoutMs: 60_000 });
+  });
+
+  it('reads the model, endpoint and timeout; ANTHROPIC_API_KEY is the fallback for anthropic only', () => {
+    const env = { SERVICE_AI_MODEL: 'qwen2.5:7b', SERVICE_AI_ENDPOINT: 'http://gpu-box:11434/', SERVICE_AI_TIMEOUT_MS: '5000', ANTHROPIC_API_KEY: 'sk-ant' };
+    expect(load({ ...env, SERVICE_AI_PROVIDER: 'ollama' }).ai).toEqual({ provider: 'ollama', apiKey: undefined, model: 'qwen2.5:7b', endpoint: 'http://gpu-box:11434', timeoutMs: 5000 });
+    expect(load({ ...env, SERVICE_AI_PROVIDER: 'anthropic' }).ai?.apiKey).toBe('sk-ant');
+    expect(load({ ...env, SERVICE_AI_PROVIDER: 'anthropic', SERVICE_AI_API_KEY: 'sk-own' }).ai?.apiKey).toBe('sk-own');
+  });
+
+  it('names what is wrong', () => {
+    expect(load({ SERVICE_AI_PROVIDER: 'openai' }).errors).toEqual(['env: SERVICE_AI_PROVIDER: expected one of anthropic, ollama, got "openai"']);
+    expect(load({ SERVICE_AI_PROVIDER: 'anthropic' }).errors).toEqual(['env: SERVICE_AI_API_KEY: required when SERVICE_AI_PROVIDER is anthropic (or set ANTHROPIC_API_KEY)']);
+    expect(load({ SERVICE_AI_TIMEOUT_MS: '0' }).errors).toEqual(['env: SERVICE_AI_TIMEOUT_MS: expected an integer ≥ 1, got "0"']);
+    expect(load({ SERVICE_AI_ENDPOINT: 'ftp://x' }).errors).toEqual(['env: SERVICE_AI_ENDPOINT: expected an http(s) URL, got "ftp://x"']);
+  });
+
+  it('never shows the key in `flakehouse config`', () => {
+    expect(redactAiSettings(load({ SERVICE_AI_PROVIDER: 'anthropic', SERVICE_AI_API_KEY: 'sk-secret' }).ai)?.apiKey).toBe('[redacted]');
+    expect(redactAiSettings(undefined)).toBeUndefined();
   });
 });
