@@ -5,7 +5,7 @@
 import { BroadcastChannel } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import type { Store } from '../store/client.js';
-import type { NotificationChannel } from '../store/channels.js';
+import { listChannels, type NotificationChannel } from '../store/channels.js';
 import { ProjectSettingsRepo, replaceSettingsChannels, settingsChannels } from '../store/settings.js';
 import { ConfigError } from './errors.js';
 import { parseSettings, resolveProjectConfig, type ProjectSettings, type ResolvedServiceConfig } from './settings.js';
@@ -16,6 +16,8 @@ export interface ProjectSettingsState {
   settings: ProjectSettings;
   /** The dashboard channels as stored (ids, webhook signing secrets). */
   channels: NotificationChannel[];
+  /** The channels synced from service.yml, as stored. */
+  configChannels: NotificationChannel[];
   /** 0 when nothing was ever stored. */
   version: number;
   updatedAt: number | null;
@@ -68,7 +70,11 @@ export class ProjectConfigs {
 
   /** The stored document. One that no longer validates (written by another version) counts as empty, with a warning. */
   async settings(projectId: string): Promise<ProjectSettingsState> {
-    const [stored, channels] = await Promise.all([this.repo.get(projectId), settingsChannels(this.store, projectId)]);
+    const [stored, channels, configChannels] = await Promise.all([
+      this.repo.get(projectId),
+      settingsChannels(this.store, projectId),
+      listChannels(this.store, projectId, { source: 'config' }),
+    ]);
     let settings: ProjectSettings = {};
     if (stored) {
       try {
@@ -82,7 +88,7 @@ export class ProjectConfigs {
       const list = channels.map((c) => ({ kind: c.kind, target: c.target, ...(c.events.length > 0 ? { events: c.events } : {}) }));
       settings = { ...settings, notifications: { channels: list } };
     }
-    return { settings, channels, version: stored?.version ?? 0, updatedAt: stored?.updatedAt ?? null };
+    return { settings, channels, configChannels, version: stored?.version ?? 0, updatedAt: stored?.updatedAt ?? null };
   }
 
   /**
@@ -101,7 +107,7 @@ export class ProjectConfigs {
         const stored = await this.repo.put(projectId, document, current.version);
         this.cache.set(projectId, { value: Promise.resolve(resolveProjectConfig(this.base, settings)), at: Date.now() });
         this.peers.postMessage(projectId);
-        return { settings, channels, version: stored.version, updatedAt: stored.updatedAt };
+        return { settings, channels, configChannels: current.configChannels, version: stored.version, updatedAt: stored.updatedAt };
       });
     this.writes.set(projectId, next);
     try {

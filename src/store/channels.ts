@@ -2,7 +2,7 @@
 // channels are replaced as a set by PUT /v1/notifications/routing, 'settings' channels belong to
 // the dashboard and are never touched by a config sync. Notification delivery reads them with
 // `listChannels`.
-import { randomInt } from 'node:crypto';
+import { randomBytes, randomInt } from 'node:crypto';
 import type { NotificationChannelKind, NotificationEventType } from '../config/service.js';
 import { stableUuid } from '../domain/ids.js';
 import { toNumber, type Store } from './client.js';
@@ -19,7 +19,7 @@ export interface NotificationChannel {
   target: string;
   /** Event types this channel wants, sorted; empty means every type. */
   events: NotificationEventType[];
-  /** Webhook HMAC secret; null when none (config channels never carry one). */
+  /** Webhook HMAC secret (every webhook has one); null for other kinds. */
   signingSecret: string | null;
   /** Epoch ms. */
   createdAt: number;
@@ -95,7 +95,7 @@ export class ChannelRepo {
       wanted.add(id);
       const events = normalizeEvents(ch.events);
       const prev = current.get(id);
-      if (prev && prev.events.join(',') === events.join(',')) continue;
+      if (prev && prev.events.join(',') === events.join(',') && (ch.kind !== 'webhook' || prev.signingSecret !== null)) continue;
       rows.push({
         project_id: projectId,
         id,
@@ -103,7 +103,9 @@ export class ChannelRepo {
         kind: ch.kind,
         target: ch.target,
         events,
-        signing_secret: null,
+        // A webhook is always signed (CONTRACT §9): the secret is made on the first sync and kept
+        // by later ones; the admin settings API shows it so the receiver can verify.
+        signing_secret: prev?.signingSecret ?? (ch.kind === 'webhook' ? `whsec_${randomBytes(24).toString('hex')}` : null),
         created_at: prev?.createdAt ?? now,
         updated_at: now,
         version,

@@ -145,6 +145,23 @@ describe('admin settings API', () => {
     list = await td.request('GET', '/v1/notifications/channels', { token: p.token });
     expect(list.json.items.map((c: { source: string }) => c.source)).toEqual(['config']);
   });
+
+  it('gives a webhook synced from service.yml a signing secret, kept across syncs and shown to the admin', async () => {
+    const p = await project('config-webhook');
+    const hook = { kind: 'webhook', target: 'https://hooks.example.com/from-config' };
+    expect((await td.request('PUT', '/v1/notifications/routing', { token: p.token, body: { channels: [hook] } })).status).toBe(200);
+    const first = await admin('GET', `/v1/admin/projects/${p.slug}/settings`);
+    expect(first.json.configChannels).toHaveLength(1);
+    const secret = first.json.configChannels[0].signingSecret as string;
+    expect(secret).toMatch(/^whsec_[0-9a-f]{48}$/);
+    // The next CI run syncs the same file: same channel, same secret; the public list never shows it.
+    expect((await td.request('PUT', '/v1/notifications/routing', { token: p.token, body: { channels: [hook, { kind: 'slack', target: 'https://hooks.slack.com/services/T/B/Y' }] } })).status).toBe(200);
+    const second = await admin('GET', `/v1/admin/projects/${p.slug}/settings`);
+    expect(second.json.configChannels.find((c: { kind: string }) => c.kind === 'webhook').signingSecret).toBe(secret);
+    expect(second.json.configChannels.find((c: { kind: string }) => c.kind === 'slack').signingSecret).toBeNull();
+    const list = await td.request('GET', '/v1/notifications/channels', { token: p.token });
+    expect(JSON.stringify(list.json)).not.toContain(secret);
+  });
 });
 
 describe('per-project policy through real ingest', () => {

@@ -13,20 +13,22 @@ import { defineRoute, type AnyRouteDef } from '../route.js';
 
 const SOURCES = ['default', 'file', 'settings', 'env'] as const;
 
+const channelView = z.object({
+  id: z.string(),
+  kind: z.enum(NOTIFICATION_CHANNEL_KINDS),
+  target: z.string(),
+  events: z.array(z.enum(NOTIFICATION_EVENT_TYPES)),
+  signingSecret: z.string().nullable(),
+});
+
 export const settingsResponseSchema = z.object({
   project: z.string(),
   /** What was set for this project; absent keys inherit. */
   settings: projectSettingsSchema,
   /** The dashboard's notification channels as stored; webhooks carry their signing secret. */
-  channels: z.array(
-    z.object({
-      id: z.string(),
-      kind: z.enum(NOTIFICATION_CHANNEL_KINDS),
-      target: z.string(),
-      events: z.array(z.enum(NOTIFICATION_EVENT_TYPES)),
-      signingSecret: z.string().nullable(),
-    }),
-  ),
+  channels: z.array(channelView),
+  /** Channels synced from service.yml (read-only here); webhooks carry the secret the server made for them. */
+  configChannels: z.array(channelView),
   /** The effective policy: service.yml < these settings < environment. */
   resolved: z.object({ config: serviceConfigSchema, sources: z.record(z.string(), z.enum(SOURCES)) }),
   retention: z.object({ executionDays: z.number().nullable(), artifactDays: z.number().nullable() }),
@@ -40,6 +42,7 @@ function view(slug: string, state: ProjectSettingsState, resolved: ResolvedServi
     project: slug,
     settings: state.settings,
     channels: state.channels.map((c) => ({ id: c.id, kind: c.kind, target: c.target, events: c.events, signingSecret: c.signingSecret })),
+    configChannels: state.configChannels.map((c) => ({ id: c.id, kind: c.kind, target: c.target, events: c.events, signingSecret: c.signingSecret })),
     resolved: { config: resolved.config, sources: resolved.sources },
     retention: resolved.retention,
     version: state.version,
