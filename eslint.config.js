@@ -31,5 +31,5 @@ export default tseslint.config(
     },
   },
   { files: ['eslint.config.js', 'scripts/**/*.mjs', 'reporters/**/*.mjs', 'src/**/*.mjs'], ...tseslint.configs.disableTypeChecked },
-  { files: ['scripts/**/*.mjs'], languageOptions: { globals: { console: 'readonly', URL: 'readonly' } } },
+  { files: ['scripts/**/*.mjs'], languageOptions: { globals: { console: 'readonly', URL: 'readonly', process: 'readonly' } } },
 );
