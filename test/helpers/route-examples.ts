@@ -85,6 +85,7 @@ export const ROUTE_EXAMPLES: Record<string, (f: Fixture) => RouteExample> = {
   'POST /v1/admin/projects/:slug/tokens': (f) => ({ params: { slug: f.slug }, body: { scopes: ['read'] } }),
   'DELETE /v1/admin/tokens/:id': (f) => ({ params: { id: f.tokenId } }),
   'GET /v1/admin/stats': () => ({}),
+  'GET /metrics': () => ({}),
   'GET /v1/admin/projects/:slug/settings': (f) => ({ params: { slug: f.slug } }),
   'PUT /v1/admin/projects/:slug/settings': (f) => ({ params: { slug: f.slug }, body: {} }),
   'PATCH /v1/admin/projects/:slug/settings': (f) => ({ params: { slug: f.slug }, body: {} }),

@@ -60,13 +60,13 @@ const ofType = (reqs: SinkRequest[], type: string): SinkRequest[] => reqs.filter
 const about = (reqs: SinkRequest[], title: string): SinkRequest[] => reqs.filter((r) => r.body.includes(title));
 
 describe('notifications', () => {
-  let slack: HttpSink, discord: HttpSink, projectSlack: HttpSink, hook: HttpSink, unsigned: HttpSink, smtp: SmtpSink;
+  let slack: HttpSink, discord: HttpSink, projectSlack: HttpSink, hook: HttpSink, configHook: HttpSink, smtp: SmtpSink;
   let td: TestDaemon;
   const seen: { event: DomainEvent; at: number }[] = [];
   const logs = captureLogger();
 
   beforeAll(async () => {
-    [slack, discord, projectSlack, hook, unsigned, smtp] = await Promise.all([startHttpSink(), startHttpSink(), startHttpSink(), startHttpSink(), startHttpSink(), startSmtpSink()]);
+    [slack, discord, projectSlack, hook, configHook, smtp] = await Promise.all([startHttpSink(), startHttpSink(), startHttpSink(), startHttpSink(), startHttpSink(), startSmtpSink()]);
     td = await startTestDaemon({
       logger: logs.logger,
       env: {
@@ -84,7 +84,7 @@ describe('notifications', () => {
   });
   afterAll(async () => {
     await td?.close();
-    await Promise.all([slack, discord, projectSlack, hook, unsigned, smtp].map((s) => s?.close()));
+    await Promise.all([slack, discord, projectSlack, hook, configHook, smtp].map((s) => s?.close()));
   });
 
   it('one flaky_detected per test and channel, across a restart; filters; signed webhook; email', async () => {
@@ -92,10 +92,10 @@ describe('notifications', () => {
       t.daemon.runtime.onEvent((event) => seen.push({ event, at: Date.now() }));
     };
     listen(td);
-    // Per-project channels: config-synced (a Slack that wants only quarantine changes, an unsigned
-    // webhook) and one added in the dashboard (signed, every type).
+    // Per-project channels: config-synced (a Slack that wants only quarantine changes, a webhook
+    // whose secret the server makes) and one added in the dashboard (signed, every type).
     const routing = await td.request('PUT', '/v1/notifications/routing', {
-      body: { channels: [{ kind: 'slack', target: `${projectSlack.url}/project`, events: ['quarantine_changed'] }, { kind: 'webhook', target: `${unsigned.url}/hook` }] },
+      body: { channels: [{ kind: 'slack', target: `${projectSlack.url}/project`, events: ['quarantine_changed'] }, { kind: 'webhook', target: `${configHook.url}/hook` }] },
     });
     expect(routing.status).toBe(200);
     const secret = await addSettingsWebhook(td, `${hook.url}/flakehouse`);
@@ -181,9 +181,15 @@ describe('notifications', () => {
     for (const sink of [slack, discord]) expect(ofType(sink.requests, 'quarantine_changed')).toHaveLength(0);
     expect(smtp.messages.some((m) => m.subject.includes('quarantined'))).toBe(false);
     expect(projectSlack.requests).toHaveLength(1);
-    // A config-synced webhook has no secret: nothing is sent unsigned, and the log says why.
-    expect(unsigned.requests).toHaveLength(0);
-    expect(logs.lines.some((l) => l.msg === 'webhook channel has no signing secret; not delivered')).toBe(true);
+    // The config-synced webhook is signed too, with the secret the admin API shows for it, and
+    // deduplicated like the others.
+    const settings = await td.request('GET', '/v1/admin/projects/default/settings', { token: td.adminToken });
+    const configSecret = settings.json.configChannels.find((c: { kind: string }) => c.kind === 'webhook').signingSecret as string;
+    expect(ofType(about(configHook.requests, A), 'flaky_detected')).toHaveLength(1);
+    for (const r of configHook.requests) {
+      expect(verifyWebhookSignature(configSecret, String(r.headers['x-service-signature']), r.body, Math.floor(Date.now() / 1000))).toBe(true);
+    }
+    expect(logs.lines.some((l) => l.msg === 'webhook channel has no signing secret; not delivered')).toBe(false);
   });
 });
 
