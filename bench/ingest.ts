@@ -1,4 +1,4 @@
-// `npm run bench -- ingest [--clients 32] [--seconds 15] [--batch 100] [--rate 20000] [--thread false]`
+// `npm run bench -- ingest [--clients 32] [--seconds 15] [--batch 100] [--rate 20000] [--thread true]`
 //
 // Starts the daemon as a child process (embedded chDB + lmdb queue), drives it with N concurrent
 // clients posting native batches, and reports in one run:
@@ -106,7 +106,7 @@ export async function run(argv: string[]): Promise<number> {
       profile: { type: 'string' },
       'node-args': { type: 'string', default: '' },
       pipeline: { type: 'string' },
-      thread: { type: 'string', default: 'true' },
+      thread: { type: 'string', default: 'false' },
     },
   });
   const clients = Number(values.clients);
@@ -231,7 +231,7 @@ export async function run(argv: string[]): Promise<number> {
     targets: { ackP99Ms: 10, endToEndExecutionsPerSec: 50_000, endToEndVsRawInsert: 0.25 },
   };
   console.log(JSON.stringify(result, null, 2));
-  const name = `${values.pipeline ? `ingest-${path.basename(values.pipeline, path.extname(values.pipeline))}` : 'ingest'}${values.thread === 'true' ? '' : '-single-thread'}`;
+  const name = `${values.pipeline ? `ingest-${path.basename(values.pipeline, path.extname(values.pipeline))}` : 'ingest'}${values.thread === 'true' ? '-pipeline-thread' : ''}`;
   console.log(`written ${writeResult(name, result)}`);
   return 0;
 }

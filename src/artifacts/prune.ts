@@ -3,7 +3,7 @@
 // whose batch never arrived (the reporter uploads first) are pruned too.
 import { DeleteObjectsCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { projectPrefix } from './keys.js';
-import type { S3Settings } from './s3.js';
+import { clientConfig, type S3Settings } from './s3.js';
 
 export interface ArtifactPruner {
   /** Deletes the project's objects last modified before `before` (epoch ms); returns how many. */
@@ -15,22 +15,7 @@ export class S3ArtifactPruner implements ArtifactPruner {
   private readonly client: S3Client;
 
   constructor(private readonly settings: S3Settings) {
-    this.client = new S3Client({
-      region: settings.region,
-      ...(settings.endpoint ? { endpoint: settings.endpoint } : {}),
-      forcePathStyle: settings.forcePathStyle,
-      ...(settings.accessKeyId && settings.secretAccessKey
-        ? {
-            credentials: {
-              accessKeyId: settings.accessKeyId,
-              secretAccessKey: settings.secretAccessKey,
-              ...(settings.sessionToken ? { sessionToken: settings.sessionToken } : {}),
-            },
-          }
-        : {}),
-      requestChecksumCalculation: 'WHEN_REQUIRED',
-      responseChecksumValidation: 'WHEN_REQUIRED',
-    });
+    this.client = new S3Client(clientConfig(settings));
   }
 
   async pruneBefore(projectId: string, before: number): Promise<number> {

@@ -119,7 +119,8 @@ export class S3ArtifactStore implements ArtifactSigner {
   }
 }
 
-function clientConfig(s: S3Settings, endpoint: string | undefined): S3ClientConfig {
+/** The S3 client settings every user of the bucket shares (signer, pruner, export inventory). */
+export function clientConfig(s: S3Settings, endpoint: string | undefined = s.endpoint): S3ClientConfig {
   return {
     region: s.region,
     ...(endpoint ? { endpoint } : {}),

@@ -4,7 +4,7 @@
 import { z } from 'zod';
 import { ConfigError } from './errors.js';
 import type { Field } from './service.js';
-import { intField, parseEnvValue, readEnv, stringField, urlField } from './service.js';
+import { envReader, intField, stringField, urlField } from './service.js';
 
 export const AI_PROVIDERS = ['anthropic', 'ollama'] as const;
 export type AiProvider = (typeof AI_PROVIDERS)[number];
@@ -40,17 +40,7 @@ const providerField: Field<AiProvider> = {
 
 /** Reads the AI variables, appending every problem to `errors`; undefined when no provider is set. */
 export function loadAiSettings(env: NodeJS.ProcessEnv, errors: ConfigError[]): AiSettings | undefined {
-  function read<T>(name: string, field: Field<T>): T | undefined {
-    const raw = readEnv(env, name);
-    if (raw === undefined) return undefined;
-    try {
-      return parseEnvValue(name, raw, field);
-    } catch (err) {
-      if (!(err instanceof ConfigError)) throw err;
-      errors.push(err);
-      return undefined;
-    }
-  }
+  const read = envReader(env, errors);
   // All are checked even without a provider, so a typo shows before it matters.
   const provider = read('SERVICE_AI_PROVIDER', providerField);
   const model = read('SERVICE_AI_MODEL', stringField('a model id'));

@@ -4,7 +4,7 @@
 import { z } from 'zod';
 import { ConfigError, describeValue } from './errors.js';
 import type { Field } from './service.js';
-import { NOTIFICATION_EVENT_TYPES, booleanField, intField, parseEnvValue, readEnv, stringField, urlField, type NotificationEventType } from './service.js';
+import { NOTIFICATION_EVENT_TYPES, booleanField, envReader, intField, readEnv, stringField, urlField, type NotificationEventType } from './service.js';
 
 export interface SmtpSettings {
   host: string;
@@ -68,17 +68,7 @@ export const INTEGRATION_ENV_VARS: readonly IntegrationEnvVar[] = [
 
 /** Reads the notification and tracker variables, appending every problem to `errors`. */
 export function loadIntegrationSettings(env: NodeJS.ProcessEnv, errors: ConfigError[]): { notifications: NotificationSettings; tracker: TrackerSettings } {
-  function read<T>(name: string, field: Field<T>): T | undefined {
-    const raw = readEnv(env, name);
-    if (raw === undefined) return undefined;
-    try {
-      return parseEnvValue(name, raw, field);
-    } catch (err) {
-      if (!(err instanceof ConfigError)) throw err;
-      errors.push(err);
-      return undefined;
-    }
-  }
+  const read = envReader(env, errors);
 
   const smtpHost = read('SERVICE_SMTP_HOST', stringField('a host name'));
   const smtpFrom = read('SERVICE_SMTP_FROM', stringField('an email address or "Name <address>"'));

@@ -36,7 +36,7 @@ export interface ServerSettings {
   };
   rateLimit: { max: number; windowMs: number };
   clusterThreshold: number;
-  /** Run processors and exporters on their own thread (default), off the thread that answers HTTP. */
+  /** Run processors and exporters on their own thread, off the thread that answers HTTP. */
   pipelineThread: boolean;
   artifactRetentionDays?: number;
   executionRetentionDays?: number;
@@ -149,9 +149,9 @@ const VARS = {
   rateLimitWindowMs: d({ name: 'SERVICE_RATE_LIMIT_WINDOW_MS', description: 'rate-limit window (ms)', field: intField(1), default: 60_000 }),
   pipelineThread: d({
     name: 'SERVICE_PIPELINE_THREAD',
-    description: 'run the processing pipeline on its own thread so ingest acks never wait behind it; false runs it on the main thread (Flakehouse addition)',
+    description: 'run processors and exporters on a thread of their own, off the thread that answers HTTP (Flakehouse addition; off by default, see README "Threads")',
     field: booleanField(),
-    default: true,
+    default: false,
   }),
   clusterThreshold: d({
     name: 'SERVICE_CLUSTER_THRESHOLD',

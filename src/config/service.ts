@@ -69,6 +69,24 @@ export function readEnv(env: NodeJS.ProcessEnv, name: string): string | undefine
 }
 
 /**
+ * A reader of optional variables that collects every problem in `errors` instead of stopping at
+ * the first, so a config error lists them all at once.
+ */
+export function envReader(env: NodeJS.ProcessEnv, errors: ConfigError[]): <T>(name: string, field: Field<T>) => T | undefined {
+  return <T>(name: string, field: Field<T>): T | undefined => {
+    const raw = readEnv(env, name);
+    if (raw === undefined) return undefined;
+    try {
+      return parseEnvValue(name, raw, field);
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err;
+      errors.push(err);
+      return undefined;
+    }
+  };
+}
+
+/**
  * Coerces and validates one env string against a field. Errors name the variable and quote the
  * raw string: `env: SERVICE_FLAKY_THRESHOLD: expected a number between 0 and 1, got "abc"`.
  */

@@ -1,7 +1,7 @@
 // The artifact inventory of an export: every object under the project's prefix in the artifact
 // bucket, listed a page (1,000 keys) at a time so a large bucket streams like the rows do.
 import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
-import type { S3Settings } from '../artifacts/s3.js';
+import { clientConfig, type S3Settings } from '../artifacts/s3.js';
 
 export interface ArtifactObject {
   key: string;
@@ -17,20 +17,7 @@ export interface ArtifactInventory {
 
 /** Lists with the bucket's own settings (the signer in artifacts/s3.ts never lists). */
 export function s3Inventory(settings: S3Settings): ArtifactInventory {
-  const client = new S3Client({
-    region: settings.region,
-    ...(settings.endpoint ? { endpoint: settings.endpoint } : {}),
-    forcePathStyle: settings.forcePathStyle,
-    ...(settings.accessKeyId && settings.secretAccessKey
-      ? {
-          credentials: {
-            accessKeyId: settings.accessKeyId,
-            secretAccessKey: settings.secretAccessKey,
-            ...(settings.sessionToken ? { sessionToken: settings.sessionToken } : {}),
-          },
-        }
-      : {}),
-  });
+  const client = new S3Client(clientConfig(settings));
   return {
     async *list(prefix, signal) {
       let token: string | undefined;

@@ -7,10 +7,10 @@ import path from 'node:path';
 import { z } from 'zod';
 import { AggregateConfigError, ConfigError, expected, throwConfigErrors } from '../config/errors.js';
 import {
+  envReader,
   intField,
   loadServiceConfig,
   numberField,
-  parseEnvValue,
   readEnv,
   type Field,
   type LoadedServiceConfig,
@@ -129,17 +129,7 @@ export function loadReporterSettings(opts: LoadReporterSettingsOptions): Reporte
     }
   }
 
-  function read<T>(name: string, field: Field<T>): T | undefined {
-    const raw = readEnv(env, name);
-    if (raw === undefined) return undefined;
-    try {
-      return parseEnvValue(name, raw, field);
-    } catch (err) {
-      if (!(err instanceof ConfigError)) throw err;
-      errors.push(err);
-      return undefined;
-    }
-  }
+  const read = envReader(env, errors);
 
   const transport = read('SERVICE_TRANSPORT', FIELDS.transport) ?? 'otlp';
   const compression = read('SERVICE_COMPRESSION', FIELDS.compression) ?? 'none';
