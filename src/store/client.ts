@@ -22,6 +22,8 @@ export interface Store {
   /** Fully qualified, quoted table name. */
   table(name: string): string;
   query<T>(sql: string, params?: Record<string, unknown>): Promise<T[]>;
+  /** As `query`, undecoded: JSONEachRow text (the pipeline thread decodes it on its own thread). */
+  queryText(sql: string, params?: Record<string, unknown>): Promise<string>;
   command(sql: string, params?: Record<string, unknown>, settings?: ClickHouseSettings): Promise<void>;
   /**
    * Inserts rows as one block set. `dedupToken` is required: a redelivered insert with the same
@@ -39,6 +41,8 @@ export interface Store {
    * the same data directory, one stream per session.) Breaking out of the loop cancels the query.
    */
   stream(sql: string, params?: Record<string, unknown>, signal?: AbortSignal): AsyncIterable<Buffer>;
+  /** Inserts an already encoded JSONEachRow body (the pipeline thread encodes, this thread sends). */
+  insertJsonBody(table: string, body: string, dedupToken: string): Promise<void>;
   /** Inserts an already encoded TabSeparated body (the pipeline thread encodes, this thread sends). */
   insertTsvBody(table: string, columnNames: readonly string[], body: string | Uint8Array, dedupToken: string): Promise<void>;
   close(): Promise<void>;
@@ -82,6 +86,18 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
     async query<T>(sql: string, params?: Record<string, unknown>) {
       const rs = await client.query({ query: sql, format: 'JSONEachRow', query_params: params });
       return rs.json<T>();
+    },
+    async queryText(sql, params) {
+      const rs = await client.query({ query: sql, format: 'JSONEachRow', query_params: params });
+      return rs.text();
+    },
+    async insertJsonBody(table, body, dedupToken) {
+      if (body.length === 0) return;
+      await client.exec({
+        query: `INSERT INTO ${store.table(table)} FORMAT JSONEachRow`,
+        values: Readable.from([body]),
+        clickhouse_settings: { insert_deduplication_token: dedupToken, deduplicate_blocks_in_dependent_materialized_views: 1 },
+      });
     },
     async command(sql, params, settings) {
       await client.command({ query: sql, query_params: params, clickhouse_settings: settings });

@@ -151,9 +151,9 @@ export class PipelineThread {
     const { store, queue } = this.opts;
     const outbox = queue.outbox;
     serveRpc(worker, {
-      'store.query': (sql: string, params?: Record<string, unknown>) => store.query(sql, params),
+      'store.queryText': (sql: string, params?: Record<string, unknown>) => store.queryText(sql, params),
+      'store.insertJsonBody': (table: string, body: string, token: string) => store.insertJsonBody(table, body, token),
       'store.command': (sql: string, params?: Record<string, unknown>, settings?: Parameters<Store['command']>[2]) => store.command(sql, params, settings),
-      'store.insert': (table: string, rows: object[], token: string) => store.insert(table, rows, token),
       'store.insertTsvBody': (table: string, columns: string[], body: Uint8Array, token: string) => store.insertTsvBody(table, columns, body, token),
       'queue.dequeueRaw': async (opts: DequeueOptions) => {
         const lease = await queue.dequeueRaw(opts);
