@@ -126,3 +126,42 @@ describe('tracker: GitHub issues for persistent flakes', () => {
     expect(gh.requests.some((r) => r.body.includes(D))).toBe(false);
   }, 120_000);
 });
+
+describe('tracker: closing after recoveryDays stable', () => {
+  let gh: HttpSink;
+  let td: TestDaemon;
+  let pipelineFile: string;
+
+  beforeAll(async () => {
+    gh = await github();
+    const dir = mkdtempSync(path.join(tmpdir(), 'fh-tracker-close-'));
+    pipelineFile = path.join(dir, 'pipeline.yaml');
+    writeFileSync(pipelineFile, readFileSync(path.resolve(import.meta.dirname, '../../pipelines/default.yaml'), 'utf8').replace(/^ {2}tracker: \{\}.*$/m, '  tracker: { sweepIntervalMs: 100, quietMs: 0 }'));
+    td = await startTestDaemon({ pipelineFile, env: { SERVICE_TRACKER_TOKEN: 'ghp_test_token', SERVICE_TRACKER_URL: gh.url } });
+  });
+  afterAll(async () => {
+    await td?.close();
+    await gh?.close();
+    rmSync(path.dirname(pipelineFile), { recursive: true, force: true });
+  });
+
+  it('closes the issue with a comment once the test has not been flaky for recoveryDays', async () => {
+    const settings = (body: unknown) => td.request('PATCH', '/v1/admin/projects/default/settings', { token: td.adminToken, body });
+    expect((await settings({ tracker: { enabled: true, afterDays: 1, recoveryDays: 1 } })).status).toBe(200);
+    // Three days of flaking, six days ago: opened after one day.
+    const from = Date.now() - 6 * 24 * HOUR;
+    for (let at = from, i = 0; at < from + 3 * 24 * HOUR; at += 4 * HOUR, i++) await td.ingest(run(at, { [A]: i % 2 ? 'fail' : 'pass' }));
+    await td.waitFor(async () => gh.requests.some((r) => r.method === 'POST' && r.path === '/repos/acme/shop/issues'));
+    expect(gh.requests.some((r) => r.method === 'PATCH' && r.json.state === 'closed')).toBe(false);
+
+    // The team decides a score can no longer make a test a candidate: A stops being flaky with its
+    // next run, two days ago, which is more than recoveryDays before now.
+    expect((await settings({ flaky: { threshold: 1 } })).status).toBe(200);
+    await td.ingest(run(Date.now() - 2 * 24 * HOUR, {}));
+    const closed = await td.waitFor(async () => gh.requests.find((r) => r.method === 'PATCH' && r.path === '/repos/acme/shop/issues/1' && r.json.state === 'closed'));
+    expect(closed.headers.authorization).toBe('Bearer ghp_test_token');
+    const comment = gh.requests.find((r) => r.method === 'POST' && r.path === '/repos/acme/shop/issues/1/comments');
+    expect(comment?.json.body).toContain('Stable for 1 day(s)');
+    expect(gh.requests.filter((r) => r.method === 'POST' && r.path === '/repos/acme/shop/issues')).toHaveLength(1);
+  }, 120_000);
+});
