@@ -141,14 +141,23 @@ function waitOf(ctx: Context, flag: string | undefined): number {
  * Asks until the commit's results are there or `waitS` has passed: a 202 from `report` means the
  * batch is durable, not yet processed.
  */
-async function untilFound<T>(ctx: Context, sha: string, waitS: number, once: () => Promise<T | null>): Promise<T | null> {
+async function untilFound<T>(ctx: Context, sha: string, waitS: number, once: () => Promise<T | null>, complete: (found: T) => boolean = () => true): Promise<T | null> {
   const deadline = Date.now() + waitS * 1000;
   let told = false;
   for (;;) {
     const found = await once();
-    if (found !== null || Date.now() >= deadline) return found;
+    // Found but still arriving (a large run sent in parts): a verdict now would judge half a run.
+    const whole = found !== null && complete(found);
+    if (whole || Date.now() >= deadline) {
+      if (found !== null && !whole) process.stderr.write(`flakehouse: warning: a run of commit ${sha.slice(0, 12)} is still arriving; judging the part received so far\n`);
+      return found;
+    }
     if (!told) {
-      process.stderr.write(`flakehouse: no results for commit ${sha.slice(0, 12)} yet; waiting up to ${waitS} s for them to be processed\n`);
+      process.stderr.write(
+        found === null
+          ? `flakehouse: no results for commit ${sha.slice(0, 12)} yet; waiting up to ${waitS} s for them to be processed\n`
+          : `flakehouse: a run of commit ${sha.slice(0, 12)} is still arriving; waiting up to ${waitS} s for the rest\n`,
+      );
       told = true;
     }
     await new Promise((r) => setTimeout(r, 1000));
@@ -164,7 +173,7 @@ async function fetchGate(ctx: Context, sha: string, baseBranch: string | undefin
 
 /** The comment body: the summary, classified by the gate when the gate answers. */
 async function commentBody(ctx: Context, sha: string, baseBranch: string | undefined, waitS: number): Promise<{ markdown: string; summary: SummaryBody; gate: GateBody | null } | null> {
-  const summary = await untilFound(ctx, sha, waitS, () => fetchSummary(ctx, sha));
+  const summary = await untilFound(ctx, sha, waitS, () => fetchSummary(ctx, sha), (found) => found.complete);
   if (!summary) return null;
   let gate: GateBody | null = null;
   try {
@@ -235,7 +244,7 @@ async function gate(ctx: Context, args: string[]): Promise<number> {
   const waitS = waitOf(ctx, v.wait);
   let verdict: { gate: GateBody; markdown: string } | null;
   try {
-    verdict = await untilFound(ctx, sha, waitS, () => fetchGate(ctx, sha, baseBranch, strictness as Strictness));
+    verdict = await untilFound(ctx, sha, waitS, () => fetchGate(ctx, sha, baseBranch, strictness as Strictness), (found) => found.gate.complete);
   } catch (err) {
     if (err instanceof RemoteError) return remoteFailure(ctx, v.strict, `the gate could not be checked: ${err.message}`);
     throw err;

@@ -81,7 +81,9 @@ export function encodeOtlpRun(batch: IngestBatch): Uint8Array[] {
   });
 
   const parts: ReadableSpan[][] = [];
-  let current: ReadableSpan[] = [runSpan];
+  // The run span goes in the last part, as an SDK's would (it ends last): the server counts a run
+  // as complete once its run span is in, so the gate and the PR summary never judge half a run.
+  let current: ReadableSpan[] = [];
   let cases = 0;
   let bytes = 0;
   let partStart = 0;
@@ -101,6 +103,7 @@ export function encodeOtlpRun(batch: IngestBatch): Uint8Array[] {
     cases++;
     bytes += size;
   });
+  current.push(runSpan);
   parts.push(current);
   return parts.map((spans) => ProtobufTraceSerializer.serializeRequest(spans) ?? new Uint8Array());
 }

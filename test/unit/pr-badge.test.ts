@@ -78,7 +78,7 @@ describe('sticky comment', () => {
       topReason: null,
       topReasonMessage: null,
     }));
-    const md = commentMarkdown({ summary: { commitSha: 'a'.repeat(40), branch: 'f', prNumber: 1, runStatus: 'failed', failed: 60, flaky: 0, totalTests: 80, tests }, gate: null });
+    const md = commentMarkdown({ summary: { commitSha: 'a'.repeat(40), branch: 'f', prNumber: 1, runStatus: 'failed', complete: true, failed: 60, flaky: 0, totalTests: 80, tests }, gate: null });
     expect(md.startsWith('<!-- service:pr-comment -->\n### ❌ Flakehouse: 60 new failures of 80 tests')).toBe(true);
     const rows = md.split('\n').filter((l) => l.startsWith('| a\\|b › t'));
     expect(rows).toHaveLength(50);

@@ -49,6 +49,8 @@ export const summaryResponseSchema = z.object({
     branch: z.string(),
     prNumber: z.number().nullable(),
     runStatus: z.string(),
+    /** False while a run of the commit is still arriving (an OTLP trace whose run span is not in yet). */
+    complete: z.boolean(),
     failed: z.number(),
     flaky: z.number(),
     /** Distinct tests that ran (not only skipped) in the commit's runs. */
@@ -74,6 +76,8 @@ export const gateResponseSchema = z.union([
       baseBranch: z.string(),
       prNumber: z.number().nullable(),
       runStatus: z.string(),
+      /** False while a run of the commit is still arriving: a verdict on part of a run. */
+      complete: z.boolean(),
       newFailures: z.number(),
       knownFlakes: z.number(),
       strictness: z.enum(STRICTNESS),
@@ -93,6 +97,8 @@ export interface CommitView {
   baseBranch: string | null;
   prNumber: number | null;
   runStatus: RunStatus;
+  /** Every run of the commit is whole (an OTLP trace counts once its run span is in). */
+  complete: boolean;
   runIds: string[];
   /** Distinct tests that ran in the commit's runs (markdown headline). */
   totalTests: number;
@@ -114,6 +120,8 @@ interface RunRow {
   status: RunStatus;
   shard_index: number | string;
   started_ms: number | string;
+  source: string;
+  has_run_span: number | string;
 }
 
 interface FailingRow {
@@ -171,7 +179,7 @@ export function compareTests(a: SummaryTest, b: SummaryTest): number {
 
 async function loadCommit(d: PrRouteDeps, projectId: string, sha: string): Promise<CommitView | null> {
   const runs = await d.store.query<RunRow>(
-    `SELECT id, commit_sha, branch, base_branch, pr_number, status, shard_index, toUnixTimestamp64Milli(started_at) AS started_ms
+    `SELECT id, commit_sha, branch, base_branch, pr_number, status, shard_index, toUnixTimestamp64Milli(started_at) AS started_ms, source, has_run_span
      FROM ${d.store.table('runs')} FINAL
      WHERE project_id = {projectId:UUID} AND length(commit_sha) >= 7
        AND (startsWith(commit_sha, {sha:String}) OR startsWith({sha:String}, commit_sha))
@@ -188,6 +196,9 @@ async function loadCommit(d: PrRouteDeps, projectId: string, sha: string): Promi
   const prRun = selected.find((r) => r.pr_number !== null && toNumber(r.pr_number) > 0);
   const baseRun = selected.find((r) => r.base_branch !== '');
   const runIds = selected.map((r) => r.id);
+  // A trace arrives in parts and its run span comes last (an SDK ends it last; our reporter sends it
+  // last): until it is in, more executions of the run may still be on their way.
+  const complete = selected.every((r) => r.source !== 'otlp' || toNumber(r.has_run_span) === 1);
   const runStatus = mergeRunStatus(selected.map((r) => ({ shardIndex: toNumber(r.shard_index), status: r.status, startedAt: toNumber(r.started_ms) })));
 
   const [failing, totals] = await Promise.all([
@@ -242,6 +253,7 @@ async function loadCommit(d: PrRouteDeps, projectId: string, sha: string): Promi
     baseBranch: baseRun?.base_branch ?? null,
     prNumber: prRun ? toNumber(prRun.pr_number) : null,
     runStatus,
+    complete,
     runIds,
     totalTests: toNumber(totals[0]?.n),
     tests,
@@ -305,6 +317,7 @@ export function prRoutes(d: PrRouteDeps): AnyRouteDef[] {
             branch: view.branch,
             prNumber: view.prNumber,
             runStatus: view.runStatus,
+            complete: view.complete,
             failed,
             flaky: view.tests.length - failed,
             totalTests: view.totalTests,
@@ -357,6 +370,7 @@ export function prRoutes(d: PrRouteDeps): AnyRouteDef[] {
           baseBranch,
           prNumber: view.prNumber,
           runStatus: view.runStatus,
+          complete: view.complete,
           newFailures,
           knownFlakes,
           strictness: query.strictness,
