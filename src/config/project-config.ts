@@ -16,8 +16,6 @@ export interface ProjectSettingsState {
   settings: ProjectSettings;
   /** The dashboard channels as stored (ids, webhook signing secrets). */
   channels: NotificationChannel[];
-  /** The channels synced from service.yml, as stored. */
-  configChannels: NotificationChannel[];
   /** 0 when nothing was ever stored. */
   version: number;
   updatedAt: number | null;
@@ -70,11 +68,7 @@ export class ProjectConfigs {
 
   /** The stored document. One that no longer validates (written by another version) counts as empty, with a warning. */
   async settings(projectId: string): Promise<ProjectSettingsState> {
-    const [stored, channels, configChannels] = await Promise.all([
-      this.repo.get(projectId),
-      settingsChannels(this.store, projectId),
-      listChannels(this.store, projectId, { source: 'config' }),
-    ]);
+    const [stored, channels] = await Promise.all([this.repo.get(projectId), settingsChannels(this.store, projectId)]);
     let settings: ProjectSettings = {};
     if (stored) {
       try {
@@ -88,7 +82,7 @@ export class ProjectConfigs {
       const list = channels.map((c) => ({ kind: c.kind, target: c.target, ...(c.events.length > 0 ? { events: c.events } : {}) }));
       settings = { ...settings, notifications: { channels: list } };
     }
-    return { settings, channels, configChannels, version: stored?.version ?? 0, updatedAt: stored?.updatedAt ?? null };
+    return { settings, channels, version: stored?.version ?? 0, updatedAt: stored?.updatedAt ?? null };
   }
 
   /**
@@ -107,7 +101,7 @@ export class ProjectConfigs {
         const stored = await this.repo.put(projectId, document, current.version);
         this.cache.set(projectId, { value: Promise.resolve(resolveProjectConfig(this.base, settings)), at: Date.now() });
         this.peers.postMessage(projectId);
-        return { settings, channels, configChannels: current.configChannels, version: stored.version, updatedAt: stored.updatedAt };
+        return { settings, channels, version: stored.version, updatedAt: stored.updatedAt };
       });
     this.writes.set(projectId, next);
     try {
@@ -115,6 +109,11 @@ export class ProjectConfigs {
     } finally {
       if (this.writes.get(projectId) === next) this.writes.delete(projectId);
     }
+  }
+
+  /** The channels synced from service.yml, as stored (for the admin view; policy never needs them). */
+  configChannels(projectId: string): Promise<NotificationChannel[]> {
+    return listChannels(this.store, projectId, { source: 'config' });
   }
 
   invalidate(projectId: string): void {

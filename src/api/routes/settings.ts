@@ -7,6 +7,7 @@ import { ConfigError, AggregateConfigError } from '../../config/errors.js';
 import type { ProjectConfigs, ProjectSettingsState } from '../../config/project-config.js';
 import { NOTIFICATION_CHANNEL_KINDS, NOTIFICATION_EVENT_TYPES, serviceConfigSchema } from '../../config/service.js';
 import { patchSettings, projectSettingsPatchSchema, projectSettingsSchema, parseSettings, type ResolvedServiceConfig } from '../../config/settings.js';
+import type { NotificationChannel } from '../../store/channels.js';
 import type { ProjectRepo } from '../../store/projects.js';
 import { errors } from '../errors.js';
 import { defineRoute, type AnyRouteDef } from '../route.js';
@@ -37,12 +38,12 @@ export const settingsResponseSchema = z.object({
 });
 type SettingsResponse = z.infer<typeof settingsResponseSchema>;
 
-function view(slug: string, state: ProjectSettingsState, resolved: ResolvedServiceConfig): SettingsResponse {
+function view(slug: string, state: ProjectSettingsState, resolved: ResolvedServiceConfig, configChannels: NotificationChannel[]): SettingsResponse {
   return {
     project: slug,
     settings: state.settings,
     channels: state.channels.map((c) => ({ id: c.id, kind: c.kind, target: c.target, events: c.events, signingSecret: c.signingSecret })),
-    configChannels: state.configChannels.map((c) => ({ id: c.id, kind: c.kind, target: c.target, events: c.events, signingSecret: c.signingSecret })),
+    configChannels: configChannels.map((c) => ({ id: c.id, kind: c.kind, target: c.target, events: c.events, signingSecret: c.signingSecret })),
     resolved: { config: resolved.config, sources: resolved.sources },
     retention: resolved.retention,
     version: state.version,
@@ -71,7 +72,8 @@ export function settingsRoutes(projects: ProjectRepo, configs: ProjectConfigs): 
     } catch (err) {
       throw asPayloadError(err);
     }
-    return view(p.slug, state, await configs.get(p.id));
+    const [resolved, configChannels] = await Promise.all([configs.get(p.id), configs.configChannels(p.id)]);
+    return view(p.slug, state, resolved, configChannels);
   };
   const params = z.object({ slug: z.string() });
   return [
@@ -85,8 +87,8 @@ export function settingsRoutes(projects: ProjectRepo, configs: ProjectConfigs): 
       response: settingsResponseSchema,
       async handler({ params: { slug } }) {
         const p = await project(slug);
-        const [state, resolved] = await Promise.all([configs.settings(p.id), configs.get(p.id)]);
-        return view(p.slug, state, resolved);
+        const [state, resolved, configChannels] = await Promise.all([configs.settings(p.id), configs.get(p.id), configs.configChannels(p.id)]);
+        return view(p.slug, state, resolved, configChannels);
       },
     }),
     defineRoute({
