@@ -1,4 +1,4 @@
-// `npm run bench -- ingest [--clients 32] [--seconds 15] [--batch 100] [--rate 20000] [--thread true]`
+// `npm run bench -- ingest [--clients 32] [--seconds 15] [--batch 100] [--rate 20000] [--thread true|false] [--pipeline FILE]`
 //
 // Starts the daemon as a child process (embedded chDB + lmdb queue), drives it with N concurrent
 // clients posting native batches, and reports in one run:
@@ -6,7 +6,7 @@
 //  - end-to-end executions/s (first POST → every execution committed and queryable),
 //  - peak RSS of the daemon,
 //  - the raw chDB insert rate of the same rows in this process (the storage limit), and the ratio.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { writeResult } from './results.js';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -60,8 +60,51 @@ function peakRss(pid: number): number {
   }
 }
 
+/**
+ * CPU seconds the daemon has used, in total and per thread (`main`: HTTP; `pipeline`: the pipeline
+ * thread; `node`: libuv pool, where chDB runs queries, and V8 helpers; chDB's own pools by name). Threads that already ended count only in
+ * `total`.
+ */
+function cpuSeconds(pid: number): { total: number; byThread: Record<string, number> } {
+  const ticks = 100; // USER_HZ on Linux
+  const times = (stat: string): number => {
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(f[11]) + Number(f[12])) / ticks;
+  };
+  const byThread: Record<string, number> = {};
+  let total = 0;
+  try {
+    total = times(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      try {
+        // The main thread and the pipeline thread (the one at niceness 10) apart; Node's other unnamed
+        // helpers (libuv pool, where chDB runs queries; V8 platform) are `node`.
+        const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+        const comm = readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim().replace(/[0-9]+$/, '');
+        const nice = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+        const name = tid === String(pid) ? 'main' : comm === 'node' && nice === 10 ? 'pipeline' : comm;
+        byThread[name] = (byThread[name] ?? 0) + times(stat);
+      } catch {
+        // the thread ended meanwhile
+      }
+    }
+  } catch {
+    // not Linux, or the process is gone
+  }
+  return { total, byThread };
+}
+
+function cpuDelta(a: ReturnType<typeof cpuSeconds>, b: ReturnType<typeof cpuSeconds>): { total: number; byThread: Record<string, number> } {
+  const byThread: Record<string, number> = {};
+  for (const [k, v] of Object.entries(b.byThread)) {
+    const d = v - (a.byThread[k] ?? 0);
+    if (d >= 0.05) byThread[k] = round(d);
+  }
+  return { total: round(b.total - a.total), byThread };
+}
+
 /** The same rows, inserted straight into chDB in lease-sized blocks: what storage alone can take. */
-async function rawInsertRate(batches: IngestBatch[], leaseExecutions: number): Promise<{ executionsPerSec: number; seconds: number }> {
+async function rawInsertRate(batches: IngestBatch[], leaseExecutions: number): Promise<{ executionsPerSec: number; seconds: number; cpuMicrosPerExecution: number }> {
   const dir = mkdtempSync(path.join(tmpdir(), 'fh-bench-raw-'));
   const store = await openStore({ chdbPath: dir, database: 'bench_raw' });
   try {
@@ -80,6 +123,7 @@ async function rawInsertRate(batches: IngestBatch[], leaseExecutions: number): P
     });
     if (cur.runs.length > 0) groups.push(cur);
     const started = performance.now();
+    const cpu0 = process.cpuUsage();
     let n = 0;
     for (const [i, g] of groups.entries()) {
       await store.insertTsv('executions', EXECUTION_COLUMNS_IN, g.executions, `raw:${i}:e`);
@@ -87,7 +131,9 @@ async function rawInsertRate(batches: IngestBatch[], leaseExecutions: number): P
       n += g.executions.length;
     }
     const seconds = (performance.now() - started) / 1000;
-    return { executionsPerSec: n / seconds, seconds };
+    // This process's CPU over the inserts, every thread (TSV encoding here, chDB's own threads).
+    const cpu = process.cpuUsage(cpu0);
+    return { executionsPerSec: n / seconds, seconds, cpuMicrosPerExecution: (cpu.user + cpu.system) / n };
   } finally {
     await store.close();
     rmSync(dir, { recursive: true, force: true });
@@ -106,7 +152,7 @@ export async function run(argv: string[]): Promise<number> {
       profile: { type: 'string' },
       'node-args': { type: 'string', default: '' },
       pipeline: { type: 'string' },
-      thread: { type: 'string', default: 'false' },
+      thread: { type: 'string', default: 'true' },
     },
   });
   const clients = Number(values.clients);
@@ -132,6 +178,8 @@ export async function run(argv: string[]): Promise<number> {
     let errors = 0;
     let accepted = 0;
     const before = await workerStats();
+    const cpu0 = cpuSeconds(pid);
+    const gen0 = process.cpuUsage();
     const t0 = performance.now();
     const stopAt = t0 + seconds * 1000;
     const post = async (): Promise<void> => {
@@ -180,6 +228,8 @@ export async function run(argv: string[]): Promise<number> {
       await new Promise((r) => setTimeout(r, 20));
     }
     const e2eSeconds = (performance.now() - t0) / 1000;
+    const cpu = cpuDelta(cpu0, cpuSeconds(pid));
+    const gen = process.cpuUsage(gen0);
     latencies.sort((a, b) => a - b);
     return {
       phase: name,
@@ -190,13 +240,20 @@ export async function run(argv: string[]): Promise<number> {
       ackLatencyMs: { p50: round(percentile(latencies, 50)), p99: round(percentile(latencies, 99)), max: round(latencies[latencies.length - 1] ?? 0) },
       ackExecutionsPerSec: Math.round(accepted / postSeconds),
       endToEnd: { seconds: round(e2eSeconds), executionsPerSec: Math.round(accepted / e2eSeconds) },
+      // Where the two cores went over the phase (until everything was committed).
+      cpuSeconds: {
+        daemon: cpu.total,
+        daemonByThread: cpu.byThread,
+        loadGenerator: round((gen.user + gen.system) / 1e6),
+        daemonMicrosPerExecution: accepted > 0 ? round((cpu.total * 1e6) / accepted) : 0,
+      },
     };
   }
 
-  async function workerStats(): Promise<{ pending: number; inflight: number; executions: number; eventLoopDelayMs: unknown; stageMs: Record<string, number> }> {
+  async function workerStats(): Promise<{ pending: number; inflight: number; executions: number; eventsDelivered: number; eventLoopDelayMs: unknown; stageMs: Record<string, number> }> {
     const res = await fetch(`${server.url}/v1/admin/stats`, { headers: { authorization: `Bearer ${admin}` } });
-    const st = (await res.json()) as { queue: { pending: number; inflight: number }; worker: { executions: number; stageMs: Record<string, number> }; eventLoopDelayMs: unknown };
-    return { pending: st.queue.pending, inflight: st.queue.inflight, executions: st.worker.executions, eventLoopDelayMs: st.eventLoopDelayMs, stageMs: st.worker.stageMs };
+    const st = (await res.json()) as { queue: { pending: number; inflight: number }; worker: { executions: number; eventsDelivered: number; stageMs: Record<string, number> }; eventLoopDelayMs: unknown };
+    return { pending: st.queue.pending, inflight: st.queue.inflight, executions: st.worker.executions, eventsDelivered: st.worker.eventsDelivered, eventLoopDelayMs: st.eventLoopDelayMs, stageMs: st.worker.stageMs };
   }
 
   const saturation = await phase('saturation', null);
@@ -224,14 +281,16 @@ export async function run(argv: string[]): Promise<number> {
     paced,
     queryable,
     workerStageMs,
+    // Domain events the lease plans carried out through the outbox (score.updated, run.processed, …).
+    eventsDelivered: final.eventsDelivered,
     daemonEventLoopDelayMs: { afterSaturation: loopAfterSaturation, afterBoth: loopAfterBoth },
     peakRssMb: round(rss / 1024 / 1024),
-    rawChdbInsert: { executions: sent.length * batchSize, executionsPerSec: Math.round(raw.executionsPerSec) },
+    rawChdbInsert: { executions: sent.length * batchSize, executionsPerSec: Math.round(raw.executionsPerSec), cpuMicrosPerExecution: round(raw.cpuMicrosPerExecution) },
     endToEndVsRawInsert: round(e2eRate / raw.executionsPerSec),
     targets: { ackP99Ms: 10, endToEndExecutionsPerSec: 50_000, endToEndVsRawInsert: 0.25 },
   };
   console.log(JSON.stringify(result, null, 2));
-  const name = `${values.pipeline ? `ingest-${path.basename(values.pipeline, path.extname(values.pipeline))}` : 'ingest'}${values.thread === 'true' ? '-pipeline-thread' : ''}`;
+  const name = `${values.pipeline ? `ingest-${path.basename(values.pipeline, path.extname(values.pipeline))}` : 'ingest'}${values.thread === 'true' ? '' : '-one-thread'}`;
   console.log(`written ${writeResult(name, result)}`);
   return 0;
 }

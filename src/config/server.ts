@@ -149,9 +149,9 @@ const VARS = {
   rateLimitWindowMs: d({ name: 'SERVICE_RATE_LIMIT_WINDOW_MS', description: 'rate-limit window (ms)', field: intField(1), default: 60_000 }),
   pipelineThread: d({
     name: 'SERVICE_PIPELINE_THREAD',
-    description: 'run processors and exporters on a thread of their own, off the thread that answers HTTP (Flakehouse addition; off by default, see README "Threads")',
+    description: 'run processors and exporters on a thread of their own, off the thread that answers HTTP (Flakehouse addition; false runs everything on one thread, see README "Threads")',
     field: booleanField(),
-    default: false,
+    default: true,
   }),
   clusterThreshold: d({
     name: 'SERVICE_CLUSTER_THRESHOLD',

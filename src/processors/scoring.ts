@@ -114,32 +114,31 @@ export const scoringProcessorFactory: ProcessorFactory<Record<string, never>> = 
       async processBatch(batch) {
         if (!repo || !host) throw new Error('scoring processor used before start');
         const touched = collectObservations(batch);
-        const byProject = new Map<string, string[]>();
-        for (const t of touched.values()) {
-          const list = byProject.get(t.projectId) ?? [];
-          list.push(t.testId);
-          byProject.set(t.projectId, list);
+        // Per project, each touched test with its `${projectId}:${testId}` key (built once: the
+        // cache and the lease's states are keyed by it, for every test of every lease).
+        const byProject = new Map<string, [string, Touched][]>();
+        for (const entry of touched) {
+          const list = byProject.get(entry[1].projectId);
+          if (list) list.push(entry);
+          else byProject.set(entry[1].projectId, [entry]);
         }
         const y = new Yielder(500);
         const eventsByProject = new Map<string, DomainEvent[]>();
         const healthRows: Record<string, unknown>[] = [];
-        for (const [projectId, ids] of byProject) {
+        for (const [projectId, tests] of byProject) {
           // Each project's own flaky.threshold / minSamples (its settings may differ from service.yml).
           const params = scoringPolicy((await host.projectConfig(projectId)).config);
-          const states = new Map<string, TestStateRecord>();
+          const stored = new Map<string, TestStateRecord>();
           const missing: string[] = [];
-          for (const id of ids) {
-            const hit = cache.get(`${projectId}:${id}`);
-            if (hit) states.set(id, hit);
-            else missing.push(id);
-          }
-          if (missing.length > 0) for (const [id, st] of await repo.states(projectId, missing)) states.set(id, st);
+          for (const [key, t] of tests) if (!cache.peek(key)) missing.push(t.testId);
+          if (missing.length > 0) for (const [id, st] of await repo.states(projectId, missing)) stored.set(id, st);
           const events: DomainEvent[] = [];
-          for (const testId of ids) {
-            const t = touched.get(`${projectId}:${testId}`)!;
-            const prev = states.get(testId) ?? null;
-            const update = scoreTest(t, prev, batch, params, cache.dirty(`${projectId}:${testId}`) ?? 0);
-            batch.testStates.set(`${projectId}:${testId}`, update);
+          for (const [key, t] of tests) {
+            const testId = t.testId;
+            const hit = cache.peek(key);
+            const prev = hit?.record ?? stored.get(testId) ?? null;
+            const update = scoreTest(t, prev, batch, params, hit?.dirty ?? 0);
+            batch.testStates.set(key, update);
             if (!update.alreadyApplied) {
               events.push(...scoreEvents(update, batch.now));
               const h = healthTransition(update);
@@ -183,13 +182,12 @@ class StateCache {
   private readonly map = new Map<string, { record: TestStateRecord; dirty: number }>();
   constructor(private readonly max: number) {}
 
-  get(key: string): TestStateRecord | undefined {
-    const v = this.map.get(key);
-    if (v) {
-      this.map.delete(key);
-      this.map.set(key, v);
-    }
-    return v?.record;
+  /**
+   * Without refreshing its recency: every state read for a lease is `set` again when the lease
+   * commits (it is in the lease's states), which refreshes it then.
+   */
+  peek(key: string): { record: TestStateRecord; dirty: number } | undefined {
+    return this.map.get(key);
   }
 
   dirty(key: string): number | undefined {

@@ -181,9 +181,12 @@ export class EmbeddedQueue implements Queue {
     const id = this.nextJobId(receivedAt);
     const record: JobRecord = { id, projectId: job.projectId, source: job.source, batch: job.batch, receivedAt };
     const result: EnqueueResult = { receiptId: id, acceptedExecutions: job.batch.executions.length, deduplicated: false };
+    // Encoded here, in this request's own turn: lmdb runs the callbacks of every transaction
+    // queued meanwhile in one synchronous burst, which must not include encoding 30 payloads.
+    const payload = Buffer.from(JSON.stringify(record));
     const write = (async () => {
       await this.root.transaction(() => {
-        void this.jobs.put(id, Buffer.from(JSON.stringify(record)));
+        void this.jobs.put(id, payload);
         void this.idem.put(key, { receiptId: id, acceptedExecutions: result.acceptedExecutions, receivedAt });
       });
       await this.root.flushed;

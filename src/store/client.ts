@@ -54,6 +54,10 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
   if (!DB_NAME.test(opts.database)) throw new Error(`invalid ClickHouse database name: ${opts.database}`);
   let client: ClickHouseClient;
   let embedded = false;
+  // Embedded only: chDB's raw insert hands the body to the engine as bytes, zero-copy, and builds
+  // the statement on a libuv thread. The client's exec path would copy a lease's multi-megabyte
+  // body into one SQL string on this thread, blocking it (and every request behind it) meanwhile.
+  let rawInsert: RawInsert | undefined;
   if (opts.url) {
     client = createClient({
       url: opts.url,
@@ -68,9 +72,9 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
     const { createChdbConnection } = await import('chdb/connection');
     // The chdb package types the connection against @clickhouse/client-common while
     // @clickhouse/client bundles its own copy of the same interface: identical at run time.
-    const connection = createChdbConnection({ path: opts.chdbPath }) as unknown as NonNullable<
-      Parameters<typeof createClient>[0]
-    >['connection'];
+    const chdb = createChdbConnection({ path: opts.chdbPath });
+    rawInsert = (params) => chdb.chdb.rawInsert(params);
+    const connection = chdb as unknown as NonNullable<Parameters<typeof createClient>[0]>['connection'];
     client = createClient({ connection });
     embedded = true;
   }
@@ -93,10 +97,14 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
     },
     async insertJsonBody(table, body, dedupToken) {
       if (body.length === 0) return;
+      if (rawInsert) {
+        await rawInsert({ table: `${database}.${table}`, values: body, format: 'JSONEachRow', settings: dedupSettings(dedupToken) });
+        return;
+      }
       await client.exec({
         query: `INSERT INTO ${store.table(table)} FORMAT JSONEachRow`,
         values: Readable.from([body]),
-        clickhouse_settings: { insert_deduplication_token: dedupToken, deduplicate_blocks_in_dependent_materialized_views: 1 },
+        clickhouse_settings: dedupSettings(dedupToken),
       });
     },
     async command(sql, params, settings) {
@@ -104,11 +112,15 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
     },
     async insert(table, rows, dedupToken) {
       if (rows.length === 0) return;
+      if (rawInsert) {
+        await store.insertJsonBody(table, rows.map((r) => JSON.stringify(r)).join('\n'), dedupToken);
+        return;
+      }
       await client.insert({
         table: store.table(table),
         values: rows,
         format: 'JSONEachRow',
-        clickhouse_settings: { insert_deduplication_token: dedupToken, deduplicate_blocks_in_dependent_materialized_views: 1 },
+        clickhouse_settings: dedupSettings(dedupToken),
       });
     },
     async insertTsv(table, columns, rows, dedupToken) {
@@ -117,10 +129,14 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
     },
     async insertTsvBody(table, columnNames, body, dedupToken) {
       if (body.length === 0) return;
+      if (rawInsert) {
+        await rawInsert({ table: `${database}.${table}`, columns: columnNames, values: body, format: 'TabSeparated', settings: dedupSettings(dedupToken) });
+        return;
+      }
       await client.exec({
         query: `INSERT INTO ${store.table(table)} (${columnNames.map((c) => `\`${c}\``).join(', ')}) FORMAT TabSeparated`,
         values: Readable.from([typeof body === 'string' ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength)]),
-        clickhouse_settings: { insert_deduplication_token: dedupToken, deduplicate_blocks_in_dependent_materialized_views: 1 },
+        clickhouse_settings: dedupSettings(dedupToken),
       });
     },
     async *stream(sql, params, signal) {
@@ -137,6 +153,19 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
     },
   };
   return store;
+}
+
+type RawInsert = (params: {
+  table: string;
+  values: string | Uint8Array;
+  format: 'TabSeparated' | 'JSONEachRow';
+  columns?: readonly string[];
+  settings: Record<string, string | number>;
+}) => Promise<unknown>;
+
+/** Every insert names its deduplication token (see `Store.insert`), also for the views it feeds. */
+function dedupSettings(token: string): Record<string, string | number> {
+  return { insert_deduplication_token: token, deduplicate_blocks_in_dependent_materialized_views: 1 };
 }
 
 type StreamSessions = ((sql: string, params: Record<string, unknown> | undefined, signal: AbortSignal | undefined) => AsyncGenerator<Buffer>) & {

@@ -1,16 +1,36 @@
-// SERVICE_PIPELINE_THREAD=true: processors and exporters on their own thread, reaching the store
-// and the queue on the main thread by message. The same guarantees as on one thread: results
-// stored once, events after the commit, counters visible, maintenance holds the lease loop.
+// SERVICE_PIPELINE_THREAD=true (the default): processors and exporters on their own thread,
+// reaching the store and the queue on the main thread by message; false: everything on one thread.
+// The same guarantees either way: results stored once, events after the commit, counters visible,
+// maintenance holds the lease loop.
+import { readFileSync, readdirSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { DomainEvent } from '../../src/domain/events.js';
 import { nativeBatch, startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
 
-describe('the pipeline thread', () => {
+/** Niceness of each of this process's threads (Linux), from /proc. */
+function threadNiceness(): number[] {
+  return readdirSync('/proc/self/task').flatMap((tid) => {
+    try {
+      const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+      return [Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16])];
+    } catch {
+      return [];
+    }
+  });
+}
+
+describe.each([
+  ['on a pipeline thread', 'true'],
+  ['on one thread', 'false'],
+])('the pipeline %s', (_name, thread) => {
   let td: TestDaemon | undefined;
   afterAll(async () => td?.close());
 
-  it('processes, emits and counts like one thread; a replay writes nothing twice', async () => {
-    td = await startTestDaemon({ env: { SERVICE_PIPELINE_THREAD: 'true' } });
+  it('processes, emits and counts; a replay writes nothing twice', async () => {
+    const before = threadNiceness().filter((n) => n === 10).length;
+    td = await startTestDaemon({ env: { SERVICE_PIPELINE_THREAD: thread } });
+    // The pipeline thread yields the CPU to the HTTP thread: it runs at niceness 10 (Linux).
+    if (process.platform === 'linux') expect(threadNiceness().filter((n) => n === 10).length - before).toBe(thread === 'true' ? 1 : 0);
     const t = td;
     const seen: DomainEvent[] = [];
     t.daemon.runtime.onEvent((e) => seen.push(e));

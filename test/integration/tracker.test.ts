@@ -160,8 +160,9 @@ describe('tracker: closing after recoveryDays stable', () => {
     await td.ingest(run(Date.now() - 2 * 24 * HOUR, {}));
     const closed = await td.waitFor(async () => gh.requests.find((r) => r.method === 'PATCH' && r.path === '/repos/acme/shop/issues/1' && r.json.state === 'closed'));
     expect(closed.headers.authorization).toBe('Bearer ghp_test_token');
-    const comment = gh.requests.find((r) => r.method === 'POST' && r.path === '/repos/acme/shop/issues/1/comments');
-    expect(comment?.json.body).toContain('Stable for 1 day(s)');
+    // The closing comment follows the PATCH (a request of its own).
+    const comment = await td.waitFor(async () => gh.requests.find((r) => r.method === 'POST' && r.path === '/repos/acme/shop/issues/1/comments'));
+    expect(comment.json.body).toContain('Stable for 1 day(s)');
     expect(gh.requests.filter((r) => r.method === 'POST' && r.path === '/repos/acme/shop/issues')).toHaveLength(1);
   }, 120_000);
 });

@@ -376,7 +376,7 @@ describe('loadServerSettings', () => {
       selfOtelIntervalMs: 60_000,
       notifications: { events: null, allowPrivateWebhooks: false },
       tracker: { url: 'https://api.github.com' },
-      pipelineThread: false,
+      pipelineThread: true,
     });
   });
 
@@ -399,7 +399,7 @@ describe('loadServerSettings', () => {
         SERVICE_RATE_LIMIT_MAX: '5',
         SERVICE_RATE_LIMIT_WINDOW_MS: '1000',
         SERVICE_CLUSTER_THRESHOLD: '0.75',
-        SERVICE_PIPELINE_THREAD: 'true',
+        SERVICE_PIPELINE_THREAD: 'false',
         SERVICE_ARTIFACT_RETENTION_DAYS: '60',
         SERVICE_EXECUTION_RETENTION_DAYS: '30',
         SERVICE_RETENTION_SWEEP_MS: '60000',
@@ -419,7 +419,7 @@ describe('loadServerSettings', () => {
       queue: { visibilityMs: 500, maxDepth: 0, pollIntervalMs: 10, maxAttempts: 3 },
       rateLimit: { max: 5, windowMs: 1000 },
       clusterThreshold: 0.75,
-      pipelineThread: true,
+      pipelineThread: false,
       artifactRetentionDays: 60,
       executionRetentionDays: 30,
       retentionSweepMs: 60_000,

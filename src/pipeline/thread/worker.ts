@@ -1,6 +1,8 @@
 // The pipeline thread: processors, exporters, connectors and their loops, off the thread that
 // answers HTTP. Ingest acknowledgements then never wait behind a lease being processed; the
 // store and the queue stay on the main thread and are reached through `remote.ts`.
+import { readlinkSync } from 'node:fs';
+import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import type { AiSettings } from '../../config/ai.js';
 import type { NotificationSettings, TrackerSettings } from '../../config/integrations.js';
@@ -13,6 +15,9 @@ import { PipelineRuntime } from '../runtime.js';
 import { remoteQueue, remoteStore } from './remote.js';
 import { RpcClient } from './rpc.js';
 import type { ToMain, ToWorker } from './messages.js';
+
+/** Niceness of the pipeline thread (0 is the HTTP thread's; 19 the lowest). */
+const PIPELINE_NICE = 10;
 
 export interface PipelineThreadData {
   pipelineFile: string;
@@ -34,6 +39,7 @@ export interface PipelineThreadData {
 const port = parentPort;
 if (!port) throw new Error('worker.ts runs as a worker thread');
 const data = workerData as PipelineThreadData;
+lowerThreadPriority(PIPELINE_NICE);
 const post = (m: ToMain): void => port.postMessage(m);
 
 // Log lines go to the main thread, which writes them to its own destination (one stream, in order
@@ -111,4 +117,20 @@ try {
   post({ kind: 'ready' });
 } catch (err) {
   post({ kind: 'fatal', message: err instanceof Error ? (err.stack ?? err.message) : String(err) });
+}
+
+/**
+ * The pipeline thread yields the CPU to the thread answering HTTP: on a 2-core machine the
+ * processors, chDB and the HTTP thread all want a core, and an ack that waits for the scheduler
+ * waits as long as one behind a lease. Lowered priority only decides who runs first when both
+ * are ready; when HTTP is quiet the pipeline has the cores to itself. (Linux: `setpriority` on a
+ * thread id applies to that thread alone; elsewhere this is skipped.)
+ */
+function lowerThreadPriority(nice: number): void {
+  try {
+    const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
+    if (Number.isInteger(tid) && tid > 0) setPriority(tid, nice);
+  } catch {
+    // Not Linux, or not permitted: same behaviour, default priority.
+  }
 }
