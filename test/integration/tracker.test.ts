@@ -1,6 +1,7 @@
 // Tracker issues end to end, against a local HTTP peer playing GitHub's issues API: a test flaky
 // for tracker.afterDays gets one issue (POST), the issue follows the score (PATCH), and after a
-// restart a second flaky spell of the same test updates that issue instead of opening another.
+// restart a second flaky spell of the same test updates that issue instead of opening another; a
+// closed issue is reopened when its test flakes again.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -127,7 +128,7 @@ describe('tracker: GitHub issues for persistent flakes', () => {
   }, 120_000);
 });
 
-describe('tracker: closing after recoveryDays stable', () => {
+describe('tracker: closing after recoveryDays stable, reopening when it flakes again', () => {
   let gh: HttpSink;
   let td: TestDaemon;
   let pipelineFile: string;
@@ -145,7 +146,7 @@ describe('tracker: closing after recoveryDays stable', () => {
     rmSync(path.dirname(pipelineFile), { recursive: true, force: true });
   });
 
-  it('closes the issue with a comment once the test has not been flaky for recoveryDays', async () => {
+  it('closes the issue with a comment once the test has not been flaky for recoveryDays, and reopens that issue', async () => {
     const settings = (body: unknown) => td.request('PATCH', '/v1/admin/projects/default/settings', { token: td.adminToken, body });
     expect((await settings({ tracker: { enabled: true, afterDays: 1, recoveryDays: 1 } })).status).toBe(200);
     // Three days of flaking, six days ago: opened after one day.
@@ -163,6 +164,17 @@ describe('tracker: closing after recoveryDays stable', () => {
     // The closing comment follows the PATCH (a request of its own).
     const comment = await td.waitFor(async () => gh.requests.find((r) => r.method === 'POST' && r.path === '/repos/acme/shop/issues/1/comments'));
     expect(comment.json.body).toContain('Stable for 1 day(s)');
+    expect(gh.requests.filter((r) => r.method === 'POST' && r.path === '/repos/acme/shop/issues')).toHaveLength(1);
+
+    // The threshold goes back to inherited and A flakes again on a new commit, from 36 hours ago
+    // (more than afterDays): its closed issue is reopened with a comment, never a second issue.
+    expect((await settings({ flaky: { threshold: null } })).status).toBe(200);
+    const again = Date.now() - 36 * HOUR;
+    for (let k = 0; k < 8; k++) await td.ingest(run(again + k * HOUR, { [A]: k % 2 ? 'fail' : 'pass' }, 'fed9876'));
+    const reopened = await td.waitFor(async () => gh.requests.find((r) => r.method === 'PATCH' && r.path === '/repos/acme/shop/issues/1' && r.json.state === 'open'));
+    expect(reopened.json.state_reason).toBe('reopened');
+    const reopenComment = await td.waitFor(async () => gh.requests.find((r) => r.method === 'POST' && r.path === '/repos/acme/shop/issues/1/comments' && String(r.json.body).startsWith('Flaky again')));
+    expect(reopenComment.json.body).toMatch(/^Flaky again \(score [01]\.\d\d\): reopening\.$/);
     expect(gh.requests.filter((r) => r.method === 'POST' && r.path === '/repos/acme/shop/issues')).toHaveLength(1);
   }, 120_000);
 });
