@@ -6,6 +6,7 @@
 // history) and link to the dashboard, whose URL only the CI side knows.
 import type { z } from 'zod';
 import { BASE_WINDOW_DAYS, KNOWN_FLAKE_SCORE, SUMMARY_MARKER, type gateResponseSchema, type summaryResponseSchema } from '../api/routes/pr.js';
+import { cell } from '../domain/markdown.js';
 
 export type SummaryBody = z.infer<typeof summaryResponseSchema>['summary'];
 export type GateBody = Extract<z.infer<typeof gateResponseSchema>, { found: true }>['gate'];
@@ -48,13 +49,6 @@ function rowsOf(input: CommentInput): Row[] {
       ? { test, classification: g.classification, baseFailRate: g.baseFailRate, baseSampleSize: g.baseSampleSize }
       : { test, classification: classifyLocally(test), baseFailRate: null, baseSampleSize: null };
   });
-}
-
-/** Text safe inside a table cell: one line, no pipes or HTML, bounded. */
-export function cell(text: string, max = 160): string {
-  const oneLine = text.replace(/\s+/g, ' ').trim();
-  const cut = oneLine.length > max ? `${oneLine.slice(0, max - 1)}…` : oneLine;
-  return cut.replace(/\\/g, '\\\\').replace(/\|/g, '\\|').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 }
 
 /** Inline code that survives backticks in the text. */

@@ -88,12 +88,7 @@ async function api<T>(ctx: Context, urlPath: string, schema: z.ZodType<T>): Prom
     throw new RemoteError(`cannot reach Flakehouse at ${endpoint}: ${causeOf(err)}`);
   }
   const text = await res.text();
-  let json: unknown;
-  try {
-    json = text ? JSON.parse(text) : undefined;
-  } catch {
-    json = undefined;
-  }
+  const json = jsonOrUndefined(text);
   if (res.status === 404) return { status: 404, body: null };
   if (!res.ok) {
     const e = z.object({ error: z.string(), message: z.string().optional() }).safeParse(json);
@@ -365,12 +360,7 @@ async function github(t: GithubTarget, method: string, url: string, body?: unkno
     throw new RemoteError(`cannot reach GitHub at ${t.apiUrl}: ${causeOf(err)}`);
   }
   const text = await res.text();
-  let json: unknown;
-  try {
-    json = text ? JSON.parse(text) : undefined;
-  } catch {
-    json = undefined;
-  }
+  const json = jsonOrUndefined(text);
   if (!res.ok) {
     const m = z.object({ message: z.string() }).safeParse(json);
     const hint = res.status === 403 || res.status === 404 ? ' (the token needs `pull-requests: write`; pull requests from forks get a read-only token)' : '';
@@ -411,4 +401,13 @@ export async function upsertComment(t: GithubTarget, body: string): Promise<{ ac
   const c = commentSchema.safeParse(res.json);
   if (!c.success) throw new RemoteError('GitHub sent an unexpected answer to the new comment');
   return { action: 'created', id: c.data.id, url: c.data.html_url };
+}
+
+/** A response body as JSON, or undefined when it is empty or not JSON (a proxy's HTML page). */
+function jsonOrUndefined(text: string): unknown {
+  try {
+    return text ? (JSON.parse(text) as unknown) : undefined;
+  } catch {
+    return undefined;
+  }
 }

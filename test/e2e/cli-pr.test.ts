@@ -6,7 +6,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import sax from 'sax';
+import { parseSvg } from '../helpers/svg.js';
 import { parse as parseYaml } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nativeBatch, startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
@@ -97,23 +97,6 @@ class GithubPeer {
     }
     return { status: 404, json: { message: 'Not Found' } };
   }
-}
-
-function parseSvg(text: string): { root: string; text: string } {
-  const parser = sax.parser(true);
-  let root = '';
-  let content = '';
-  parser.onopentag = (node) => {
-    root ||= node.name;
-  };
-  parser.ontext = (t) => {
-    content += t;
-  };
-  parser.onerror = (e) => {
-    throw e;
-  };
-  parser.write(text).close();
-  return { root, text: content };
 }
 
 describe('flakehouse summary, comment, gate, badge', () => {

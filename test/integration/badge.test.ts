@@ -2,29 +2,11 @@
 // in the path, shields.io JSON and SVG drawn from the project's scores, ETag revalidation, and a
 // rotation that turns the old URLs into the grey "unknown" badge at once.
 import { randomBytes } from 'node:crypto';
-import sax from 'sax';
+import { parseSvg } from '../helpers/svg.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nativeBatch, startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
 
 const HOUR = 3_600_000;
-
-/** Parses strictly (throws on malformed XML) and returns the root element's name and all text. */
-function parseSvg(text: string): { root: string; text: string } {
-  const parser = sax.parser(true);
-  let root = '';
-  let content = '';
-  parser.onopentag = (node) => {
-    root ||= node.name;
-  };
-  parser.ontext = (t) => {
-    content += t;
-  };
-  parser.onerror = (e) => {
-    throw e;
-  };
-  parser.write(text).close();
-  return { root, text: content };
-}
 
 describe('badges', () => {
   let td: TestDaemon;

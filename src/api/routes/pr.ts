@@ -13,6 +13,7 @@ import type { CodeownersRepo } from '../../store/codeowners.js';
 import type { TestRepo } from '../../store/tests.js';
 import { ApiError, errors } from '../errors.js';
 import { defineRoute, type AnyRouteDef } from '../route.js';
+import { cell } from '../../domain/markdown.js';
 
 const COMMIT_SHA_RE = /^[0-9a-f]{7,40}$/i;
 const BASE_BRANCH_RE = /^[\w./-]{1,255}$/;
@@ -407,13 +408,6 @@ function round4(n: number): number {
 
 export const SUMMARY_MARKER = '<!-- service:pr-comment -->';
 export const GATE_MARKER = '<!-- service:pr-gate -->';
-
-/** Text safe inside a table cell: one line, no pipes, bounded. */
-function cell(text: string, max = 160): string {
-  const oneLine = text.replace(/\s+/g, ' ').trim();
-  const cut = oneLine.length > max ? `${oneLine.slice(0, max - 1)}…` : oneLine;
-  return cut.replace(/\\/g, '\\\\').replace(/\|/g, '\\|').replace(/</g, '&lt;').replace(/>/g, '&gt;');
-}
 
 /** Inline code that survives backticks in the text. */
 function code(text: string, max = 120): string {
