@@ -12,7 +12,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { BIN, bootstrapToken, startServerProcess, type ServerProcess } from '../helpers/process.js';
 
 const exec = promisify(execFile);
-const FIXTURES = path.resolve(import.meta.dirname, '../../../shared/fixtures/junit');
+const FIXTURES = path.resolve(import.meta.dirname, '../fixtures/junit');
 const root = fs.mkdtempSync(path.join(tmpdir(), 'fh-e2e-report-'));
 const dataDir = path.join(root, 'data');
 const repo = path.join(root, 'repo');

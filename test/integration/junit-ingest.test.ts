@@ -10,7 +10,7 @@ import { countFinalStatuses } from '../../src/domain/records.js';
 import { parseJUnit } from '../../src/receivers/junit/parse.js';
 import { startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
 
-const FIXTURES = path.resolve(import.meta.dirname, '../../../shared/fixtures/junit');
+const FIXTURES = path.resolve(import.meta.dirname, '../fixtures/junit');
 const fixtureFiles = ['dorny', 'mikepenz'].flatMap((dir) =>
   readdirSync(path.join(FIXTURES, dir))
     .filter((f) => f.endsWith('.xml'))

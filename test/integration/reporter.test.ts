@@ -16,7 +16,7 @@ import { junitFilesToRun } from '../../src/reporter/junit-to-run.js';
 import { ReportDeliveryError, sendRun, type ReporterRun } from '../../src/reporter/send.js';
 import { startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
 
-const FIXTURES = path.resolve(import.meta.dirname, '../../../shared/fixtures/junit');
+const FIXTURES = path.resolve(import.meta.dirname, '../fixtures/junit');
 const fixture = (rel: string): string => path.join(FIXTURES, rel);
 
 let td: TestDaemon;

@@ -6,7 +6,7 @@ import type { ExecutionInput } from '../../src/domain/batch.js';
 import { parseJUnit } from '../../src/receivers/junit/parse.js';
 import type { JUnitParseResult } from '../../src/receivers/junit/parse.js';
 
-const FIXTURES = path.resolve(import.meta.dirname, '../../../shared/fixtures/junit');
+const FIXTURES = path.resolve(import.meta.dirname, '../fixtures/junit');
 const NOW = Date.UTC(2025, 0, 2, 3, 4, 5);
 
 const fixtureFiles = ['dorny', 'mikepenz'].flatMap((dir) =>

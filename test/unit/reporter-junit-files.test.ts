@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expandReportPatterns, junitFilesToRun } from '../../src/reporter/junit-to-run.js';
 
 let dir: string;
-const SUREFIRE = path.resolve(import.meta.dirname, '../../../shared/fixtures/junit/mikepenz/maven_surefire_flaky__surefire-report.xml');
+const SUREFIRE = path.resolve(import.meta.dirname, '../fixtures/junit/mikepenz/maven_surefire_flaky__surefire-report.xml');
 
 beforeAll(() => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'fh-junit-files-'));
