@@ -100,7 +100,7 @@ const databaseField: Field<string> = {
 
 const VARS = {
   port: d({ name: 'SERVICE_PORT', description: 'HTTP listen port; 0 picks a free port (tests)', field: intField(0, 65535), default: 8080 }),
-  host: d({ name: 'SERVICE_HOST', description: 'HTTP listen address', field: stringField(), default: '0.0.0.0' }),
+  host: d({ name: 'SERVICE_HOST', description: 'HTTP listen address', field: stringField(), default: '127.0.0.1' }),
   dataDir: d({
     name: 'SERVICE_DATA_DIR',
     description: 'directory for the durable queue and embedded database; relative to the working directory',

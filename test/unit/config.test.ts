@@ -365,7 +365,9 @@ describe('loadServerSettings', () => {
     const s = loadServerSettings({}, dir);
     expect(s).toEqual({
       port: 8080,
-      host: '0.0.0.0',
+      // Loopback by default: a daemon on a laptop is not reachable from the network unless asked
+      // (the Dockerfile sets SERVICE_HOST=0.0.0.0, which a container needs).
+      host: '127.0.0.1',
       dataDir: path.join(dir, 'data'),
       clickhouse: { database: 'flakehouse' },
       logLevel: 'info',
@@ -384,7 +386,7 @@ describe('loadServerSettings', () => {
     const s = loadServerSettings(
       {
         SERVICE_PORT: '0',
-        SERVICE_HOST: '127.0.0.1',
+        SERVICE_HOST: '0.0.0.0',
         SERVICE_DATA_DIR: '/var/lib/flakehouse',
         SERVICE_CLICKHOUSE_URL: 'http://clickhouse:8123',
         SERVICE_CLICKHOUSE_USER: 'fh',
@@ -411,7 +413,7 @@ describe('loadServerSettings', () => {
     );
     expect(s).toEqual({
       port: 0,
-      host: '127.0.0.1',
+      host: '0.0.0.0',
       dataDir: '/var/lib/flakehouse',
       clickhouse: { url: 'http://clickhouse:8123', user: 'fh', password: ' secret ', database: 'fh_test' },
       adminToken: 'admin-secret',
