@@ -52,8 +52,12 @@ export async function syncCodeowners(put: PutJson, opts: { explicitFile: string 
   if (content.trim().length > MAX_CODEOWNERS_CHARS) {
     return { ok: false, line: `warning: ${shown} is over ${MAX_CODEOWNERS_CHARS} characters; owners were not synced` };
   }
-  const res = await put('/v1/codeowners', { content });
-  return res.ok ? { ok: true, line: `synced owners from ${shown}` } : { ok: false, line: `warning: could not sync ${shown}: ${res.message}` };
+  // Only a file that exists, was read, and is empty gets here empty: the repository really says
+  // "no owners", so clearing is deliberate (the server refuses empty content without allowEmpty).
+  const empty = content.trim().length === 0;
+  const res = await put(empty ? '/v1/codeowners?allowEmpty=true' : '/v1/codeowners', { content });
+  if (!res.ok) return { ok: false, line: `warning: could not sync ${shown}: ${res.message}` };
+  return { ok: true, line: empty ? `synced owners from ${shown} (empty: every owner cleared)` : `synced owners from ${shown}` };
 }
 
 /** Channels of service.yml → PUT /v1/notifications/routing (replaces the project's config channels). */

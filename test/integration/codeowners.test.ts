@@ -44,9 +44,25 @@ describe('CODEOWNERS', () => {
     expect((await td.request('GET', '/v1/flaky?owner=@nobody')).json.items).toEqual([]);
   });
 
-  it('an empty file clears ownership; over 200,000 characters is refused; the ingest scope is required', async () => {
-    expect((await td.request('PUT', '/v1/codeowners', { body: { content: '   ' } })).status).toBe(200);
+  it('empty content is refused unless ?allowEmpty=true, so a failed file read cannot wipe the owners', async () => {
+    for (const content of ['', '  \n ']) {
+      const refused = await td.request('PUT', '/v1/codeowners', { body: { content } });
+      expect(refused.status).toBe(400);
+      expect(refused.json.error).toBe('invalid_payload');
+      expect(refused.json.message).toContain('?allowEmpty=true');
+      expect(refused.json.issues).toEqual([{ path: 'content', message: expect.stringContaining('empty') }]);
+    }
+    // The owners are still there.
+    expect((await td.request('GET', '/v1/flaky?owner=@bob')).json.items).toHaveLength(1);
+    expect((await td.request('PUT', '/v1/codeowners?allowEmpty=false', { body: { content: '' } })).status).toBe(400);
+  });
+
+  it('an empty file with ?allowEmpty=true clears ownership; over 200,000 characters is refused; the ingest scope is required', async () => {
+    const cleared = await td.request('PUT', '/v1/codeowners?allowEmpty=true', { body: { content: '   ' } });
+    expect(cleared.status).toBe(200);
+    expect(cleared.json).toEqual({ ok: true });
     const board = await td.request('GET', '/v1/flaky');
+    expect(board.json.items.length).toBeGreaterThan(0);
     expect(board.json.items.every((i: { owners: string[] }) => i.owners.length === 0)).toBe(true);
     const big = await td.request('PUT', '/v1/codeowners', { body: { content: 'x'.repeat(200_001) } });
     expect(big.status).toBe(400);

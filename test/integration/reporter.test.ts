@@ -437,6 +437,17 @@ describe('CODEOWNERS and routing sync', () => {
     expect(await storedCodeowners()).toBe(explicit);
   }, 60_000);
 
+  it('an empty CODEOWNERS file in the repository clears the owners on purpose (?allowEmpty=true)', async () => {
+    expect((await td.request('PUT', '/v1/codeowners', { body: { content: '* @acme/before-empty' } })).status).toBe(200);
+    const repo = dir('empty-owners');
+    fs.mkdirSync(path.join(repo, '.git'));
+    fs.writeFileSync(path.join(repo, 'CODEOWNERS'), '\n');
+    const { lines, log } = logger();
+    await sendRun({ ...runOf(fixture('dorny/jest-junit.xml')), rootDir: repo }, { env: envFor(branchName('empty-owners')), cwd: repo, log });
+    expect(lines).toContain('synced owners from CODEOWNERS (empty: every owner cleared)');
+    expect(await storedCodeowners()).toBe('');
+  }, 60_000);
+
   it('service.yml channels become config channels; a later sync replaces them and leaves dashboard channels alone', async () => {
     const cwd = dir('routing');
     const yml = (channels: string): string => `project: default\nnotifications:\n  channels:\n${channels}`;

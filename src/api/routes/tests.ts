@@ -240,11 +240,20 @@ export function testRoutes(d: TestRouteDeps): AnyRouteDef[] {
       summary: 'Upload the CODEOWNERS file that attributes tests to owners',
       tags: ['tests'],
       auth: { kind: 'token', anyOf: ['ingest'] },
+      query: z.object({ allowEmpty: bool.default(false) }),
       body: z.object({ content: z.string().max(200_000) }),
       response: z.object({ ok: z.literal(true) }),
-      async handler({ body, principal }) {
+      async handler({ query, body, principal }) {
         const content = body.content.trim();
         if (content.length > 200_000) throw new ApiError(400, 'invalid_payload', 'content exceeds 200,000 characters');
+        // An empty upload is far more often a failed read on the client (a missing file piped
+        // through jq) than a wish to drop every owner, so clearing has to be asked for by name.
+        if (content.length === 0 && !query.allowEmpty) {
+          throw errors.invalidPayload(
+            [{ path: 'content', message: 'is empty' }],
+            "content is empty: storing it would remove every owner from this project's tests; to clear the owners on purpose, send it with ?allowEmpty=true",
+          );
+        }
         await d.codeowners.put(principal!.projectId, content);
         return { ok: true as const };
       },
