@@ -9,6 +9,7 @@ import { badgesResponseSchema } from '../api/routes/badge.js';
 import { STRICTNESS, gateResponseSchema, summaryResponseSchema, type Strictness } from '../api/routes/pr.js';
 import { BADGE_VARIANTS, type BadgeVariant } from '../domain/badge.js';
 import type { CiDetection } from '../reporter/ci-detect.js';
+import { commitFromLastReport, readLastReport, type LastReport } from '../reporter/last-report.js';
 import { detectRunCi } from '../reporter/send.js';
 import { loadReporterSettings, type ReporterSettings } from '../reporter/settings.js';
 import { COMMENT_MARKER, commentMarkdown, gateText, type GateBody, type SummaryBody } from './pr-markdown.js';
@@ -23,6 +24,8 @@ const MAX_COMMENT_PAGES = 50;
 const DEFAULT_GITHUB_API = 'https://api.github.com';
 /** In CI the report was accepted moments ago and may still be in the worker: wait this long for it. */
 const CI_WAIT_S = 30;
+/** A commit taken from a `flakehouse report` this recent may still be in the worker: wait as in CI. */
+const RECENT_REPORT_MS = 10 * 60_000;
 const MAX_WAIT_S = 600;
 
 class PrUsageError extends Error {}
@@ -32,8 +35,11 @@ class RemoteError extends Error {}
 
 interface Context {
   env: NodeJS.ProcessEnv;
+  cwd: string;
   settings: ReporterSettings;
   ci: CiDetection;
+  /** Set by commitOf when the commit came from the last `flakehouse report` (outside CI). */
+  lastReport?: LastReport;
   out: (text: string) => void;
   warn: (text: string) => void;
 }
@@ -42,6 +48,7 @@ export async function prCommand(command: PrCommand, args: string[], env: NodeJS.
   try {
     const ctx: Context = {
       env,
+      cwd,
       settings: loadReporterSettings({ env, cwd }),
       ci: detectRunCi(env),
       out: (text) => process.stdout.write(text),
@@ -108,14 +115,28 @@ function causeOf(err: unknown): string {
 }
 
 function commitOf(ctx: Context, flag: string | undefined): string {
-  const sha = flag ?? ctx.ci.commitSha ?? ctx.settings.commitSha;
-  if (!sha) throw new PrUsageError('no commit: pass --commit SHA, run in CI, or set SERVICE_COMMIT_SHA');
+  const sha = flag ?? ctx.ci.commitSha ?? ctx.settings.commitSha ?? commitOfLastReport(ctx);
   if (!/^[0-9a-f]{7,40}$/i.test(sha)) throw new PrUsageError(`--commit: expected 7 to 40 hex characters, got "${sha}"`);
   return sha.toLowerCase();
 }
 
+/**
+ * Outside CI, the commit the last `flakehouse report` in this repository sent (src/reporter/last-report.ts),
+ * so `report` then `summary` on a laptop needs no flags; without one, says exactly what to pass.
+ */
+function commitOfLastReport(ctx: Context): string {
+  const how = 'pass --commit SHA (e.g. --commit "$(git rev-parse HEAD)") or set SERVICE_COMMIT_SHA';
+  if (ctx.ci.provider !== 'local') throw new PrUsageError(`no commit: ${ctx.ci.provider} did not provide one; ${how}`);
+  const found = commitFromLastReport(readLastReport(ctx.settings.bufferDir, ctx.cwd), ctx.settings);
+  if (!found.ok) throw new PrUsageError(`no commit: no CI system was detected, SERVICE_COMMIT_SHA is unset and ${found.reason} (looked in ${ctx.settings.bufferDir}, SERVICE_BUFFER_DIR); ${how}`);
+  const r = found.report;
+  ctx.lastReport = r;
+  process.stderr.write(`flakehouse: commit ${r.commitSha.slice(0, 12)} on ${r.branch}, from the last \`flakehouse report\` here (${r.reportedAt}); pass --commit to look up another\n`);
+  return r.commitSha;
+}
+
 function baseOf(ctx: Context, flag: string | undefined): string | undefined {
-  const b = flag ?? ctx.ci.baseBranch;
+  const b = flag ?? ctx.ci.baseBranch ?? ctx.lastReport?.baseBranch;
   if (b !== undefined && !/^[\w./-]{1,255}$/.test(b)) throw new PrUsageError(`--base: "${b}" is not a branch name (letters, digits, _ . / -)`);
   return b;
 }
@@ -125,9 +146,12 @@ async function fetchSummary(ctx: Context, sha: string): Promise<SummaryBody | nu
   return res.body?.summary ?? null;
 }
 
-/** --wait SECONDS; default 30 in CI (CI or GITHUB_ACTIONS set), where `report` ran just before, else 0. */
+/** --wait SECONDS; default 30 in CI (CI or GITHUB_ACTIONS set) or after a recent local `report`, where it ran just before; else 0. */
 function waitOf(ctx: Context, flag: string | undefined): number {
-  if (flag === undefined) return ctx.env.CI || ctx.env.GITHUB_ACTIONS === 'true' ? CI_WAIT_S : 0;
+  if (flag === undefined) {
+    const justReported = ctx.lastReport !== undefined && Date.now() - Date.parse(ctx.lastReport.reportedAt) < RECENT_REPORT_MS;
+    return ctx.env.CI || ctx.env.GITHUB_ACTIONS === 'true' || justReported ? CI_WAIT_S : 0;
+  }
   if (!/^\d+$/.test(flag) || Number(flag) > MAX_WAIT_S) throw new PrUsageError(`--wait: expected whole seconds from 0 to ${MAX_WAIT_S}, got "${flag}"`);
   return Number(flag);
 }

@@ -15,6 +15,7 @@ import { DEFAULT_RETRY_POLICY, deliver, type DeliveryOutcome, type RetryPolicy }
 import { encodeOtlpRun, newTraceId } from './otlp-encode.js';
 import { syncCodeowners, syncRouting, type PutJson } from './owners-sync.js';
 import { idempotencyKeyFor, resolveResource, sampledIn } from './run-context.js';
+import { lastReportFromResource, writeLastReport } from './last-report.js';
 import { loadReporterSettings, type ReporterSettings } from './settings.js';
 
 export interface ReporterRun {
@@ -113,6 +114,11 @@ export async function sendRun(run: ReporterRun, options: SendOptions = {}): Prom
   }
   const client = new ApiClient(settings.endpoint, settings.token, log);
   const buffer = new RunBuffer(settings.bufferDir);
+  try {
+    writeLastReport(settings.bufferDir, cwd, lastReportFromResource(resource, settings, Date.now()));
+  } catch (err) {
+    log(`warning: cannot record this run's commit for \`flakehouse summary\` and \`gate\` in ${settings.bufferDir}: ${(err as Error).message}`);
+  }
 
   const replay = await replayBuffered(buffer, client, settings, log);
   result.replayed = replay.replayed;

@@ -178,7 +178,7 @@ describe('flakehouse summary, comment, gate, badge', () => {
       expect(r.stdout).toMatch(/NEW FAILURE\s+shop › alpha\s+\(src\/shop\.test\.ts\)\s+fail · score 0\.[0-4]\d · 0 of 5 runs failed on main/);
       expect(r.stdout).toMatch(/known flake\s+shop › known .* 2 of 5 runs failed on main/);
       expect(r.stdout).toContain('alpha: expected 200, got 500');
-      expect(readFileSync(stepSummary, 'utf8')).toMatch(/^<!-- service:pr-gate -->\n### 🚫 Flakehouse gate: blocked/);
+      expect(readFileSync(stepSummary, 'utf8')).toMatch(/^<!-- service:pr-gate -->\n<!-- flakemetry:pr-gate -->\n### 🚫 Flakehouse gate: blocked/);
 
       const json = await cli(['gate', '--json', '--commit', prCommit]);
       expect(json.code).toBe(1);
@@ -229,7 +229,7 @@ describe('flakehouse summary, comment, gate, badge', () => {
       const r = await cli(['summary'], actionsEnv({ SERVICE_DASHBOARD_URL: 'https://flakes.example/' }));
       expect(r.code).toBe(0);
       const md = r.stdout;
-      expect(md.startsWith('<!-- service:pr-comment -->\n### ❌ Flakehouse: 1 new failure, 1 known flaky of 3 tests\n')).toBe(true);
+      expect(md.startsWith('<!-- service:pr-comment -->\n<!-- flakemetry:pr-comment -->\n### ❌ Flakehouse: 1 new failure, 1 known flaky of 3 tests\n')).toBe(true);
       expect(md).toContain(`Commit [\`${prCommit.slice(0, 12)}\`](https://flakes.example/projects/default/runs?commitSha=${prCommit}) on \`feature/x\` → \`main\``);
       expect(md).toContain('2 failed, 0 flaky');
       expect(md).toContain('gate 🚫 **blocks the merge** (strictness `new`)');
@@ -318,6 +318,55 @@ describe('flakehouse summary, comment, gate, badge', () => {
       const badToken = await cli(['comment', '--strict'], actionsEnv({ GITHUB_TOKEN: 'wrong' }));
       expect(badToken.code).toBe(1);
       expect(badToken.stderr).toContain('GitHub answered 401');
+    }, 180_000);
+  });
+
+  describe('outside CI', () => {
+    it('summary and gate use the commit the last `report` in this repository sent; without one, say what to pass', async () => {
+      const bufferDir = path.join(work, 'local-buffer');
+      const repo = path.join(work, 'local-repo');
+      mkdirSync(path.join(repo, '.git'), { recursive: true });
+      mkdirSync(path.join(repo, 'packages/web'), { recursive: true });
+      const junit = path.join(repo, 'junit.xml');
+      writeFileSync(junit, '<testsuite name="local"><testcase classname="local" name="works" file="src/local.test.ts" time="0.01"/></testsuite>');
+      const local = { SERVICE_BUFFER_DIR: bufferDir };
+      const inRepo = async (args: string[], env: Record<string, string>, cwd = repo): Promise<{ code: number; stdout: string; stderr: string }> =>
+        new Promise((resolve) => {
+          execFile(process.execPath, [BIN, ...args], { cwd, env: { PATH: process.env.PATH ?? '', SERVICE_ENDPOINT: td.url, SERVICE_TOKEN: td.token, ...env } }, (err, stdout, stderr) =>
+            resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+          );
+        });
+
+      const before = await inRepo(['summary'], local);
+      expect(before.code).toBe(2);
+      expect(before.stderr).toContain('no `flakehouse report` has run in this repository');
+      expect(before.stderr).toContain('pass --commit SHA');
+      expect(before.stderr).toContain('set SERVICE_COMMIT_SHA');
+
+      // A report without a commit lands on the placeholder: summary refuses to guess from it.
+      expect((await inRepo(['report', junit], local)).code).toBe(0);
+      const placeholder = await inRepo(['gate'], local);
+      expect(placeholder.code).toBe(2);
+      expect(placeholder.stderr).toContain('placeholder 0000000');
+      expect(placeholder.stderr).toContain('SERVICE_COMMIT_SHA');
+
+      const commit = sha();
+      const reported = await inRepo(['report', junit], { ...local, SERVICE_COMMIT_SHA: commit, SERVICE_BRANCH: 'feature/local' });
+      expect(reported.code, reported.stderr).toBe(0);
+      // From a subdirectory of the same repository, with no commit in the environment.
+      const gated = await inRepo(['gate'], local, path.join(repo, 'packages/web'));
+      expect(gated.code, gated.stderr).toBe(0);
+      expect(gated.stderr).toContain(`commit ${commit.slice(0, 12)} on feature/local, from the last \`flakehouse report\` here`);
+      expect(gated.stdout).toContain('Flakehouse gate: passed');
+      expect(gated.stdout).toContain(`commit ${commit.slice(0, 12)}`);
+      const summary = await inRepo(['summary', '--json'], local);
+      expect(summary.code, summary.stderr).toBe(0);
+      expect(JSON.parse(summary.stdout).summary).toMatchObject({ commitSha: commit, branch: 'feature/local' });
+
+      // Another repository on the same machine does not inherit it.
+      const other = path.join(work, 'other-repo');
+      mkdirSync(path.join(other, '.git'), { recursive: true });
+      expect((await inRepo(['summary'], local, other)).code).toBe(2);
     }, 180_000);
   });
 
