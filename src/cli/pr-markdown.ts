@@ -5,7 +5,7 @@
 // summary with the gate's classification (new failure versus known flake, from the base branch's
 // history) and link to the dashboard, whose URL only the CI side knows.
 import type { z } from 'zod';
-import { BASE_WINDOW_DAYS, KNOWN_FLAKE_SCORE, SUMMARY_MARKER, type gateResponseSchema, type summaryResponseSchema } from '../api/routes/pr.js';
+import { BASE_WINDOW_DAYS, FLAKEMETRY_SUMMARY_MARKER, KNOWN_FLAKE_SCORE, SUMMARY_MARKER, type gateResponseSchema, type summaryResponseSchema } from '../api/routes/pr.js';
 import { cell } from '../domain/markdown.js';
 
 export type SummaryBody = z.infer<typeof summaryResponseSchema>['summary'];
@@ -15,6 +15,15 @@ type Classification = GateBody['tests'][number]['classification'];
 
 /** The hidden first line that makes the comment findable again (sticky), as the server's. */
 export const COMMENT_MARKER = SUMMARY_MARKER;
+
+/**
+ * Whether a PR comment is the sticky one to update: ours, or the one Flakemetry's pr-comment action
+ * left (a team moving over keeps its comment). Ours carries both markers, so Flakemetry's action,
+ * if it still runs, finds it too.
+ */
+export function isStickyComment(body: string | null | undefined): boolean {
+  return !!body && (body.includes(COMMENT_MARKER) || body.includes(FLAKEMETRY_SUMMARY_MARKER));
+}
 /** Rows of tests shown before "and N more" (GitHub refuses comments over 65,536 characters). */
 export const MAX_ROWS = 50;
 const MAX_BODY = 60_000;
@@ -82,7 +91,7 @@ function outcome(t: SummaryTest): string {
 }
 
 function why(t: SummaryTest): string {
-  if (t.topReasonMessage && t.topReason !== 'STABLE') return cell(t.topReasonMessage, 100);
+  if (t.topReason && t.topReasonCode !== 'STABLE') return cell(t.topReason, 100);
   return t.status === 'flaky' ? 'passed on a retry here' : '—';
 }
 
@@ -96,7 +105,7 @@ export function commentMarkdown(input: CommentInput): string {
   const baseBranch = gate?.baseBranch ?? 'the base branch';
   const sha = summary.commitSha.slice(0, 12);
 
-  const lines: string[] = [COMMENT_MARKER];
+  const lines: string[] = [COMMENT_MARKER, FLAKEMETRY_SUMMARY_MARKER];
   if (rows.length === 0) {
     lines.push(`### ✅ Flakehouse: all ${plural(summary.totalTests, 'test')} passed`);
   } else {

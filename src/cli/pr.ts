@@ -12,7 +12,7 @@ import type { CiDetection } from '../reporter/ci-detect.js';
 import { commitFromLastReport, readLastReport, type LastReport } from '../reporter/last-report.js';
 import { detectRunCi } from '../reporter/send.js';
 import { loadReporterSettings, type ReporterSettings } from '../reporter/settings.js';
-import { COMMENT_MARKER, commentMarkdown, gateText, type GateBody, type SummaryBody } from './pr-markdown.js';
+import { commentMarkdown, gateText, isStickyComment, type GateBody, type SummaryBody } from './pr-markdown.js';
 
 export const PR_COMMANDS = ['summary', 'comment', 'gate', 'badge'] as const;
 export type PrCommand = (typeof PR_COMMANDS)[number];
@@ -411,7 +411,7 @@ export async function upsertComment(t: GithubTarget, body: string): Promise<{ ac
     const res = await github(t, 'GET', url);
     const list = z.array(commentSchema).safeParse(res.json);
     if (!list.success) throw new RemoteError('GitHub sent an unexpected list of comments');
-    existing = list.data.find((c) => c.body?.includes(COMMENT_MARKER));
+    existing = list.data.find((c) => isStickyComment(c.body));
     url = nextLink(res.link, t.apiUrl);
   }
   if (existing) {

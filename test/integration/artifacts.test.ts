@@ -92,6 +92,8 @@ describe('POST /v1/artifacts/presign → PUT → run and test detail', () => {
     expect(first).toMatchObject({ executionIndex: 0, name: 'login page.png', key: artifactKey(projectId, idempotencyKey, 0, 'login page.png') });
     expect(first.key).toMatch(new RegExp(`^proj/${projectId}/run/[A-Za-z0-9._-]+/0/login_page-[0-9a-f]{10}\\.png$`));
     expect(first.headers).toEqual({ 'content-type': 'image/png', 'content-length': String(png.length) });
+    // Flakemetry's SDK reads `uploadUrl`.
+    expect([first.uploadUrl, second.uploadUrl]).toEqual([first.url, second.url]);
     expect(second.headers).toEqual({ 'content-type': 'application/zip', 'content-length': String(zip.length) });
 
     // Upload URLs: the internal endpoint, 900 s, and a signature that covers type and length.

@@ -99,13 +99,16 @@ describe('flakiness intelligence through the API', () => {
     expect((await td.request('GET', '/v1/tests/nope')).status).toBe(404);
   });
 
-  it('auto-quarantines the candidates (quarantine.enabled) and hides them from the default board', async () => {
+  it('auto-quarantines the candidates (quarantine.enabled); the board lists them unless includeQuarantined=false', async () => {
     const t = await td.request('GET', `/v1/tests/${ids.get('retry flake')}`);
     expect(t.json.quarantined).toBe(true);
     expect(t.json.quarantineReason).toMatch(/^auto/);
     expect(t.json.quarantineOverride).toBeNull();
+    // Flakemetry's default: quarantined tests are on the board, marked.
     const board = await td.request('GET', '/v1/flaky');
-    expect(board.json.items.map((i: { title: string }) => i.title)).not.toContain('retry flake');
+    expect(board.json.items.find((i: { title: string }) => i.title === 'retry flake')).toMatchObject({ quarantined: true });
+    const unquarantined = await td.request('GET', '/v1/flaky?includeQuarantined=false');
+    expect(unquarantined.json.items.map((i: { title: string }) => i.title)).not.toContain('retry flake');
     expect(events.some((e) => e.type === 'quarantine.changed' && e.data.testIdentityId === ids.get('retry flake') && e.data.quarantined === true)).toBe(true);
   });
 

@@ -215,23 +215,28 @@ describe('validation', () => {
     expect(bad.status).toBe(400);
     expect(bad.json.error).toBe('unsupported_contract_version');
     expect(bad.json.message).toMatch(/2\.0\.0/);
+    // Which majors are taken, and what to do.
+    expect(bad.json.message).toContain('majors 0 and 1');
+    expect(bad.json.message).toContain('Send contractVersion 0.1.0');
     const ok = await td.request('POST', '/v1/ingest', { body: { ...nativeBatch(), contractVersion: '1.4.2' } });
     expect(ok.status).toBe(202);
     const zero = await td.request('POST', '/v1/ingest', { body: { ...nativeBatch(), contractVersion: '0.99.0' } });
     expect(zero.status).toBe(202);
   });
 
-  it('retryOfIndex must point at an earlier execution', async () => {
-    const b: any = nativeBatch({ n: 3 });
-    b.executions[1].retryOfIndex = 2;
+  it('a retryOfIndex that does not point at an earlier execution is ignored (as Flakemetry does), not refused', async () => {
+    const branch = uniqueBranch('retry-forward');
+    const b: any = nativeBatch({ n: 3, resource: { branch } });
+    b.executions[1].retryOfIndex = 2; // forward
+    b.executions[2].retryOfIndex = 2; // itself
     const res = await td.request('POST', '/v1/ingest', { body: b });
-    expect(res.status).toBe(400);
-    expect(res.json.error).toBe('invalid_payload');
-    expect(issuePaths(res)).toEqual(['executions.1.retryOfIndex']);
-    b.executions[1].retryOfIndex = 1; // itself
-    const self = await td.request('POST', '/v1/ingest', { body: b });
-    expect(self.status).toBe(400);
-    expect(issuePaths(self)).toEqual(['executions.1.retryOfIndex']);
+    expect(res.status, res.text).toBe(202);
+    // No link taken: three distinct passing tests.
+    const [run] = await waitForRuns(td, branch, 1);
+    expect(run.counts).toEqual({ total: 3, passed: 3, failed: 0, skipped: 0, flaky: 0 });
+    const negative = await td.request('POST', '/v1/ingest', { body: { ...b, idempotencyKey: `${b.idempotencyKey}-neg`, executions: [{ ...b.executions[0], retryOfIndex: -1 }] } });
+    expect(negative.status).toBe(400);
+    expect(issuePaths(negative)).toEqual(['executions.0.retryOfIndex']);
   });
 
   it('a valid retry chain is accepted and counted as one flaky test', async () => {

@@ -104,7 +104,7 @@ describe('PR summary and gate', () => {
       expect(s.tests.find((t: any) => t.title === 'delta').filePath).toBe('src/other.test.ts');
 
       const md: string = res.json.markdown;
-      expect(md.startsWith('<!-- service:pr-comment -->')).toBe(true);
+      expect(md.startsWith('<!-- service:pr-comment -->\n<!-- flakemetry:pr-comment -->\n')).toBe(true);
       expect(md).toContain('2 failed, 1 flaky');
       expect(md).toContain('PR #42');
       expect(md).toMatch(/\| .*alpha/);
@@ -175,9 +175,10 @@ describe('PR summary and gate', () => {
         expect(res.status).toBe(400);
         expect(res.json).toMatchObject({ error: 'invalid_base_branch' });
       }
+      // An unknown strictness is `new` (Flakemetry), not a 400: see the blocking case below.
       const strict = await td.request('GET', `/v1/runs/gate?commitSha=${sha()}&strictness=paranoid`);
-      expect(strict.status).toBe(400);
-      expect(strict.json).toMatchObject({ error: 'invalid_query' });
+      expect(strict.status).toBe(200);
+      expect(strict.json).toEqual({ found: false });
       const res = await td.request('GET', `/v1/runs/gate?commitSha=${sha()}&baseBranch=release/1.x`);
       expect(res.status).toBe(200);
       expect(res.json).toEqual({ found: false });
@@ -199,7 +200,7 @@ describe('PR summary and gate', () => {
       expect(k).toMatchObject({ status: 'fail', baseFailRate: 0.6, baseSampleSize: 5, quarantined: false });
       // The 20-day-old run is outside the window: 5 samples, not 6.
       expect(g.tests.find((t: any) => t.title === 'newbie')).toMatchObject({ status: 'fail', baseFailRate: 0, baseSampleSize: 5 });
-      expect(res.json.markdown.startsWith('<!-- service:pr-gate -->')).toBe(true);
+      expect(res.json.markdown.startsWith('<!-- service:pr-gate -->\n<!-- flakemetry:pr-gate -->\n')).toBe(true);
       expect(res.json.markdown).toContain('blocked');
       expect(res.json.markdown).toContain('new failure');
 
@@ -207,6 +208,10 @@ describe('PR summary and gate', () => {
       expect(off.json.gate).toMatchObject({ verdict: 'pass', newFailures: 1, strictness: 'off' });
       const any = await td.request('GET', `/v1/runs/gate?commitSha=${commit}&strictness=any`);
       expect(any.json.gate).toMatchObject({ verdict: 'block', strictness: 'any' });
+      // Unknown strictness (a typo in FLAKEMETRY_STRICTNESS): `new`, which blocks this PR.
+      const typo = await td.request('GET', `/v1/runs/gate?commitSha=${commit}&strictness=NEW`);
+      expect(typo.status).toBe(200);
+      expect(typo.json.gate).toMatchObject({ verdict: 'block', strictness: 'new', newFailures: 1 });
 
       // Against a base branch with no history both are new, except by score.
       const other = await td.request('GET', `/v1/runs/gate?commitSha=${commit}&baseBranch=develop`);

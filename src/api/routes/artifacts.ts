@@ -26,7 +26,8 @@ export type PresignRequest = z.infer<typeof presignRequestSchema>;
 
 const uploadSchema = z.object({ url: z.string(), key: z.string(), headers: z.record(z.string(), z.string()) });
 export const presignResponseSchema = uploadSchema.extend({
-  items: z.array(uploadSchema.extend({ executionIndex: z.number(), name: z.string() })),
+  // `uploadUrl` = `url`: Flakemetry's SDK reads `uploadUrl`, ours `url`.
+  items: z.array(uploadSchema.extend({ executionIndex: z.number(), name: z.string(), uploadUrl: z.string() })),
 });
 export type PresignResponse = z.infer<typeof presignResponseSchema>;
 
@@ -80,14 +81,18 @@ export function artifactRoutes(d: ArtifactRouteDeps): AnyRouteDef[] {
         });
 
         const items = await Promise.all(
-          planned.map(async (a) => ({
-            executionIndex: a.executionIndex,
-            name: a.name,
-            url: await signer.uploadUrl(a.key, a.contentType, a.sizeBytes),
-            key: a.key,
-            // Exactly the signed headers: the store refuses the PUT if either differs.
-            headers: { 'content-type': a.contentType, 'content-length': String(a.sizeBytes) },
-          })),
+          planned.map(async (a) => {
+            const url = await signer.uploadUrl(a.key, a.contentType, a.sizeBytes);
+            return {
+              executionIndex: a.executionIndex,
+              name: a.name,
+              url,
+              uploadUrl: url,
+              key: a.key,
+              // Exactly the signed headers: the store refuses the PUT if either differs.
+              headers: { 'content-type': a.contentType, 'content-length': String(a.sizeBytes) },
+            };
+          }),
         );
         const first = items[0]!;
         return { url: first.url, key: first.key, headers: first.headers, items };

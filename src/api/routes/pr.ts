@@ -39,8 +39,10 @@ const summaryTestSchema = z.object({
   errorMessage: z.string().nullable(),
   score: z.number(),
   quarantined: z.boolean(),
+  /** The top reason's message, as Flakemetry sends it (its PR comment shows it). */
   topReason: z.string().nullable(),
-  topReasonMessage: z.string().nullable(),
+  /** The top reason's code (e.g. PASS_ON_RERUN). */
+  topReasonCode: z.string().nullable(),
 });
 
 export const summaryResponseSchema = z.object({
@@ -242,8 +244,8 @@ async function loadCommit(d: PrRouteDeps, projectId: string, sha: string): Promi
       errorMessage: r.error_message === '' ? null : r.error_message,
       score: round4(state?.score ?? 0),
       quarantined: effectiveQuarantine(state?.auto ?? null, overrides.get(r.test_id) ?? null).quarantined,
-      topReason: top?.code ?? null,
-      topReasonMessage: top?.message ?? null,
+      topReason: top?.message ?? null,
+      topReasonCode: top?.code ?? null,
       owners: owners(r.file_path),
     });
   }
@@ -337,7 +339,9 @@ export function prRoutes(d: PrRouteDeps): AnyRouteDef[] {
       query: z.object({
         commitSha: z.string().optional(),
         baseBranch: z.string().optional(),
-        strictness: z.enum(STRICTNESS).default('new'),
+        // An unknown value means `new`, as in Flakemetry: its gate action reads any non-2xx as "not
+        // processed yet" and skips the gate, so a 400 here would let a PR through that should block.
+        strictness: z.enum(STRICTNESS).catch('new'),
       }),
       response: gateResponseSchema,
       async handler({ query, principal }) {
@@ -395,7 +399,7 @@ function publicTest(t: SummaryTest): z.infer<typeof summaryTestSchema> {
     score: t.score,
     quarantined: t.quarantined,
     topReason: t.topReason,
-    topReasonMessage: t.topReasonMessage,
+    topReasonCode: t.topReasonCode,
   };
 }
 
@@ -408,6 +412,9 @@ function round4(n: number): number {
 
 export const SUMMARY_MARKER = '<!-- service:pr-comment -->';
 export const GATE_MARKER = '<!-- service:pr-gate -->';
+/** Flakemetry's markers: its pr-comment and gate actions update the comment holding theirs (sticky). */
+export const FLAKEMETRY_SUMMARY_MARKER = '<!-- flakemetry:pr-comment -->';
+export const FLAKEMETRY_GATE_MARKER = '<!-- flakemetry:pr-gate -->';
 
 /** Inline code that survives backticks in the text. */
 function code(text: string, max = 120): string {
@@ -456,7 +463,7 @@ function errorCell(t: SummaryTest): string {
 export function summaryMarkdown(view: CommitView): string {
   const fails = view.tests.filter((t) => t.status === 'fail');
   const flaky = view.tests.filter((t) => t.status === 'flaky');
-  const lines: string[] = [SUMMARY_MARKER];
+  const lines: string[] = [SUMMARY_MARKER, FLAKEMETRY_SUMMARY_MARKER];
   if (fails.length === 0 && flaky.length === 0) {
     lines.push(`### ✅ Flakehouse: all ${plural(view.totalTests, 'test')} passed`);
   } else {
@@ -483,7 +490,7 @@ export function summaryMarkdown(view: CommitView): string {
     if (shown.length > 0) {
       lines.push('| Test | File | Score | Reason | Error |', '|---|---|---|---|---|');
       for (const t of shown) {
-        const reason = t.quarantined ? 'quarantined' : t.topReasonMessage ? cell(t.topReasonMessage, 100) : '—';
+        const reason = t.quarantined ? 'quarantined' : t.topReason ? cell(t.topReason, 100) : '—';
         lines.push(`| ${testName(t)} | ${code(t.filePath)} | ${t.score.toFixed(2)} | ${reason} | ${errorCell(t)} |`);
       }
     }
@@ -504,7 +511,7 @@ export function gateMarkdown(view: CommitView, baseBranch: string, strictness: S
   const known = tests.filter((t) => t.classification === 'known_flake').length;
   const quarantined = tests.filter((t) => t.classification === 'quarantined').length;
   const counts = `${plural(newFailures, 'new failure')}, ${plural(known, 'known flake')}, ${quarantined} quarantined`;
-  const lines: string[] = [GATE_MARKER];
+  const lines: string[] = [GATE_MARKER, FLAKEMETRY_GATE_MARKER];
   lines.push(verdict === 'block' ? `### 🚫 Flakehouse gate: blocked — ${counts}` : `### ✅ Flakehouse gate: passed — ${counts}`);
   const why =
     strictness === 'off'

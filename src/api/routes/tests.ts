@@ -21,8 +21,10 @@ const reasonSchema = z.object({ code: z.enum(REASON_CODES), message: z.string() 
 
 export const flakyQuerySchema = z.object({
   limit: z.coerce.number().int().min(1).max(500).default(50),
+  // Flakemetry's defaults, which its CLI relies on (`flakemetry flaky --quarantined` filters this list):
+  // every scored test, stable ones (score 0) at the bottom, quarantined ones included.
   minScore: z.coerce.number().min(0).max(1).default(0),
-  includeQuarantined: bool.default(false),
+  includeQuarantined: bool.default(true),
   owner: z.string().min(1).optional(),
 });
 
@@ -105,11 +107,10 @@ export async function flakyBoard(
   // Filters applied after the read (owners, quarantine) need a wider first page.
   const wide = query.owner !== undefined || !query.includeQuarantined;
   const states = await d.tests.board(projectId, { limit: wide ? Math.max(query.limit * 5, 1000) : query.limit, minScore: query.minScore, includeQuarantined: query.includeQuarantined });
-  const scored = states.filter((s) => s.score > 0 || query.minScore > 0);
-  const overrides = await d.tests.overrides(projectId, scored.map((s) => s.testId));
+  const overrides = await d.tests.overrides(projectId, states.map((s) => s.testId));
   const owners = await d.codeowners.resolver(projectId);
   const items = [];
-  for (const s of scored) {
+  for (const s of states) {
     const quarantined = effectiveQuarantine(s.auto, overrides.get(s.testId) ?? null).quarantined;
     if (quarantined && !query.includeQuarantined) continue;
     const o = owners(s.filePath);

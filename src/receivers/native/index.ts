@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import type { ReceiverFactory } from '../../pipeline/component.js';
 import { ingestReceiptSchema, ingestRoute } from '../shared.js';
-import { isSupportedContractVersion, nativeBatchSchema } from './schema.js';
+import { isSupportedContractVersion, nativeBatchSchema, unsupportedContractMessage } from './schema.js';
 import { ApiError, errors, zodIssues } from '../../api/errors.js';
 
 export const nativeReceiverFactory: ReceiverFactory<Record<string, never>> = {
@@ -22,7 +22,7 @@ export const nativeReceiverFactory: ReceiverFactory<Record<string, never>> = {
         const parsed = nativeBatchSchema.safeParse(body);
         if (!parsed.success) throw errors.invalidPayload(zodIssues(parsed.error));
         if (!isSupportedContractVersion(parsed.data.contractVersion)) {
-          throw new ApiError(400, 'unsupported_contract_version', `contractVersion ${parsed.data.contractVersion} is not supported; use 0.x or 1.x`, {
+          throw new ApiError(400, 'unsupported_contract_version', unsupportedContractMessage(parsed.data.contractVersion), {
             issues: [{ path: 'contractVersion', message: 'unsupported major version' }],
           });
         }

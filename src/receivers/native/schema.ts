@@ -3,6 +3,7 @@
 import { z } from 'zod';
 import {
   CI_PROVIDERS,
+  CURRENT_CONTRACT_VERSION,
   LIMITS,
   RUN_STATUSES,
   SPAN_KINDS,
@@ -12,6 +13,7 @@ import {
   type IngestBatch,
 } from '../../domain/batch.js';
 import { parseTimestamp } from '../../domain/time.js';
+import { attributesOf } from '../../domain/attributes.js';
 
 export const SEMVER_RE = /^\d+\.\d+\.\d+$/;
 export const COMMIT_SHA_RE = /^[0-9a-f]{7,40}$/i;
@@ -25,65 +27,78 @@ const timestamp = z.union([z.string(), z.number()]).transform((v, ctx) => {
   return ms;
 });
 
-const attributeValue = z.union([z.string(), z.number(), z.boolean()]);
-const attributes = z.record(z.string(), attributeValue);
+/**
+ * An optional field that also takes null, read as absent: Flakemetry's schemas are `.nullish()` and
+ * its clients send null for "not set". The null never gets past the door.
+ */
+function nullish<T extends z.ZodType>(schema: T) {
+  return schema
+    .nullish()
+    .transform((v): z.output<T> | undefined => v ?? undefined)
+    .optional();
+}
+
+// Any JSON value, as Flakemetry allows; stored as a scalar (nested values as JSON text, null left out).
+const attributeValue = z.union([z.string(), z.number(), z.boolean(), z.null(), z.array(z.unknown()), z.record(z.string(), z.unknown())]);
+const attributes = z.record(z.string(), attributeValue).transform(attributesOf);
 
 const errorSchema = z.object({
-  type: z.string().optional(),
+  type: nullish(z.string()),
   message: z.string().min(1),
-  stack: z.string().optional(),
+  stack: nullish(z.string()),
 });
 
 export const artifactRefSchema = z.object({
   name: z.string().min(1),
   contentType: z.string().min(1),
   path: z.string().min(1),
-  key: z.string().optional(),
-  sizeBytes: z.number().int().nonnegative().optional(),
+  key: nullish(z.string()),
+  sizeBytes: nullish(z.number().int().nonnegative()),
 });
 
 const spanSchema = z.object({
   spanId: z.string().min(1),
-  parentSpanId: z.string().optional(),
+  parentSpanId: nullish(z.string()),
   name: z.string(),
-  kind: z.enum(SPAN_KINDS),
-  status: z.enum(SPAN_STATUSES),
+  // Flakemetry fills these in when a client leaves them out.
+  kind: z.enum(SPAN_KINDS).nullish().transform((v) => v ?? 'other'),
+  status: z.enum(SPAN_STATUSES).nullish().transform((v) => v ?? 'unset'),
   startedAt: timestamp,
   durationMs: z.number().nonnegative().transform(Math.round),
-  attributes: attributes.optional(),
-  error: errorSchema.optional(),
+  attributes: nullish(attributes),
+  error: nullish(errorSchema),
 });
 
 export const resourceSchema = z.object({
   ciProvider: z.enum(CI_PROVIDERS),
-  ciRunId: z.string().optional(),
+  ciRunId: nullish(z.string()),
   commitSha: z.string().regex(COMMIT_SHA_RE, 'expected 7 to 40 hex characters').transform((s) => s.toLowerCase()),
   branch: z.string().min(1),
-  prNumber: z.number().int().positive().optional(),
+  prNumber: nullish(z.number().int().positive()),
   trigger: z.enum(TRIGGERS),
-  shardIndex: z.number().int().min(1).optional(),
-  shardTotal: z.number().int().min(1).optional(),
-  repository: z.string().regex(/^[^/\s]+\/[^/\s]+$/, 'expected owner/name').optional(),
-  baseBranch: z.string().optional(),
-  ciJobUrl: z.string().optional(),
+  shardIndex: nullish(z.number().int().min(1)),
+  shardTotal: nullish(z.number().int().min(1)),
+  repository: nullish(z.string().regex(/^[^/\s]+\/[^/\s]+$/, 'expected owner/name')),
+  baseBranch: nullish(z.string()),
+  ciJobUrl: nullish(z.string()),
 });
 
 const executionSchema = z.object({
   filePath: z.string(),
   suite: z.string(),
   title: z.string().min(1),
-  params: z.record(z.string(), z.unknown()).optional(),
+  params: nullish(z.record(z.string(), z.unknown())),
   status: z.enum(TEST_STATUSES),
   attempt: z.number().int().min(1).default(1),
-  retryOfIndex: z.number().int().min(0).optional(),
+  retryOfIndex: nullish(z.number().int().min(0)),
   startedAt: timestamp,
   durationMs: z.number().int().nonnegative(),
-  error: errorSchema.optional(),
-  artifacts: z.array(artifactRefSchema).optional(),
-  attributes: attributes.optional(),
-  traceId: z.string().optional(),
-  spanId: z.string().optional(),
-  spans: z.array(spanSchema).max(LIMITS.maxSpansPerExecution).optional(),
+  error: nullish(errorSchema),
+  artifacts: nullish(z.array(artifactRefSchema)),
+  attributes: nullish(attributes),
+  traceId: nullish(z.string()),
+  spanId: nullish(z.string()),
+  spans: nullish(z.array(spanSchema).max(LIMITS.maxSpansPerExecution)),
 });
 
 export const idempotencyKeySchema = z.string().min(LIMITS.idempotencyKeyMin).max(LIMITS.idempotencyKeyMax);
@@ -96,27 +111,37 @@ export const nativeBatchSchema = z
     run: z.object({
       status: z.enum(RUN_STATUSES),
       startedAt: timestamp,
-      finishedAt: timestamp.optional(),
-      traceId: z.string().optional(),
+      finishedAt: nullish(timestamp),
+      traceId: nullish(z.string()),
     }),
     executions: z.array(executionSchema).max(LIMITS.maxExecutionsPerBatch),
   })
-  .superRefine((b, ctx) => {
+  .transform((b) => {
+    // A retry points back at an earlier attempt; one that does not is ignored, as Flakemetry does,
+    // rather than refusing the whole run over a link.
     b.executions.forEach((e, i) => {
-      if (e.retryOfIndex !== undefined && e.retryOfIndex >= i) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['executions', i, 'retryOfIndex'],
-          message: 'must be the index of an earlier execution in this batch',
-        });
-      }
+      if (e.retryOfIndex !== undefined && e.retryOfIndex >= i) delete e.retryOfIndex;
     });
+    return b;
   });
+
+export const SUPPORTED_CONTRACT_MAJORS = [0, 1] as const;
 
 /** Only majors 0 and 1 are understood; anything else is refused rather than misread. */
 export function isSupportedContractVersion(version: string): boolean {
   const major = Number(version.split('.')[0]);
-  return major === 0 || major === 1;
+  return (SUPPORTED_CONTRACT_MAJORS as readonly number[]).includes(major);
+}
+
+/**
+ * Flakemetry takes any x.y.z; we refuse a major we do not know (its fields may mean something else),
+ * so the message says what we take and what to do about it.
+ */
+export function unsupportedContractMessage(version: string): string {
+  return (
+    `contractVersion ${version} is not supported: this server understands contract majors ${SUPPORTED_CONTRACT_MAJORS.join(' and ')} (${SUPPORTED_CONTRACT_MAJORS.map((m) => `${m}.x.y`).join(', ')}; current ${CURRENT_CONTRACT_VERSION}). ` +
+    `Send contractVersion ${CURRENT_CONTRACT_VERSION} (what Flakemetry's clients send), or upgrade the server to one that knows major ${version.split('.')[0]}`
+  );
 }
 
 export type NativeBatch = z.output<typeof nativeBatchSchema>;
