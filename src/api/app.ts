@@ -1,8 +1,10 @@
 // The fastify application: body decoding (JSON, protobuf, gzip with caps), error mapping,
 // security headers, and the route table that receivers and read routes register into.
+import type { Socket } from 'node:net';
+import { STATUS_CODES } from 'node:http';
 import { Transform, type TransformCallback } from 'node:stream';
 import { createGunzip } from 'node:zlib';
-import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply } from 'fastify';
 import type { Logger } from 'pino';
 import { LIMITS } from '../domain/batch.js';
 import { ApiError, errors } from './errors.js';
@@ -22,6 +24,9 @@ export interface App {
   registered: { method: string; url: string }[];
 }
 
+/** Request line plus headers (Node's default, pinned so NODE_OPTIONS cannot move it); more is 431, or 414 for the URL. */
+export const MAX_HEADER_BYTES = 16_384;
+
 const SECURITY_HEADERS: Record<string, string> = {
   'x-content-type-options': 'nosniff',
   'x-frame-options': 'DENY',
@@ -38,6 +43,22 @@ export function buildApp(opts: AppOptions): App {
     return503OnClosing: true,
     // A tRPC batch names all its procedures in one path segment (/trpc/a,b,c): 100 would be ~9 calls.
     routerOptions: { maxParamLength: 5000 },
+    http: { maxHeaderSize: MAX_HEADER_BYTES },
+    // Errors raised before routing answer with the same body and headers as every other error.
+    clientErrorHandler: answerClientError,
+    frameworkErrors: (error, _request, reply) => {
+      const apiError =
+        error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+          ? errors.uriTooLong('a path segment of the URL is too long')
+          : error.code === 'FST_ERR_BAD_URL'
+            ? errors.badRequest('the URL is not valid (bad percent-encoding?)')
+            : toApiError(error);
+      // This reply skips the onSend hooks, so the security headers are set here.
+      void (reply as FastifyReply)
+        .code(apiError.statusCode)
+        .headers({ ...SECURITY_HEADERS, 'cache-control': 'no-store', ...apiError.extra.headers })
+        .send(apiError.toBody());
+    },
   });
   const registered: App['registered'] = [];
   fastify.addHook('onRoute', (r) => {
@@ -100,6 +121,45 @@ export function buildApp(opts: AppOptions): App {
   });
 
   return { fastify, routes: new RouteTable(fastify, opts.deps), registered };
+}
+
+/**
+ * Node's parser refused the request (too large, malformed, too slow): no request object exists,
+ * so the answer is written to the socket by hand, as fastify's default handler does.
+ */
+function answerClientError(err: ClientError, socket: Socket): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const apiError = clientErrorOf(err);
+  if (socket.writable) {
+    const body = JSON.stringify(apiError.toBody());
+    const headers = {
+      'content-type': 'application/json; charset=utf-8',
+      'content-length': String(Buffer.byteLength(body)),
+      ...SECURITY_HEADERS,
+      'cache-control': 'no-store',
+      connection: 'close',
+      ...apiError.extra.headers,
+    };
+    const head = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('');
+    socket.write(`HTTP/1.1 ${apiError.statusCode} ${STATUS_CODES[apiError.statusCode]}\r\n${head}\r\n${body}`);
+  }
+  socket.destroy(err);
+}
+
+/** Node's clientError: `rawPacket` is a Buffer at run time (fastify's type says otherwise). */
+type ClientError = Error & { code?: string; rawPacket?: unknown };
+
+function clientErrorOf(err: ClientError): ApiError {
+  if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') return errors.requestTimeout();
+  if (err.code === 'HPE_HEADER_OVERFLOW') {
+    // The limit covers the request line too; when the overflow comes before the line ends, the URL
+    // is what is too long. (rawPacket is the chunk being parsed: a request split over several
+    // packets may not show its start, and is then reported as 431.)
+    const packet = Buffer.isBuffer(err.rawPacket) ? err.rawPacket.subarray(0, MAX_HEADER_BYTES + 1).toString('latin1') : '';
+    if (/^[A-Z]+ /.test(packet) && !packet.includes('\r\n')) return errors.uriTooLong(`the request line exceeds ${MAX_HEADER_BYTES} bytes; send large values in the body`);
+    return errors.headersTooLarge(MAX_HEADER_BYTES);
+  }
+  return errors.badRequest(`the request is not valid HTTP/1.1${err.code ? ` (${err.code})` : ''}`);
 }
 
 function toApiError(error: FastifyError | ApiError): ApiError {

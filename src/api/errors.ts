@@ -48,4 +48,10 @@ export const errors = {
     new ApiError(503, 'backpressure', 'the ingest queue is full; retry shortly', { headers: { 'retry-after': '1' } }),
   rateLimited: (retryAfterSec: number) =>
     new ApiError(429, 'rate_limited', 'too many requests for this project', { headers: { 'retry-after': String(retryAfterSec) } }),
+  // Answers given before any route runs (src/api/app.ts: Node's clientError, fastify's frameworkErrors).
+  badRequest: (message: string) => new ApiError(400, 'bad_request', message),
+  requestTimeout: () => new ApiError(408, 'request_timeout', 'the request was not received in time'),
+  uriTooLong: (message: string) => new ApiError(414, 'uri_too_long', message),
+  headersTooLarge: (maxBytes: number) =>
+    new ApiError(431, 'headers_too_large', `the request line and headers exceed ${maxBytes} bytes; send large values in the body`),
 };
