@@ -4,6 +4,8 @@ import { z } from 'zod';
 import type { IngestBatch, IngestSource } from '../domain/batch.js';
 import type { Host, Receiver } from '../pipeline/component.js';
 import type { RouteContext } from '../api/route.js';
+import { errors, type ErrorIssue } from '../api/errors.js';
+import { sanitizeBatch, UnstorableError } from '../domain/storable.js';
 
 export const ingestReceiptSchema = z.object({
   receiptId: z.string().nullable(),
@@ -22,6 +24,40 @@ export interface IngestRouteSpec {
   response: z.ZodType;
   /** Turns the decoded request into batches, or throws an ApiError (400/415). */
   decode(body: unknown, ctx: RouteContext<unknown, unknown, unknown>): Promise<IngestBatch[]>;
+  /**
+   * The issue for a batch value the store cannot take, when the batch path alone would not tell
+   * the sender where it came from (JUnit: which testcase; OTLP: which trace and span).
+   */
+  unstorableIssue?(err: UnstorableError, batch: IngestBatch): ErrorIssue;
+}
+
+/**
+ * Every batch of a request is checked (and its strings normalised) before any is enqueued: a
+ * request is refused whole or accepted whole, and nothing accepted can fail in the worker for its
+ * values (src/domain/storable.ts).
+ */
+export function checkStorable(batches: readonly IngestBatch[], spec: Pick<IngestRouteSpec, 'unstorableIssue'> = {}): void {
+  for (const b of batches) {
+    try {
+      sanitizeBatch(b);
+    } catch (err) {
+      if (!(err instanceof UnstorableError)) throw err;
+      const issue = spec.unstorableIssue?.(err, b) ?? { path: err.path, message: err.reason };
+      throw errors.invalidPayload([issue], `${issue.path}: ${issue.message}`);
+    }
+  }
+}
+
+/** A hostile body nested deep enough to exhaust the stack while decoding is the sender's 400, not our 500. */
+async function decodeGuarded(spec: IngestRouteSpec, body: unknown, ctx: RouteContext<unknown, unknown, unknown>): Promise<IngestBatch[]> {
+  try {
+    return await spec.decode(body, ctx);
+  } catch (err) {
+    if (err instanceof RangeError && err.message.includes('call stack')) {
+      throw errors.invalidPayload([{ path: '', message: 'nested too deeply' }], 'the request body is nested too deeply');
+    }
+    throw err;
+  }
 }
 
 export function ingestRoute(spec: IngestRouteSpec): Receiver {
@@ -42,7 +78,8 @@ export function ingestRoute(spec: IngestRouteSpec): Receiver {
         response: spec.response,
         successStatus: 202,
         async handler(ctx) {
-          const batches = await spec.decode(ctx.body, ctx);
+          const batches = await decodeGuarded(spec, ctx.body, ctx);
+          checkStorable(batches, spec);
           const projectId = ctx.principal!.projectId;
           const receipts = [];
           for (const b of batches) receipts.push(await ingest.accept(projectId, spec.source, b));

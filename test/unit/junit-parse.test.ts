@@ -543,6 +543,19 @@ describe('parseJUnit on hand-written XML', () => {
     expect(r.executions.map((e) => e.durationMs)).toEqual([0, 0, 0, 0, 0, 0, 1235, 0]);
   });
 
+  it('reads a time or timestamp the store cannot hold as unusable (0 / the fallback), not as the number', () => {
+    // UInt32 ms is the duration column: 4294967.295 s fits, a thousandth more does not.
+    const r = parseOk(
+      suiteXml(
+        ['4294967.295', '4294967.296', '1e300', '1967986371'].map((t, i) => `<testcase name="t${i}" time="${t}"/>`).join('\n') +
+          '<testcase name="late" timestamp="2100-01-01T00:00:00Z"/><testcase name="ok" timestamp="2099-12-31T23:59:59Z"/>',
+      ),
+    );
+    expect(r.executions.map((e) => e.durationMs)).toEqual([4_294_967_295, 0, 0, 0, 0, 0]);
+    expect(r.executions[4]!.startedAt).toBe(NOW);
+    expect(r.executions[5]!.startedAt).toBe(Date.parse('2099-12-31T23:59:59Z'));
+  });
+
   it('repeated test case: attempts 1..n, retryOfIndex, and a pass after a fail is flaky', () => {
     const xml = suiteXml(`
       <testcase classname="a.B" name="flips" time="1"><failure message="boom 1"/></testcase>

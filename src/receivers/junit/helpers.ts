@@ -1,6 +1,7 @@
 // Small pure helpers for the JUnit parser: text buffers, numbers, timestamps, attachments.
 import type { ArtifactRef } from '../../domain/batch.js';
 import { parseTimestamp } from '../../domain/time.js';
+import { STORABLE } from '../../domain/storable.js';
 
 export const MAX_MESSAGE_CHARS = 4_000;
 export const MAX_STACK_CHARS = 32_000;
@@ -48,11 +49,15 @@ export function firstNonEmptyLine(text: string): string | undefined {
   return undefined;
 }
 
-/** JUnit `time` is seconds as a decimal; anything unusable becomes 0 rather than failing the report. */
+/**
+ * JUnit `time` is seconds as a decimal; anything unusable becomes 0 rather than failing the report.
+ * Unusable includes a number too large to store (over ~49.7 days, UInt32 ms): real reports carry
+ * such values (container-structure-test writes nanoseconds), and the sender cannot fix them.
+ */
 export function secondsToMs(value: string | undefined): number {
   if (value === undefined) return 0;
   const ms = Math.round(Number(value.trim()) * 1000);
-  return Number.isFinite(ms) && ms > 0 ? ms : 0;
+  return Number.isFinite(ms) && ms > 0 && ms <= STORABLE.maxUInt32 ? ms : 0;
 }
 
 const ZONELESS_ISO = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?$/;
@@ -67,7 +72,8 @@ export function parseJUnitTimestamp(value: string | undefined): number | undefin
   if (ZONELESS_ISO.test(text)) text = `${text.replace(' ', 'T')}Z`;
   const ms = parseTimestamp(text);
   // Some tools write the epoch (1970-01-01) as a placeholder; such a run belongs at "now", not 1970.
-  return ms !== undefined && ms >= PLACEHOLDER_BEFORE ? ms : undefined;
+  // One past the storable window (year 2100 on) is as unusable, and treated alike.
+  return ms !== undefined && ms >= PLACEHOLDER_BEFORE && ms <= STORABLE.maxTimeMs ? ms : undefined;
 }
 
 /** 2000-01-01: no real CI report is older. */

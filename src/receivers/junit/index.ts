@@ -42,5 +42,12 @@ export const junitReceiverFactory: ReceiverFactory<Record<string, never>> = {
           },
         ];
       },
+      unstorableIssue(err, batch) {
+        // Executions come from the XML: name the testcase rather than an index the sender never wrote.
+        const exec = /^executions\.(\d+)\.(.*)$/.exec(err.path);
+        if (!exec) return { path: err.path, message: err.reason };
+        const e = batch.executions[Number(exec[1])];
+        return { path: 'xml', message: `testcase "${e?.title ?? ''}" (attempt ${e?.attempt ?? 1}): ${exec[2]} ${err.reason}` };
+      },
     }),
 };

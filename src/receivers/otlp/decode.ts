@@ -4,6 +4,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import protobuf from 'protobufjs';
 import { z } from 'zod';
+import { STORABLE, TIME_WINDOW_TEXT } from '../../domain/storable.js';
 
 /** Flattened attribute value: arrays and kvlists are JSON strings, bytes are base64. */
 export type AttrValue = string | number | boolean;
@@ -254,6 +255,9 @@ function normalizeSpan(span: RawSpan): OtlpSpan {
   const parentSpanId = parent == null || parent.length === 0 ? undefined : toHexId(parent, 8, 'parentSpanId');
   const startUs = nanosToMicros(span.startTimeUnixNano);
   const endUs = nanosToMicros(span.endTimeUnixNano);
+  // Checked here rather than on the batch, where the request path would be lost.
+  if (startUs > MAX_TIME_US) throw new OtlpDecodeError(`${TIME_WINDOW_TEXT} (epoch nanoseconds)`, 'startTimeUnixNano');
+  if (endUs > MAX_TIME_US) throw new OtlpDecodeError(`${TIME_WINDOW_TEXT} (epoch nanoseconds)`, 'endTimeUnixNano');
   const rawEvents = span.events;
   const events: OtlpEvent[] = [];
   if (rawEvents) {
@@ -302,6 +306,9 @@ function enumValue(value: number | string, names: Record<string, number>, at: st
   if (n === undefined) throw new OtlpDecodeError(`unknown enum value "${value}"`, at);
   return n;
 }
+
+/** The last storable µs (src/domain/storable.ts); 0 stays "absent". */
+const MAX_TIME_US = STORABLE.maxTimeMs * 1000 + 999;
 
 // Epoch nanos → µs: µs since 1970 stay below 2^53, so the result is exact.
 function nanosToMicros(value: Opt<Int64>): number {

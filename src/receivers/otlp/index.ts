@@ -7,6 +7,15 @@ import { ingestReceiptSchema, ingestRoute } from '../shared.js';
 import { decodeOtlpJson, decodeOtlpProtobuf, OtlpDecodeError, type OtlpTraceRequest } from './decode.js';
 import { mapOtlpToBatches } from './map.js';
 
+/** The attributes a batch field is mapped from (map.ts), named in refusals. */
+const SOURCE_ATTRIBUTES: Record<string, string> = {
+  'resource.prNumber': 'vcs.change.id or vcs.pr_number',
+  'resource.shardIndex': 'test.shard.index',
+  'resource.shardTotal': 'test.shard.total',
+  attempt: 'test.attempt',
+  params: 'test.params',
+};
+
 const PROTOBUF_TYPES = ['application/x-protobuf', 'application/protobuf', 'application/octet-stream'];
 
 export const otlpReceiverFactory: ReceiverFactory<Record<string, never>> = {
@@ -44,6 +53,15 @@ export const otlpReceiverFactory: ReceiverFactory<Record<string, never>> = {
           throw err;
         }
         return mapOtlpToBatches(req, { now: Date.now() }).batches;
+      },
+      unstorableIssue(err, batch) {
+        // The batch path (`executions.2.attempt`) is the mapped run; say which trace and span it came from.
+        const exec = /^executions\.(\d+)\./.exec(err.path);
+        const spanId = exec ? batch.executions[Number(exec[1])]?.spanId : undefined;
+        const from = spanId ? `span ${spanId} of trace ${batch.run.traceId ?? ''}` : `trace ${batch.run.traceId ?? ''}`;
+        const field = err.path.slice(err.path.lastIndexOf('.') + 1);
+        const attr = SOURCE_ATTRIBUTES[exec ? field : err.path];
+        return { path: err.path, message: `${err.reason} (in ${from}${attr ? `, attribute ${attr}` : ''})` };
       },
     }),
 };
