@@ -336,11 +336,30 @@ function receiptOf(body: unknown): Pick<SendResult, 'receiptId' | 'acceptedExecu
 
 function describeDelivery(batch: IngestBatch, settings: ReporterSettings, ci: CiDetection, body: unknown): string {
   const r = receiptOf(body);
-  const counts = new Map<string, number>();
-  for (const e of finalAttempts(batch.executions)) counts.set(e.status, (counts.get(e.status) ?? 0) + 1);
-  const summary = [...counts].map(([s, n]) => `${n} ${s}`).join(', ');
   const where = `${batch.resource.branch}@${batch.resource.commitSha.slice(0, 12)}${ci.provider !== 'local' ? ` (${ci.provider})` : ''}`;
-  return `sent ${batch.executions.length} executions (${summary}) of ${where} to ${settings.endpoint} over ${settings.transport}${r.deduplicated ? '; the server already had this run' : ''}`;
+  return `sent ${describeCounts(batch.executions)} of ${where} to ${settings.endpoint} over ${settings.transport}${r.deduplicated ? '; the server already had this run' : ''}`;
+}
+
+const STATUS_WORDS: readonly [ExecutionInput['status'], string][] = [
+  ['pass', 'passed'],
+  ['fail', 'failed'],
+  ['flaky', 'flaky'],
+  ['skip', 'skipped'],
+];
+
+/**
+ * `5 executions: 4 tests (3 passed, 1 flaky) + 1 earlier attempt`: the statuses are per test (its
+ * final attempt), so they add up to the tests, and the tests plus the earlier attempts add up to
+ * the executions.
+ */
+export function describeCounts(executions: readonly ExecutionInput[]): string {
+  const finals = finalAttempts(executions);
+  const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;
+  const byStatus = STATUS_WORDS.map(([status, word]) => [finals.filter((e) => e.status === status).length, word] as const)
+    .filter(([n]) => n > 0)
+    .map(([n, word]) => `${n} ${word}`);
+  const earlier = executions.length - finals.length;
+  return `${plural(executions.length, 'execution')}: ${plural(finals.length, 'test')}${byStatus.length > 0 ? ` (${byStatus.join(', ')})` : ''}${earlier > 0 ? ` + ${plural(earlier, 'earlier attempt')}` : ''}`;
 }
 
 /**
