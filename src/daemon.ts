@@ -14,6 +14,7 @@ import { Authenticator } from './api/auth.js';
 import { IngestService } from './api/ingest-service.js';
 import { RateLimiter } from './api/rate-limit.js';
 import { adminRoutes } from './api/routes/admin.js';
+import { deadJobRoutes } from './api/routes/dead-jobs.js';
 import { settingsRoutes } from './api/routes/settings.js';
 import { ProjectConfigs } from './config/project-config.js';
 import { RetentionSweeper } from './pipeline/retention.js';
@@ -116,6 +117,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     path: path.join(settings.dataDir, 'queue'),
     visibilityMs: settings.queue.visibilityMs,
     maxAttempts: settings.queue.maxAttempts,
+    baseBackoffMs: settings.queue.retryBackoffMs,
     logger: logger.child({ component: 'queue' }),
   });
   const recovered = queue.stats();
@@ -156,6 +158,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     ...prRoutes({ store, tests, codeowners }),
     ...projectHealthRoutes(healthDeps),
     ...adminRoutes(projects, auth),
+    ...deadJobRoutes(queue, projects),
     ...settingsRoutes(projects, projectConfigs),
     ...notificationRoutes(new ChannelRepo(store)),
     ...badgeRoutes({ store, tests, projects, publicApiUrl: settings.publicApiUrl }),

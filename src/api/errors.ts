@@ -46,6 +46,19 @@ export const errors = {
     new ApiError(415, 'unsupported_content_type', `expected ${allowed.join(' or ')}`, { body: { contentType } }),
   backpressure: () =>
     new ApiError(503, 'backpressure', 'the ingest queue is full; retry shortly', { headers: { 'retry-after': '1' } }),
+  /**
+   * 409: the idempotency key belongs to a job that was parked as dead, so its batch is not stored.
+   * Not `deduplicated: true`, which would tell the sender the data is safe: the operator requeues
+   * the job (stored once, under this receipt) or drops it (the key is released and the batch may
+   * be sent again).
+   */
+  deadLetter: (receiptId: string) =>
+    new ApiError(
+      409,
+      'dead_letter',
+      `this idempotency key's batch (receipt ${receiptId}) failed processing and is parked as a dead job: nothing was stored. An operator can requeue it (POST /v1/admin/dead-jobs/${receiptId}/requeue, or \`flakehouse dead requeue ${receiptId}\`) or drop it (DELETE /v1/admin/dead-jobs/${receiptId}, or \`flakehouse dead drop ${receiptId}\`), after which the batch can be sent again`,
+      { body: { receiptId } },
+    ),
   rateLimited: (retryAfterSec: number) =>
     new ApiError(429, 'rate_limited', 'too many requests for this project', { headers: { 'retry-after': String(retryAfterSec) } }),
   // Answers given before any route runs (src/api/app.ts: Node's clientError, fastify's frameworkErrors).

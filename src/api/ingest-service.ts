@@ -14,8 +14,10 @@ export class IngestService {
     if (this.maxDepth > 0 && this.queue.depth() >= this.maxDepth) throw errors.backpressure();
   }
 
-  /** Resolves once the job is durable on disk; a replayed idempotency key returns the first receipt. */
-  accept(projectId: string, source: IngestSource, batch: IngestBatch): Promise<EnqueueResult> {
-    return this.queue.enqueue({ projectId, source, batch });
+  /** Resolves once the job is durable on disk; a replayed idempotency key returns the first receipt (409 when that job is dead). */
+  async accept(projectId: string, source: IngestSource, batch: IngestBatch): Promise<EnqueueResult> {
+    const result = await this.queue.enqueue({ projectId, source, batch });
+    if (result.dead) throw errors.deadLetter(result.receiptId);
+    return result;
   }
 }

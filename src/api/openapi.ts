@@ -47,6 +47,11 @@ function errorResponses(errorRef: JsonObject): Record<string, JsonObject> {
     PayloadTooLarge: { description: '`payload_too_large`: over 8 MiB raw or 16 MiB inflated', content: json },
     UnsupportedMediaType: { description: '`unsupported_content_type`', content: json },
     Backpressure: { description: '`backpressure`: the ingest queue is full', headers: retryAfter, content: json },
+    DeadLetter: {
+      description:
+        "`dead_letter`: the idempotency key's batch failed processing and is parked as a dead job (`receiptId` in the body); nothing was stored. Requeue or drop it through /v1/admin/dead-jobs; a drop releases the key",
+      content: json,
+    },
   };
 }
 
@@ -182,6 +187,8 @@ function operation(schemas: SchemaComponents, route: RouteDef): JsonObject {
   if (bodySchema) responses['413'] = ref('PayloadTooLarge');
   if (route.consumes) responses['415'] = ref('UnsupportedMediaType');
   if (route.backpressure) responses['503'] = ref('Backpressure');
+  // Ingest routes (the ones with backpressure) answer 409 for a dead job's idempotency key.
+  if (route.backpressure) responses['409'] = ref('DeadLetter');
   op.responses = responses;
   return op;
 }

@@ -30,6 +30,9 @@ commands:
   token create --project SLUG --scopes ingest,read,quarantine [--json]
                                    create a project token, printed once (admin API)
   token revoke ID                  revoke a token (admin API)
+  dead list [--limit N] [--cursor C] [--json] | show ID | requeue ID | drop ID
+                                   jobs parked after their last attempt (admin API): list them, show one with its
+                                   batch (JSON), send one back to the queue, or drop it (releases its idempotency key)
   report [--strict] [--root DIR] [--json] [--attach GLOB]… FILES|GLOBS…
                                    send JUnit XML reports as one run (SERVICE_TOKEN, SERVICE_ENDPOINT); exits 0
                                    on delivery problems (the run is buffered and replayed) unless --strict;
@@ -65,6 +68,8 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
         return await report(rest, env, cwd);
       case 'token':
         return await token(rest, env, cwd);
+      case 'dead':
+        return await dead(rest, env, cwd);
       case 'summary':
       case 'comment':
       case 'gate':
@@ -227,6 +232,81 @@ async function token(args: string[], env: NodeJS.ProcessEnv, cwd: string): Promi
     process.stdout.write(`  SERVICE_TOKEN=${String(res.token)}\n`);
   }
   return 0;
+}
+
+/** An item of GET /v1/admin/dead-jobs. */
+interface DeadJobItem {
+  id: string;
+  projectId: string;
+  projectSlug: string | null;
+  source: string;
+  attempts: number;
+  executions: number;
+  sizeBytes: number;
+  diedAt: string;
+  frozenLeaseId: string | null;
+  lastError: string;
+}
+
+const DEAD_USAGE = 'usage: flakehouse dead list [--limit N] [--cursor C] [--json] | dead show ID | dead requeue ID | dead drop ID';
+
+async function dead(args: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<number> {
+  const [sub, ...rest] = args;
+  if (sub === 'list') {
+    const { values } = parseArgs({ args: rest, options: { limit: { type: 'string' }, cursor: { type: 'string' }, json: { type: 'boolean' } }, strict: true });
+    const query = new URLSearchParams();
+    if (values.limit !== undefined) query.set('limit', values.limit);
+    if (values.cursor !== undefined) query.set('cursor', values.cursor);
+    const q = query.toString();
+    const res = await adminCall(env, cwd, 'GET', `/v1/admin/dead-jobs${q ? `?${q}` : ''}`);
+    if (values.json) {
+      process.stdout.write(`${JSON.stringify(res)}\n`);
+      return 0;
+    }
+    const items = res.items as DeadJobItem[];
+    if (items.length === 0) {
+      process.stdout.write('no dead jobs\n');
+      return 0;
+    }
+    const rows = items.map((d) => [
+      d.id,
+      d.projectSlug ?? d.projectId,
+      d.source,
+      String(d.attempts),
+      String(d.executions),
+      String(d.sizeBytes),
+      d.diedAt,
+      d.frozenLeaseId ? `lease ${d.frozenLeaseId.slice(0, 8)}` : '',
+      oneLine(d.lastError, 80),
+    ]);
+    process.stdout.write(table(['ID', 'PROJECT', 'SOURCE', 'ATTEMPTS', 'EXECUTIONS', 'BYTES', 'DIED', 'FROZEN', 'LAST ERROR'], rows));
+    if (typeof res.nextCursor === 'string') process.stdout.write(`more: flakehouse dead list --cursor ${res.nextCursor}\n`);
+    return 0;
+  }
+  const id = rest[0];
+  if (!id || rest.length > 1 || (sub !== 'show' && sub !== 'requeue' && sub !== 'drop')) throw new UsageError(DEAD_USAGE);
+  const path = `/v1/admin/dead-jobs/${encodeURIComponent(id)}`;
+  if (sub === 'show') {
+    process.stdout.write(`${JSON.stringify(await adminCall(env, cwd, 'GET', path), null, 2)}\n`);
+    return 0;
+  }
+  const res = sub === 'requeue' ? await adminCall(env, cwd, 'POST', `${path}/requeue`) : await adminCall(env, cwd, 'DELETE', path);
+  const ids = res.jobIds as string[];
+  const lease = typeof res.frozenLeaseId === 'string' ? ` (frozen lease ${res.frozenLeaseId}: its dead jobs go together)` : '';
+  process.stdout.write(`${sub === 'requeue' ? 'requeued' : 'dropped'} ${ids.join(', ')}${lease}\n`);
+  if (sub === 'drop') process.stdout.write('idempotency keys released: the batches can be sent again\n');
+  return 0;
+}
+
+function oneLine(text: string, max: number): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
+
+function table(header: string[], rows: string[][]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (cells: string[]): string => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!))).join('  ').trimEnd();
+  return `${[line(header), ...rows.map(line)].join('\n')}\n`;
 }
 
 async function adminCall(env: NodeJS.ProcessEnv, cwd: string, method: string, urlPath: string, body?: unknown): Promise<Record<string, unknown>> {

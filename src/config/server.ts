@@ -33,6 +33,8 @@ export interface ServerSettings {
     maxDepth: number;
     pollIntervalMs: number;
     maxAttempts: number;
+    /** First retry delay of a job that failed alone (doubles per attempt, up to a minute). */
+    retryBackoffMs: number;
   };
   rateLimit: { max: number; windowMs: number };
   clusterThreshold: number;
@@ -144,6 +146,12 @@ const VARS = {
     description: 'deliveries of a job before it is parked as failed (Flakehouse addition)',
     field: intField(1),
     default: 8,
+  }),
+  retryBackoffMs: d({
+    name: 'SERVICE_QUEUE_RETRY_BACKOFF_MS',
+    description: 'first retry delay of a job that failed alone (ms); doubles per attempt up to 60 s (Flakehouse addition)',
+    field: intField(1),
+    default: 1000,
   }),
   rateLimitMax: d({ name: 'SERVICE_RATE_LIMIT_MAX', description: 'requests per project per window; 0 disables the limit', field: intField(0), default: 600 }),
   rateLimitWindowMs: d({ name: 'SERVICE_RATE_LIMIT_WINDOW_MS', description: 'rate-limit window (ms)', field: intField(1), default: 60_000 }),
@@ -291,6 +299,7 @@ export function loadServerSettings(env: NodeJS.ProcessEnv, cwd: string): ServerS
       maxDepth: req(VARS.maxDepth),
       pollIntervalMs: req(VARS.pollIntervalMs),
       maxAttempts: req(VARS.maxAttempts),
+      retryBackoffMs: req(VARS.retryBackoffMs),
     },
     rateLimit: { max: req(VARS.rateLimitMax), windowMs: req(VARS.rateLimitWindowMs) },
     clusterThreshold: req(VARS.clusterThreshold),

@@ -6,7 +6,9 @@ import type { DomainEvent } from '../domain/events.js';
 import { newLagStats, recordLag, type LagStats } from '../domain/metrics.js';
 import { stableUuid } from '../domain/ids.js';
 import { buildRun, isTracePart } from '../domain/records.js';
+import { isOutOfSpace } from '../domain/storage-errors.js';
 import type { Lease, WorkerQueue } from '../queue/types.js';
+import type { Store } from '../store/client.js';
 import type {
   Component,
   EventsExporter,
@@ -83,6 +85,8 @@ export class PipelineRuntime implements PipelineHandle {
   private readonly lock = new WorkLock();
   private loops: Promise<void>[] = [];
   private readonly listeners = new Set<(e: DomainEvent) => void>();
+  /** Leases in their exporters stage; a store write marks each of them as having written. */
+  private readonly exporting = new Set<{ wrote: boolean }>();
   private readonly logger: Logger;
   readonly stats: WorkerStats = { stageMs: {}, leases: 0, jobs: 0, executions: 0, failures: 0, eventsDelivered: 0, eventFailures: 0, lag: newLagStats() };
 
@@ -157,7 +161,9 @@ export class PipelineRuntime implements PipelineHandle {
   }
 
   async start(): Promise<void> {
-    for (const c of this.components) await c.start(this.opts.host);
+    // Components see a store that reports writes, so a failed lease knows whether it wrote anything.
+    const host: Host = { ...this.opts.host, store: reportWrites(this.opts.host.store, () => this.markWritten()) };
+    for (const c of this.components) await c.start(host);
     if (!this.opts.work) return;
     for (const p of this.executions) this.loops.push(this.workLoop(p));
     for (const p of this.events) this.loops.push(this.dispatchLoop(p));
@@ -210,15 +216,25 @@ export class PipelineRuntime implements PipelineHandle {
     }
   }
 
+  private markWritten(): void {
+    for (const e of this.exporting) e.wrote = true;
+  }
+
   private async processLease(p: ExecutionsPipeline, lease: Lease): Promise<void> {
     const { queue } = this.opts;
     const started = Date.now();
+    let frozenHere = false;
+    const exporting = { wrote: false };
     try {
       const items: WorkItem[] = [];
       for (const job of lease.jobs) {
         try {
           const run = buildRun({ projectId: job.projectId, receiptId: job.receiptId, source: job.source, batch: job.batch, receivedAt: job.receivedAt });
           items.push({ job, run, executions: [], newIdentities: [], events: [] });
+          // ISSUE 11 CALL SITE: the per-item storable check (`sanitizeBatch(job.batch)` from
+          // src/domain/storable.ts, another engineer's) goes here, throwing for a job the processors
+          // or ClickHouse would reject: such a job must fail here, alone and before the plan is
+          // frozen, not in the exporters, where its lease can only be retried and buried whole.
         } catch (err) {
           // A job that cannot even be read is set aside alone; the rest of the lease goes on.
           if (lease.plan) throw err;
@@ -234,8 +250,14 @@ export class PipelineRuntime implements PipelineHandle {
       if (!lease.plan) {
         const events = p.emitsEvents ? collectEvents(items) : [];
         await this.timed('plan', () => queue.savePlan(lease.id, { events }));
+        frozenHere = true;
       }
-      for (const [i, exp] of p.exporters.entries()) await this.timed(p.exporterIds[i]!, () => exp.exportBatch(batch));
+      this.exporting.add(exporting);
+      try {
+        for (const [i, exp] of p.exporters.entries()) await this.timed(p.exporterIds[i]!, () => exp.exportBatch(batch));
+      } finally {
+        this.exporting.delete(exporting);
+      }
       await this.timed('ack', () => queue.ack(lease.id));
       for (const proc of p.processors) proc.committed?.(batch);
       const executions = items.reduce((n, i) => n + i.executions.length, 0);
@@ -247,8 +269,19 @@ export class PipelineRuntime implements PipelineHandle {
       this.logger.debug({ lease: lease.id, jobs: items.length, executions, ms: Date.now() - started }, 'lease committed');
     } catch (err) {
       this.stats.failures++;
-      this.logger.warn({ err, lease: lease.id, attempt: lease.attempt }, 'lease failed; will retry');
-      await queue.nack(lease.id, errorMessage(err)).catch((e: unknown) => this.logger.error({ err: e }, 'nack failed'));
+      // How the queue takes the lease back (src/queue/types.ts):
+      //  - out of space: the machine's condition; the lease waits whole, no job is charged;
+      //  - unfrozen, several jobs: split in halves until the failing job fails alone;
+      //  - frozen in this delivery but nothing written under its id yet: the plan can be dropped
+      //    and the lease fails as an unfrozen one (split). A failed insert counts as not written:
+      //    ClickHouse inserts a block atomically, and a lease's inserts are one block each;
+      //  - frozen and something written (or frozen by an earlier delivery, which may have written):
+      //    it must keep its composition, else the rows under its id would be written again under
+      //    new ids; retried whole and, after the last attempt, dead whole (requeued whole).
+      const outOfSpace = isOutOfSpace(err);
+      const unfreeze = frozenHere && !exporting.wrote;
+      this.logger.warn({ err, lease: lease.id, attempt: lease.attempt, jobs: lease.jobs.length, outOfSpace, frozen: frozenHere && !unfreeze }, 'lease failed; handed back');
+      await queue.nack(lease.id, errorMessage(err), { outOfSpace, unfreeze }).catch((e: unknown) => this.logger.error({ err: e }, 'nack failed'));
     }
   }
 
@@ -364,6 +397,30 @@ class WorkLock {
       release();
     }
   }
+}
+
+const STORE_WRITES = new Set<string>(['insert', 'insertTsv', 'insertJsonBody', 'insertTsvBody', 'command']);
+
+/** The store, calling `wrote` after each write that succeeded. */
+function reportWrites(store: Store, wrote: () => void): Store {
+  const wrapped = new Map<string, unknown>();
+  return new Proxy(store, {
+    get(target, prop) {
+      const value: unknown = Reflect.get(target, prop, target);
+      if (typeof prop !== 'string' || !STORE_WRITES.has(prop) || typeof value !== 'function') return value;
+      let f = wrapped.get(prop);
+      if (!f) {
+        const write = value as (...args: unknown[]) => Promise<unknown>;
+        f = async (...args: unknown[]): Promise<unknown> => {
+          const result = await write.apply(target, args);
+          wrote();
+          return result;
+        };
+        wrapped.set(prop, f);
+      }
+      return f;
+    },
+  });
 }
 
 function errorMessage(err: unknown): string {

@@ -11,11 +11,13 @@ import { uuidv7 } from '../domain/ids.js';
 import type { DomainEvent } from '../domain/events.js';
 import type {
   DeadJob,
+  DeadJobAction,
   DequeueOptions,
   EnqueueResult,
   Job,
   Lease,
   LeasePlan,
+  NackOptions,
   NewJob,
   Outbox,
   OutboxEntry,
@@ -65,12 +67,8 @@ interface TakenLease {
   plan?: LeasePlan;
 }
 
-interface Delayed {
-  availableAt: number;
-  /** A job id, or a frozen lease id when `frozen`. */
-  id: string;
-  frozen: boolean;
-}
+/** A frozen lease (by id) or a group of jobs leased together, waiting out a backoff. */
+type Delayed = { availableAt: number } & ({ frozen: true; id: string } | { frozen: false; ids: string[] });
 
 export class EmbeddedQueue implements Queue {
   private readonly root: RootDatabase;
@@ -80,6 +78,10 @@ export class EmbeddedQueue implements Queue {
   private readonly attempts: Database<number, string>;
   private readonly plans: Database<PlanRecord, string>;
   private readonly dead: Database<DeadJob, string>;
+  /** Plans of frozen leases that died, kept so their jobs can be requeued as that same lease. */
+  private readonly deadPlans: Database<PlanRecord, string>;
+  /** The first failure charged to a job that is still queued (for its dead record). */
+  private readonly firstErrors: Database<string, string>;
   private readonly outboxDb: Database<DomainEvent, number>;
   private readonly meta: Database<number, string>;
 
@@ -88,6 +90,15 @@ export class EmbeddedQueue implements Queue {
   private readyHead = 0;
   /** Frozen lease ids ready for redelivery. */
   private frozenReady: string[] = [];
+  /**
+   * Jobs that must be leased as they are, before the ready list: halves of a split lease and
+   * retries of a job that failed alone. In memory only: after a crash they re-form from `ready`.
+   */
+  private groupsReady: string[][] = [];
+  /** Consecutive out-of-space failures: the backoff grows with them, an ack resets it. */
+  private spaceFailures = 0;
+  /** Dead-job operations run one at a time (a requeue and a drop of the same group must not interleave). */
+  private deadOps: Promise<unknown> = Promise.resolve();
   private delayed: Delayed[] = [];
   private readonly leases = new Map<string, ActiveLease>();
   private readonly frozenJobCount = new Map<string, number>();
@@ -118,6 +129,8 @@ export class EmbeddedQueue implements Queue {
     this.attempts = this.root.openDB<number, string>({ name: 'attempts', encoding: 'json' });
     this.plans = this.root.openDB<PlanRecord, string>({ name: 'plans', encoding: 'json' });
     this.dead = this.root.openDB<DeadJob, string>({ name: 'dead', encoding: 'json' });
+    this.deadPlans = this.root.openDB<PlanRecord, string>({ name: 'dead-plans', encoding: 'json' });
+    this.firstErrors = this.root.openDB<string, string>({ name: 'first-errors', encoding: 'json' });
     this.outboxDb = this.root.openDB<DomainEvent, number>({ name: 'outbox', keyEncoding: 'uint32', encoding: 'json' });
     this.meta = this.root.openDB<number, string>({ name: 'meta', encoding: 'json' });
     this.visibilityMs = opts.visibilityMs;
@@ -173,7 +186,11 @@ export class EmbeddedQueue implements Queue {
     this.assertOpen();
     const key = `${job.projectId}\u0000${job.batch.idempotencyKey}`;
     const existing = this.idem.get(key);
-    if (existing) return { receiptId: existing.receiptId, acceptedExecutions: existing.acceptedExecutions, deduplicated: true };
+    if (existing) {
+      // A parked job stored nothing: answering "deduplicated" would tell the sender it is safe.
+      const dead = this.dead.doesExist(existing.receiptId);
+      return { receiptId: existing.receiptId, acceptedExecutions: existing.acceptedExecutions, deduplicated: true, ...(dead ? { dead: true as const } : {}) };
+    }
     const racing = this.enqueuing.get(key);
     if (racing) return { ...(await racing), deduplicated: true };
 
@@ -250,9 +267,18 @@ export class EmbeddedQueue implements Queue {
       const rec = this.plans.get(frozenId);
       if (!rec) return this.takeLease(opts);
       const jobIds = rec.jobIds.filter((id) => this.jobs.doesExist(id));
-      const attempt = await this.bumpAttempts(rec.jobIds);
+      // Leased before the await: in between, the jobs would be counted nowhere (depth 0).
       this.leases.set(frozenId, { id: frozenId, jobIds: rec.jobIds, deadline: now + this.visibilityMs, frozen: true });
+      const attempt = await this.bumpAttempts(rec.jobIds);
       return { id: frozenId, jobIds, attempt, attempts: jobIds.map(() => attempt), plan: rec.plan };
+    }
+
+    const group = this.groupsReady.shift();
+    if (group !== undefined) {
+      const leaseId = randomUUID();
+      this.leases.set(leaseId, { id: leaseId, jobIds: group, deadline: now + this.visibilityMs, frozen: false });
+      const attempt = await this.bumpAttempts(group);
+      return { id: leaseId, jobIds: group, attempt, attempts: group.map((id) => this.attempts.get(id) ?? attempt) };
     }
 
     const taken: string[] = [];
@@ -305,6 +331,7 @@ export class EmbeddedQueue implements Queue {
       for (const id of lease.jobIds) {
         void this.jobs.remove(id);
         void this.attempts.remove(id);
+        if (this.firstErrors.doesExist(id)) void this.firstErrors.remove(id);
       }
       if (plan) {
         void this.plans.remove(leaseId);
@@ -314,6 +341,7 @@ export class EmbeddedQueue implements Queue {
       }
     });
     this.frozenJobCount.delete(leaseId);
+    this.spaceFailures = 0;
     for (const id of lease.jobIds) this.execCounts.delete(id);
     if (plan && plan.plan.events.length > 0) this.wakeOutbox();
   }
@@ -325,10 +353,26 @@ export class EmbeddedQueue implements Queue {
     await this.retryOrBury([jobId], error);
   }
 
-  async nack(leaseId: string, error: string): Promise<void> {
+  async nack(leaseId: string, error: string, opts: NackOptions = {}): Promise<void> {
     const lease = this.leases.get(leaseId);
     if (!lease) return;
     this.leases.delete(leaseId);
+    if (opts.outOfSpace) {
+      // The machine's condition, not the jobs': the same lease again later, nothing charged.
+      await this.refundAttempts(lease.jobIds);
+      const availableAt = Date.now() + this.backoff(++this.spaceFailures);
+      if (lease.frozen) this.delayed.push({ frozen: true, id: leaseId, availableAt });
+      else if (lease.jobIds.length > 0) this.delayed.push({ frozen: false, ids: lease.jobIds, availableAt });
+      this.logger?.warn({ leaseId, jobs: lease.jobIds.length, error }, 'storage out of space: lease retried later, no attempt charged');
+      return;
+    }
+    if (lease.frozen && opts.unfreeze) {
+      // Nothing was written under this lease id, so its jobs may go on under other ids. A crash
+      // before this is durable redelivers the frozen lease, which is also correct.
+      await this.plans.remove(leaseId);
+      this.frozenJobCount.delete(leaseId);
+      lease.frozen = false;
+    }
     if (lease.frozen) {
       const attempts = Math.max(...lease.jobIds.map((id) => this.attempts.get(id) ?? 1));
       if (attempts >= this.maxAttempts) {
@@ -336,20 +380,62 @@ export class EmbeddedQueue implements Queue {
         await this.bury(lease.jobIds, error, leaseId);
         this.frozenJobCount.delete(leaseId);
       } else {
+        await this.noteFirstErrors(lease.jobIds, error);
         this.delayed.push({ id: leaseId, frozen: true, availableAt: Date.now() + this.backoff(attempts) });
       }
+      return;
+    }
+    if (lease.jobIds.length > 1) {
+      await this.split(lease.jobIds);
+      this.logger?.info({ leaseId, jobs: lease.jobIds.length, error }, 'lease failed: split in halves to find the failing job');
       return;
     }
     await this.retryOrBury(lease.jobIds, error);
   }
 
+  /**
+   * A group failed: which job is at fault is not known yet, so none is charged. Each half goes
+   * back to the front of the queue as a lease of its own; a job that fails alone is charged.
+   */
+  private async split(jobIds: string[]): Promise<void> {
+    await this.refundAttempts(jobIds);
+    const mid = Math.ceil(jobIds.length / 2);
+    this.groupsReady.unshift(jobIds.slice(0, mid), jobIds.slice(mid));
+    this.wake();
+  }
+
+  /** Takes back the attempt counted when these jobs were leased. */
+  private async refundAttempts(jobIds: string[]): Promise<void> {
+    await this.root.transaction(() => {
+      for (const id of jobIds) {
+        const n = this.attempts.get(id) ?? 0;
+        if (n <= 1) void this.attempts.remove(id);
+        else void this.attempts.put(id, n - 1);
+      }
+    });
+  }
+
+  private async noteFirstErrors(jobIds: string[], error: string): Promise<void> {
+    const fresh = jobIds.filter((id) => !this.firstErrors.doesExist(id));
+    if (fresh.length === 0) return;
+    await this.root.transaction(() => {
+      for (const id of fresh) void this.firstErrors.put(id, error);
+    });
+  }
+
+  /** Jobs that failed alone: retried alone after a backoff, or dead after `maxAttempts`. */
   private async retryOrBury(jobIds: string[], error: string): Promise<void> {
     const toBury: string[] = [];
+    const retry: string[] = [];
     for (const id of jobIds) {
       const attempts = this.attempts.get(id) ?? 1;
       if (attempts >= this.maxAttempts) toBury.push(id);
-      else this.delayed.push({ id, frozen: false, availableAt: Date.now() + this.backoff(attempts) });
+      else {
+        retry.push(id);
+        this.delayed.push({ ids: [id], frozen: false, availableAt: Date.now() + this.backoff(attempts) });
+      }
     }
+    await this.noteFirstErrors(retry, error);
     if (toBury.length > 0) await this.bury(toBury, error);
   }
 
@@ -358,21 +444,34 @@ export class EmbeddedQueue implements Queue {
     const buried: DeadJob[] = [];
     await this.root.transaction(() => {
       for (const id of jobIds) {
-        const rec = this.getJob(id);
-        if (!rec) continue;
-        const dead: DeadJob = { job: this.toJob(rec, this.attempts.get(id) ?? 1), error, diedAt };
+        const raw = this.jobs.get(id);
+        if (!raw) continue;
+        const rec = JSON.parse(raw.toString('utf8')) as JobRecord;
+        const dead: DeadJob = {
+          job: this.toJob(rec, this.attempts.get(id) ?? 1),
+          error,
+          firstError: this.firstErrors.get(id) ?? error,
+          diedAt,
+          sizeBytes: raw.length,
+          ...(planId !== undefined ? { frozenLeaseId: planId } : {}),
+        };
         void this.dead.put(id, dead);
         void this.jobs.remove(id);
         void this.attempts.remove(id);
+        void this.firstErrors.remove(id);
         buried.push(dead);
       }
-      if (planId !== undefined) void this.plans.remove(planId);
+      if (planId !== undefined) {
+        const plan = this.plans.get(planId);
+        if (plan) void this.deadPlans.put(planId, plan);
+        void this.plans.remove(planId);
+      }
     });
     this.deadCount += buried.length;
     for (const id of jobIds) this.execCounts.delete(id);
     for (const d of buried) {
       this.logger?.error(
-        { jobId: d.job.id, projectId: d.job.projectId, attempts: d.job.attempts, error },
+        { jobId: d.job.id, projectId: d.job.projectId, attempts: d.job.attempts, frozenLeaseId: d.frozenLeaseId, error },
         'job parked as dead after repeated failures',
       );
     }
@@ -412,7 +511,7 @@ export class EmbeddedQueue implements Queue {
     for (const d of this.delayed) {
       if (d.availableAt > now) keep.push(d);
       else if (d.frozen) this.frozenReady.push(d.id);
-      else this.ready.push(d.id);
+      else this.groupsReady.push(d.ids);
     }
     this.delayed = keep;
   }
@@ -436,7 +535,7 @@ export class EmbeddedQueue implements Queue {
 
   /** Resolves when a job is enqueued or after `timeoutMs`, whichever is first. */
   waitForWork(timeoutMs: number): Promise<void> {
-    if (this.readyHead < this.ready.length || this.frozenReady.length > 0) return Promise.resolve();
+    if (this.readyHead < this.ready.length || this.frozenReady.length > 0 || this.groupsReady.length > 0) return Promise.resolve();
     return new Promise((resolve) => {
       // On timeout the waiter is dropped: an idle daemon would otherwise collect one per poll.
       const t = setTimeout(() => {
@@ -468,8 +567,9 @@ export class EmbeddedQueue implements Queue {
     for (const l of this.leases.values()) inflight += l.jobIds.length;
     let frozen = 0;
     for (const id of this.frozenReady) frozen += this.frozenJobCount.get(id) ?? 0;
+    for (const g of this.groupsReady) frozen += g.length;
     let delayed = 0;
-    for (const d of this.delayed) delayed += d.frozen ? (this.frozenJobCount.get(d.id) ?? 0) : 1;
+    for (const d of this.delayed) delayed += d.frozen ? (this.frozenJobCount.get(d.id) ?? 0) : d.ids.length;
     return { pending: this.ready.length - this.readyHead + frozen + delayed, inflight, dead: this.deadCount, delayed };
   }
 
@@ -478,8 +578,89 @@ export class EmbeddedQueue implements Queue {
     return s.pending + s.inflight;
   }
 
-  deadJobs(limit = 100): DeadJob[] {
-    return [...this.dead.getRange({ limit })].map((e) => e.value);
+  deadJobs(limit = 100, after?: string): DeadJob[] {
+    if (after === undefined) return [...this.dead.getRange({ limit })].map((e) => e.value);
+    // `start` is inclusive: read one more and skip the cursor's own entry.
+    return [...this.dead.getRange({ start: after, limit: limit + 1 })]
+      .filter((e) => e.key !== after)
+      .slice(0, limit)
+      .map((e) => e.value);
+  }
+
+  deadJob(id: string): DeadJob | undefined {
+    return this.dead.get(id);
+  }
+
+  requeueDead(id: string): Promise<DeadJobAction | null> {
+    return this.deadOp(async () => {
+      const group = this.deadGroup(id);
+      if (!group) return null;
+      const { records, plan, frozenLeaseId } = group;
+      await this.root.transaction(() => {
+        for (const d of records) {
+          const stored: StoredJob = { id: d.job.id, projectId: d.job.projectId, source: d.job.source, batch: d.job.batch, receivedAt: d.job.receivedAt };
+          void this.jobs.put(d.job.id, Buffer.from(JSON.stringify(stored)));
+          void this.dead.remove(d.job.id);
+          void this.attempts.remove(d.job.id);
+        }
+        // The same lease id and plan: what it already wrote under that id is deduplicated.
+        if (frozenLeaseId !== undefined && plan) {
+          void this.plans.put(frozenLeaseId, plan);
+          void this.deadPlans.remove(frozenLeaseId);
+        }
+      });
+      await this.root.flushed;
+      this.deadCount -= records.length;
+      const jobIds = records.map((d) => d.job.id);
+      for (const d of records) this.execCounts.set(d.job.id, d.job.batch.executions.length);
+      if (frozenLeaseId !== undefined && plan) {
+        this.frozenReady.push(frozenLeaseId);
+        this.frozenJobCount.set(frozenLeaseId, plan.jobIds.length);
+      } else {
+        this.ready.push(...jobIds);
+      }
+      this.wake();
+      this.logger?.info({ jobIds, frozenLeaseId }, 'dead job requeued');
+      return { jobIds, ...(frozenLeaseId !== undefined ? { frozenLeaseId } : {}) };
+    });
+  }
+
+  dropDead(id: string): Promise<DeadJobAction | null> {
+    return this.deadOp(async () => {
+      const group = this.deadGroup(id);
+      if (!group) return null;
+      const { records, frozenLeaseId } = group;
+      await this.root.transaction(() => {
+        for (const d of records) {
+          void this.dead.remove(d.job.id);
+          // Released: the same batch may be sent again and is then a new job.
+          void this.idem.remove(`${d.job.projectId}\u0000${d.job.batch.idempotencyKey}`);
+        }
+        if (frozenLeaseId !== undefined) void this.deadPlans.remove(frozenLeaseId);
+      });
+      await this.root.flushed;
+      this.deadCount -= records.length;
+      const jobIds = records.map((d) => d.job.id);
+      this.logger?.info({ jobIds, frozenLeaseId }, 'dead job dropped; idempotency key released');
+      return { jobIds, ...(frozenLeaseId !== undefined ? { frozenLeaseId } : {}) };
+    });
+  }
+
+  /** A dead job and, when it died in a frozen lease, its dead lease-mates and that lease's plan. */
+  private deadGroup(id: string): { records: DeadJob[]; plan?: PlanRecord; frozenLeaseId?: string } | null {
+    const d = this.dead.get(id);
+    if (!d) return null;
+    if (d.frozenLeaseId === undefined) return { records: [d] };
+    const plan = this.deadPlans.get(d.frozenLeaseId);
+    const ids = plan?.jobIds ?? [id];
+    const records = ids.map((j) => this.dead.get(j)).filter((r): r is DeadJob => r !== undefined);
+    return { records, frozenLeaseId: d.frozenLeaseId, ...(plan ? { plan } : {}) };
+  }
+
+  private deadOp<T>(f: () => Promise<T>): Promise<T> {
+    const run = this.deadOps.then(f, f);
+    this.deadOps = run.catch(() => undefined);
+    return run;
   }
 
   private makeOutbox(): Outbox {

@@ -6,7 +6,15 @@
 //    a lease that is neither acked nor nacked in time is redelivered;
 //  - a lease whose plan was saved is frozen: it is always redelivered with the same id and the same
 //    jobs, so the writes keyed by that id deduplicate (exactly-once in effect);
-//  - nack retries with exponential backoff, then parks the jobs as dead (counted, never dropped);
+//  - nack of an unfrozen lease of several jobs splits it: each half goes back to the front of the
+//    queue as a lease of its own, and no job is charged an attempt; only a job that fails alone is
+//    retried with exponential backoff and finally parked as dead (counted, never dropped silently);
+//  - a frozen lease keeps its composition: it is retried whole and dies whole, and its dead jobs
+//    are requeued together as that same lease (same id and plan), so its writes still deduplicate;
+//  - an out-of-space failure is the machine's, not the job's: retried with backoff, whole, never
+//    charged an attempt, split or dead-lettered;
+//  - a dead job's idempotency key is not a duplicate: enqueue says `dead` (the door answers 409)
+//    until the job is requeued or dropped (dropping releases the key);
 //  - ack removes the jobs and appends the lease's events to the outbox in one atomic step.
 import type { IngestBatch, IngestSource } from '../domain/batch.js';
 import type { DomainEvent } from '../domain/events.js';
@@ -28,6 +36,8 @@ export interface EnqueueResult {
   receiptId: string;
   acceptedExecutions: number;
   deduplicated: boolean;
+  /** The key's job is parked as dead: nothing was queued, and the batch is not stored (see `DeadJob`). */
+  dead?: true;
 }
 
 export interface LeasePlan {
@@ -82,8 +92,34 @@ export interface DequeueOptions {
 
 export interface DeadJob {
   job: Job;
+  /** The last failure. */
   error: string;
+  /** The first failure charged to the job (the same as `error` when it failed once; absent in records from before it was kept). */
+  firstError?: string;
   diedAt: number;
+  /** Size of the stored job (JSON bytes; absent in records from before it was kept). */
+  sizeBytes?: number;
+  /**
+   * Set when the job died in a frozen lease: its rows may be partly written under that lease id,
+   * so it is requeued (and dropped) only together with its lease-mates, as that same lease.
+   */
+  frozenLeaseId?: string;
+}
+
+export interface NackOptions {
+  /** The storage is out of space: retry the lease whole after a backoff; no attempt is charged. */
+  outOfSpace?: boolean;
+  /**
+   * The lease was frozen in this delivery and wrote nothing under its id: drop the plan, so it
+   * fails (and splits) as an unfrozen lease would.
+   */
+  unfreeze?: boolean;
+}
+
+/** What requeueing or dropping a dead job touched: the job, or its whole frozen lease. */
+export interface DeadJobAction {
+  jobIds: string[];
+  frozenLeaseId?: string;
 }
 
 export interface Queue {
@@ -94,13 +130,20 @@ export interface Queue {
   ack(leaseId: string): Promise<void>;
   /** Returns one job of an unfrozen lease to the queue (retry with backoff, or dead), keeping the others leased. */
   failJob(leaseId: string, jobId: string, error: string): Promise<void>;
-  nack(leaseId: string, error: string): Promise<void>;
+  /** Hands a failed lease back: split, retried, or dead (see the contract above). */
+  nack(leaseId: string, error: string, opts?: NackOptions): Promise<void>;
   /** Resolves when work may be available, or after `timeoutMs` (the idle poll interval). */
   waitForWork(timeoutMs: number): Promise<void>;
   stats(): QueueStats;
   /** Pending + in-flight: what backpressure compares with the max depth. */
   depth(): number;
-  deadJobs(limit?: number): DeadJob[];
+  /** Dead jobs in receipt order, after the job id `after` when given. */
+  deadJobs(limit?: number, after?: string): DeadJob[];
+  deadJob(id: string): DeadJob | undefined;
+  /** Back to the queue (with its frozen lease-mates); null for an unknown id. */
+  requeueDead(id: string): Promise<DeadJobAction | null>;
+  /** Gone for good (with its frozen lease-mates), idempotency keys released; null for an unknown id. */
+  dropDead(id: string): Promise<DeadJobAction | null>;
   /** Outbox of events from acked leases, read by the event dispatcher. */
   readonly outbox: Outbox;
   close(): Promise<void>;

@@ -595,6 +595,179 @@ export function queueContract(name: string, factory: QueueFactory): void {
       });
     });
 
+    describe('failure isolation', () => {
+      it('splits a failed group in halves at the front of the queue without charging anyone; a job failing alone is charged', async () => {
+        const h = await setup({ maxAttempts: 2, baseBackoffMs: 50, maxBackoffMs: 100 });
+        const receipts: string[] = [];
+        for (let i = 0; i < 4; i++) receipts.push((await h.q.enqueue(newJob(`key-split-000${i}`))).receiptId);
+        const later = await h.q.enqueue(newJob('key-split-later'));
+        const lease = await h.q.dequeue({ maxJobs: 4, maxExecutions: 100 });
+        expect(lease?.jobs.map((j) => j.receiptId)).toEqual(receipts);
+        await h.q.nack(lease!.id, 'one of you is bad');
+        expect(h.q.stats()).toMatchObject({ pending: 5, inflight: 0, dead: 0, delayed: 0 });
+        // Each half is a lease of its own, before the job that was waiting behind them; no attempt charged.
+        const first = await h.q.dequeue(ALL);
+        expect(first?.jobs.map((j) => j.receiptId)).toEqual(receipts.slice(0, 2));
+        expect(first?.attempt).toBe(1);
+        expect(first?.jobs.every((j) => j.attempts === 1)).toBe(true);
+        const second = await h.q.dequeue(ALL);
+        expect(second?.jobs.map((j) => j.receiptId)).toEqual(receipts.slice(2));
+        expect(second?.attempt).toBe(1);
+        await h.q.savePlan(second!.id, { events: [] });
+        await h.q.ack(second!.id);
+        await h.q.nack(first!.id, 'still bad');
+        const a = await h.q.dequeue(ALL);
+        const b = await h.q.dequeue(ALL);
+        expect([a?.jobs.map((j) => j.receiptId), b?.jobs.map((j) => j.receiptId)]).toEqual([[receipts[0]], [receipts[1]]]);
+        expect([a?.attempt, b?.attempt]).toEqual([1, 1]);
+        await h.q.ack(b!.id);
+        // Alone now: charged, retried after a backoff (alone), then dead.
+        await h.q.nack(a!.id, 'bad alone');
+        expect(h.q.stats()).toMatchObject({ delayed: 1, dead: 0 });
+        const rest = await h.q.dequeue(ALL);
+        expect(rest?.jobs.map((j) => j.receiptId)).toEqual([later.receiptId]);
+        await h.q.ack(rest!.id);
+        const retry = await dequeueWithin(h.q, 5_000);
+        expect(retry.jobs.map((j) => j.receiptId)).toEqual([receipts[0]]);
+        expect(retry.attempt).toBe(2);
+        await h.q.nack(retry.id, 'bad alone again');
+        expect(h.q.stats()).toEqual({ pending: 0, inflight: 0, dead: 1, delayed: 0 });
+        const dead = h.q.deadJobs();
+        expect(dead.map((d) => [d.job.receiptId, d.firstError, d.error, d.job.attempts])).toEqual([[receipts[0], 'bad alone', 'bad alone again', 2]]);
+        expect(dead[0]!.sizeBytes).toBeGreaterThan(100);
+        expect(dead[0]!.frozenLeaseId).toBeUndefined();
+      });
+
+      it('an out-of-space failure is never charged, split or buried: the same lease comes back after a backoff', async () => {
+        const h = await setup({ maxAttempts: 1, baseBackoffMs: 20, maxBackoffMs: 50 });
+        await h.q.enqueue(newJob('key-space-0001'));
+        await h.q.enqueue(newJob('key-space-0002'));
+        let lease = await h.q.dequeue(ALL);
+        const ids = jobIds(lease!);
+        for (let i = 0; i < 3; i++) {
+          await h.q.nack(lease!.id, 'No space left on device', { outOfSpace: true });
+          expect(h.q.stats()).toMatchObject({ dead: 0, delayed: 2, pending: 2 });
+          lease = await dequeueWithin(h.q, 5_000);
+          expect(jobIds(lease)).toEqual(ids);
+          expect(lease.attempt).toBe(1);
+        }
+        // Frozen: the same lease id and plan.
+        const plan = { events: [makeEvent(1)] };
+        await h.q.savePlan(lease!.id, plan);
+        for (let i = 0; i < 3; i++) {
+          await h.q.nack(lease!.id, 'MDB_MAP_FULL', { outOfSpace: true });
+          const again = await dequeueWithin(h.q, 5_000);
+          expect([again.id, again.attempt, again.plan]).toEqual([lease!.id, 1, plan]);
+          lease = again;
+        }
+        await h.q.ack(lease!.id);
+        expect(h.q.stats()).toEqual({ pending: 0, inflight: 0, dead: 0, delayed: 0 });
+        expect(h.q.outbox.read(0, 10).map((e) => e.event)).toEqual(plan.events);
+      });
+
+      it('unfreeze: a lease frozen but unwritten drops its plan and splits like an unfrozen one', async () => {
+        const h = await setup();
+        await h.q.enqueue(newJob('key-unfreeze-1'));
+        await h.q.enqueue(newJob('key-unfreeze-2'));
+        const lease = await h.q.dequeue(ALL);
+        await h.q.savePlan(lease!.id, { events: [makeEvent(1)] });
+        await h.q.nack(lease!.id, 'first insert refused', { unfreeze: true });
+        const a = await h.q.dequeue(ALL);
+        const b = await h.q.dequeue(ALL);
+        expect([a!.jobs.length, b!.jobs.length, a!.plan, b!.plan, a!.attempt]).toEqual([1, 1, undefined, undefined, 1]);
+        expect(a!.id).not.toBe(lease!.id);
+        await h.restart();
+        // The old plan is gone for good: nothing frozen comes back, its events are never emitted.
+        const both = await h.q.dequeue(ALL);
+        expect(jobIds(both!)).toEqual(jobIds(lease!));
+        expect(both!.plan).toBeUndefined();
+        await h.q.savePlan(both!.id, { events: [] });
+        await h.q.ack(both!.id);
+        expect(h.q.outbox.read(0, 10)).toEqual([]);
+      });
+    });
+
+    describe('dead letters', () => {
+      async function kill(q: Queue, key: string, error = 'poison'): Promise<string> {
+        const r = await q.enqueue(newJob(key));
+        const lease = await q.dequeue({ maxJobs: 1, maxExecutions: 100 });
+        expect(lease?.jobs.map((j) => j.receiptId)).toEqual([r.receiptId]);
+        await q.nack(lease!.id, error);
+        return r.receiptId;
+      }
+
+      it('lists in pages, shows one, answers `dead` for its key, requeues it as a fresh job', async () => {
+        const h = await setup({ maxAttempts: 1 });
+        const ids: string[] = [];
+        for (let i = 0; i < 3; i++) ids.push(await kill(h.q, `key-dl-000${i}`, `poison ${i}`));
+        expect(h.q.stats()).toMatchObject({ dead: 3 });
+        expect(h.q.deadJobs(2).map((d) => d.job.id)).toEqual(ids.slice(0, 2));
+        expect(h.q.deadJobs(2, ids[1]).map((d) => d.job.id)).toEqual([ids[2]]);
+        expect(h.q.deadJob(ids[1]!)?.error).toBe('poison 1');
+        expect(h.q.deadJob('00000000-0000-4000-8000-000000000000')).toBeUndefined();
+        // Not a duplicate: the key's job stored nothing.
+        expect(await h.q.enqueue(newJob('key-dl-0001'))).toEqual({ receiptId: ids[1], acceptedExecutions: 1, deduplicated: true, dead: true });
+        expect(h.q.depth()).toBe(0);
+
+        expect(await h.q.requeueDead(ids[1]!)).toEqual({ jobIds: [ids[1]] });
+        expect(await h.q.requeueDead(ids[1]!)).toBeNull();
+        expect(h.q.stats()).toMatchObject({ dead: 2, pending: 1 });
+        expect(await h.q.enqueue(newJob('key-dl-0001'))).toEqual({ receiptId: ids[1], acceptedExecutions: 1, deduplicated: true });
+        const lease = await h.q.dequeue(ALL);
+        expect(lease?.jobs.map((j) => [j.receiptId, j.attempts])).toEqual([[ids[1], 1]]);
+        expect(lease?.jobs[0]!.batch).toEqual(makeBatch('key-dl-0001'));
+        await h.q.ack(lease!.id);
+        await h.restart();
+        expect(h.q.stats()).toEqual({ pending: 0, inflight: 0, dead: 2, delayed: 0 });
+        expect(h.q.deadJobs().map((d) => d.job.id)).toEqual([ids[0], ids[2]]);
+      });
+
+      it('drop releases the idempotency key: the batch may be sent again as a new job', async () => {
+        const h = await setup({ maxAttempts: 1 });
+        const id = await kill(h.q, 'key-drop-0001');
+        expect(await h.q.dropDead(id)).toEqual({ jobIds: [id] });
+        expect(await h.q.dropDead(id)).toBeNull();
+        expect(h.q.stats()).toMatchObject({ dead: 0 });
+        await h.restart();
+        const again = await h.q.enqueue(newJob('key-drop-0001'));
+        expect(again.deduplicated).toBe(false);
+        expect(again.dead).toBeUndefined();
+        expect(again.receiptId).not.toBe(id);
+        expect(h.q.depth()).toBe(1);
+      });
+
+      it('a frozen lease dies whole and is requeued whole: same lease id, same plan, events once', async () => {
+        const h = await setup({ maxAttempts: 1 });
+        await h.q.enqueue(newJob('key-dlf-0001'));
+        await h.q.enqueue(newJob('key-dlf-0002'));
+        const lease = await h.q.dequeue(ALL);
+        const plan = { events: [makeEvent(1), makeEvent(2)] };
+        await h.q.savePlan(lease!.id, plan);
+        await h.q.nack(lease!.id, 'failed after a write');
+        expect(h.q.stats()).toEqual({ pending: 0, inflight: 0, dead: 2, delayed: 0 });
+        expect(h.q.deadJobs().map((d) => d.frozenLeaseId)).toEqual([lease!.id, lease!.id]);
+        await h.restart();
+        // Requeueing one brings back its lease-mates, as that same frozen lease.
+        const one = lease!.jobs[1]!.id;
+        expect(await h.q.requeueDead(one)).toEqual({ jobIds: jobIds(lease!), frozenLeaseId: lease!.id });
+        expect(h.q.stats()).toMatchObject({ dead: 0, pending: 2 });
+        const again = await h.q.dequeue(ALL);
+        expect([again!.id, jobIds(again!), again!.plan, again!.attempt]).toEqual([lease!.id, jobIds(lease!), plan, 1]);
+        await h.q.ack(again!.id);
+        expect(h.q.outbox.read(0, 10).map((e) => e.event)).toEqual(plan.events);
+
+        // Dropped whole too.
+        await h.q.enqueue(newJob('key-dlf-0003'));
+        await h.q.enqueue(newJob('key-dlf-0004'));
+        const l2 = await h.q.dequeue(ALL);
+        await h.q.savePlan(l2!.id, { events: [] });
+        await h.q.nack(l2!.id, 'failed after a write');
+        expect(await h.q.dropDead(l2!.jobs[0]!.id)).toEqual({ jobIds: jobIds(l2!), frozenLeaseId: l2!.id });
+        expect(h.q.stats()).toEqual({ pending: 0, inflight: 0, dead: 0, delayed: 0 });
+        expect((await h.q.enqueue(newJob('key-dlf-0004'))).deduplicated).toBe(false);
+      });
+    });
+
     describe('outbox', () => {
       it('keeps durable cursors and trims what every subscriber has passed', async () => {
         const h = await setup();

@@ -4,7 +4,7 @@
 // and cross as transferred bytes.
 import type { ClickHouseClient, ClickHouseSettings } from '@clickhouse/client';
 import type { DomainEvent } from '../../domain/events.js';
-import type { DeadJob, DequeueOptions, EnqueueResult, Job, Lease, LeasePlan, OutboxEntry, OutboxReader, QueueStats, RawLease, StoredJob, WorkerQueue } from '../../queue/types.js';
+import type { DeadJob, DeadJobAction, DequeueOptions, EnqueueResult, Job, Lease, LeasePlan, NackOptions, OutboxEntry, OutboxReader, QueueStats, RawLease, StoredJob, WorkerQueue } from '../../queue/types.js';
 import type { Store } from '../../store/client.js';
 import { encodeTsv, type TsvColumns } from '../../store/tsv.js';
 import type { RpcClient } from './rpc.js';
@@ -86,11 +86,14 @@ export function remoteQueue(rpc: RpcClient): WorkerQueue {
     savePlan: (leaseId: string, plan: LeasePlan) => rpc.call<void>('queue.savePlan', [leaseId, plan]),
     ack: (leaseId: string) => rpc.call<void>('queue.ack', [leaseId]),
     failJob: (leaseId: string, jobId: string, error: string) => rpc.call<void>('queue.failJob', [leaseId, jobId, error]),
-    nack: (leaseId: string, error: string) => rpc.call<void>('queue.nack', [leaseId, error]),
+    nack: (leaseId: string, error: string, opts?: NackOptions) => rpc.call<void>('queue.nack', [leaseId, error, opts]),
     waitForWork: (timeoutMs: number) => rpc.call<void>('queue.waitForWork', [timeoutMs]),
     stats: (): QueueStats => notHere('stats'),
     depth: (): number => notHere('depth'),
     deadJobs: (): DeadJob[] => notHere('deadJobs'),
+    deadJob: (): DeadJob | undefined => notHere('deadJob'),
+    requeueDead: (): Promise<DeadJobAction | null> => notHere('requeueDead'),
+    dropDead: (): Promise<DeadJobAction | null> => notHere('dropDead'),
     close: () => Promise.resolve(),
     outbox,
   };

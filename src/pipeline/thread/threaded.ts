@@ -5,7 +5,7 @@ import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import pino from 'pino';
 import type { DomainEvent } from '../../domain/events.js';
-import type { DequeueOptions, LeasePlan } from '../../queue/types.js';
+import type { DequeueOptions, LeasePlan, NackOptions } from '../../queue/types.js';
 import type { EmbeddedQueue } from '../../queue/embedded.js';
 import type { Store } from '../../store/client.js';
 import { newLagStats } from '../../domain/metrics.js';
@@ -169,8 +169,8 @@ export class PipelineThread {
         await queue.ack(leaseId);
         this.held.delete(leaseId);
       },
-      'queue.nack': async (leaseId: string, error: string) => {
-        await queue.nack(leaseId, error);
+      'queue.nack': async (leaseId: string, error: string, opts?: NackOptions) => {
+        await queue.nack(leaseId, error, opts);
         this.held.delete(leaseId);
       },
       'queue.failJob': (leaseId: string, jobId: string, error: string) => queue.failJob(leaseId, jobId, error),

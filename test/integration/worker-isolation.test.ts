@@ -1,0 +1,133 @@
+// Failure isolation in the worker (issue 11): a job that fails never takes another with it. Poison
+// jobs are put straight into the queue, bypassing the door's validation, as if queued before an
+// upgrade, in the same lease as 50 valid ones; the worker splits the failed group until the poison
+// fails alone. Out-of-space failures are the machine's: never charged, never dead. Both modes of
+// the pipeline (its own thread, the default, and one thread).
+import { Writable } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { IngestBatch } from '../../src/domain/batch.js';
+import { createLogger } from '../../src/logger.js';
+import { startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
+import { makeBatch } from './queue-contract.js';
+
+const N_EXEC = 3;
+
+describe.each([
+  ['on a pipeline thread', 'true'],
+  ['on one thread', 'false'],
+])('worker isolation %s', (_name, thread) => {
+  let td: TestDaemon;
+  let projectId: string;
+  const logLines: string[] = [];
+
+  beforeAll(async () => {
+    const sink = new Writable({
+      write(chunk: Buffer, _enc, cb) {
+        logLines.push(...chunk.toString('utf8').split('\n').filter(Boolean));
+        cb();
+      },
+    });
+    td = await startTestDaemon({
+      logger: createLogger('info', sink),
+      env: { SERVICE_PIPELINE_THREAD: thread, SERVICE_QUEUE_MAX_ATTEMPTS: '2', SERVICE_QUEUE_RETRY_BACKOFF_MS: '20' },
+    });
+    const projects = await td.request('GET', '/v1/admin/projects', { token: td.adminToken });
+    projectId = projects.json.items[0].id;
+  });
+  afterAll(async () => td?.close());
+
+  const count = async (sql: string): Promise<number> => Number((await td.daemon.store.query<{ n: string }>(sql))[0]!.n);
+  const executions = (branch: string): Promise<number> => count(`SELECT count() AS n FROM ${td.daemon.store.table('executions')} WHERE branch = '${branch}'`);
+  const distinctExecutions = (branch: string): Promise<number> => count(`SELECT uniqExact(id) AS n FROM ${td.daemon.store.table('executions')} WHERE branch = '${branch}'`);
+  const receipts = (ids: string[]): Promise<number> =>
+    count(`SELECT uniqExact(receipt_id) AS n FROM ${td.daemon.store.table('receipts')} WHERE receipt_id IN (${ids.map((id) => `'${id}'`).join(',')})`);
+
+  function batch(key: string, branch: string): IngestBatch {
+    const b = makeBatch(key, N_EXEC);
+    b.resource.branch = branch;
+    return b;
+  }
+
+  /** Queues the batches while the lease loop is held, so the worker takes them in one lease. */
+  async function enqueueTogether(batches: IngestBatch[]): Promise<string[]> {
+    const ids: string[] = [];
+    await td.daemon.runtime.exclusive(async () => {
+      for (const b of batches) ids.push((await td.daemon.queue.enqueue({ projectId, source: 'native', batch: b })).receiptId);
+    });
+    return ids;
+  }
+
+  async function poisonAmong50(branch: string, poison: IngestBatch): Promise<void> {
+    const deadBefore = td.daemon.queue.stats().dead;
+    const logFrom = logLines.length;
+    const valid = Array.from({ length: 50 }, (_, i) => batch(`${branch}-valid-${i}`, branch));
+    // The poison in the middle of the lease.
+    const ids = await enqueueTogether([...valid.slice(0, 25), poison, ...valid.slice(25)]);
+    const poisonId = ids[25]!;
+    const validIds = ids.filter((id) => id !== poisonId);
+    await td.waitFor(async () => td.daemon.queue.depth() === 0 && td.daemon.queue.stats().dead > deadBefore, 60_000);
+
+    // All 50 stored exactly once; only the poison is dead.
+    expect(await executions(branch)).toBe(50 * N_EXEC);
+    expect(await distinctExecutions(branch)).toBe(50 * N_EXEC);
+    expect(await receipts(validIds)).toBe(50);
+    expect(await receipts([poisonId])).toBe(0);
+    expect(td.daemon.queue.stats().dead).toBe(deadBefore + 1);
+    const dead = td.daemon.queue.deadJob(poisonId)!;
+    expect(dead.job.attempts).toBe(2);
+    expect(dead.frozenLeaseId).toBeUndefined();
+    for (const id of validIds) expect(td.daemon.queue.deadJob(id)).toBeUndefined();
+    // The poison shared a lease with most of them (the worker's dequeue is not held by `exclusive`:
+    // it may take the first few jobs before the rest are queued).
+    const splits = logLines.slice(logFrom).filter((l) => l.includes('split in halves')).map((l) => (JSON.parse(l) as { jobs: number }).jobs);
+    expect(Math.max(...splits)).toBeGreaterThanOrEqual(40);
+    // One log line for the dead job, none for the others.
+    expect(logLines.filter((l) => l.includes('job parked as dead') && l.includes(poisonId))).toHaveLength(1);
+  }
+
+  it('a poison that fails in a processor (before the freeze) dies alone; the 50 around it are stored once', async () => {
+    const poison = batch('proc-poison', 'proc-stage');
+    // The rollups processor turns this into a date: RangeError, before the plan is saved.
+    poison.executions[0]!.startedAt = 1e300;
+    await poisonAmong50('proc-stage', poison);
+    const dead = td.daemon.queue.deadJobs(100).find((d) => d.job.batch.idempotencyKey === 'proc-poison')!;
+    expect(dead.error).toMatch(/Invalid time value/);
+  });
+
+  it('a poison refused by the first insert (after the freeze, nothing written) unfreezes, splits and dies alone', async () => {
+    const poison = batch('export-poison', 'export-stage');
+    // No `attempt`: encoded as NaN in the executions TabSeparated body, which ClickHouse refuses.
+    delete (poison.executions[1] as { attempt?: number }).attempt;
+    await poisonAmong50('export-stage', poison);
+    const dead = td.daemon.queue.deadJobs(100).find((d) => d.job.batch.idempotencyKey === 'export-poison')!;
+    expect(dead.error).toMatch(/UInt16|Cannot parse/);
+  });
+
+  it('an out-of-space failure is retried with backoff, never charged or dead; the frozen lease then writes once', async () => {
+    const store = td.daemon.store;
+    const deadBefore = td.daemon.queue.stats().dead;
+    const retried = (): number => logLines.filter((l) => l.includes('storage out of space: lease retried later')).length;
+    const retriedBefore = retried();
+    // ClickHouse refuses the receipts insert (the last one of a lease, after others wrote) with the
+    // message of a full disk. A CHECK constraint refuses the whole block before anything is written.
+    await store.command(
+      `ALTER TABLE ${store.table('receipts')} ADD CONSTRAINT oos_probe CHECK throwIf(accepted_executions >= 0, 'Cannot reserve 1.00 MiB, not enough space') = 0`,
+    );
+    let ids: string[] = [];
+    try {
+      ids = await enqueueTogether([batch('oos-1', 'oos'), batch('oos-2', 'oos'), batch('oos-3', 'oos')]);
+      // More failures than SERVICE_QUEUE_MAX_ATTEMPTS, and still nobody dead.
+      await td.waitFor(async () => retried() >= retriedBefore + 4, 30_000);
+      expect(td.daemon.queue.stats().dead).toBe(deadBefore);
+      expect(td.daemon.queue.depth()).toBe(3);
+      expect(await receipts(ids)).toBe(0);
+    } finally {
+      await store.command(`ALTER TABLE ${store.table('receipts')} DROP CONSTRAINT oos_probe`);
+    }
+    await td.waitFor(async () => td.daemon.queue.depth() === 0, 30_000);
+    expect(td.daemon.queue.stats().dead).toBe(deadBefore);
+    expect(await receipts(ids)).toBe(3);
+    // Every retry wrote the executions again under the same lease id: deduplicated.
+    expect(await executions('oos')).toBe(3 * N_EXEC);
+  });
+});
