@@ -20,3 +20,15 @@ export function attributesOf(record: Readonly<Record<string, unknown>>): Record<
   }
   return out;
 }
+
+/**
+ * Whether a JSON value has at most `maxDepth` levels of objects and arrays (the value itself
+ * counted). The walk stops at the limit, so a value nested deeper than the stack is answered too
+ * (JSON.stringify on it would overflow).
+ */
+export function withinJsonDepth(value: unknown, maxDepth: number): boolean {
+  if (typeof value !== 'object' || value === null) return true;
+  if (maxDepth < 1) return false;
+  for (const v of Array.isArray(value) ? value : Object.values(value)) if (!withinJsonDepth(v, maxDepth - 1)) return false;
+  return true;
+}

@@ -197,6 +197,17 @@ describe('POST /v1/ingest: null is absent, as in Flakemetry’s `.nullish()` con
     expect(res.json.issues.map((i: { path: string }) => i.path).sort()).toEqual(['executions.0.error.message', 'resource.branch']);
   });
 
+  it('a nested attribute value deeper than the door allows is a 400 naming it, even one too deep for the stack', async () => {
+    for (const depth of [40, 100_000]) {
+      const res = await td.request('POST', '/v1/ingest', {
+        body: `{"contractVersion":"0.1.0","idempotencyKey":"${key('fm-deep')}","resource":{"ciProvider":"local","commitSha":"abcdef1","branch":"main","trigger":"push"},"run":{"status":"passed","startedAt":1700000000000},"executions":[{"filePath":"a","suite":"a","title":"t","status":"pass","startedAt":1700000000000,"durationMs":1,"attributes":{"deep":${'['.repeat(depth)}${']'.repeat(depth)}}}]}`,
+        headers: { 'content-type': 'application/json' },
+      });
+      expect(res.status, String(depth)).toBe(400);
+      expect(res.json.issues.map((i: { path: string }) => i.path), String(depth)).toEqual(['executions.0.attributes.deep']);
+    }
+  });
+
   it('a contractVersion major we do not know is refused with the majors we take and what to do', async () => {
     const res = await td.request('POST', '/v1/ingest', {
       body: { contractVersion: '2.0.0', idempotencyKey: key('fm-v2'), resource: { ciProvider: 'local', commitSha: 'abcdef1', branch: 'main', trigger: 'push' }, run: { status: 'passed', startedAt: Date.now() }, executions: [] },

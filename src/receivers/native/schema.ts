@@ -1,4 +1,4 @@
-// The native batch (CONTRACT.md §2) as zod schemas. Unknown keys are ignored for forward
+// The native batch (docs/contract.md §2) as zod schemas. Unknown keys are ignored for forward
 // compatibility; timestamps come in as ISO-8601 or epoch ms and leave as epoch ms.
 import { z } from 'zod';
 import {
@@ -13,7 +13,8 @@ import {
   type IngestBatch,
 } from '../../domain/batch.js';
 import { parseTimestamp } from '../../domain/time.js';
-import { attributesOf } from '../../domain/attributes.js';
+import { attributesOf, withinJsonDepth } from '../../domain/attributes.js';
+import { STORABLE } from '../../domain/storable.js';
 
 export const SEMVER_RE = /^\d+\.\d+\.\d+$/;
 export const COMMIT_SHA_RE = /^[0-9a-f]{7,40}$/i;
@@ -40,7 +41,17 @@ function nullish<T extends z.ZodType>(schema: T) {
 
 // Any JSON value, as Flakemetry allows; stored as a scalar (nested values as JSON text, null left out).
 const attributeValue = z.union([z.string(), z.number(), z.boolean(), z.null(), z.array(z.unknown()), z.record(z.string(), z.unknown())]);
-const attributes = z.record(z.string(), attributeValue).transform(attributesOf);
+const attributes = z.record(z.string(), attributeValue).transform((record, ctx) => {
+  // Checked here, before the JSON text is made: the door's depth check (domain/storable.ts) only sees
+  // that text. Same bound as there, where the attributes object itself is the first level.
+  for (const [key, value] of Object.entries(record)) {
+    if (!withinJsonDepth(value, STORABLE.maxJsonDepth - 1)) {
+      ctx.addIssue({ code: 'custom', path: [key], message: `nested too deeply: at most ${STORABLE.maxJsonDepth} levels of objects and arrays` });
+      return z.NEVER;
+    }
+  }
+  return attributesOf(record);
+});
 
 const errorSchema = z.object({
   type: nullish(z.string()),
