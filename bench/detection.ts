@@ -18,7 +18,7 @@
 //    an outage do (people re-run red builds);
 //  - two projects whose CI sends no commit: every run lands on the placeholder `0000000`;
 //  - new tests appearing mid-history (10%), occasional skipped runs (2%);
-//  - renames and moves (5% of the tests): the identity layer stitches them (DESIGN.md: moved → L2,
+//  - renames and moves (5% of the tests): the identity layer stitches them (docs/architecture.md: moved → L2,
 //    renamed → L3) into the same test id, so the model sees one continuing history. They are
 //    simulated as exactly that, a continuing history, and only counted here.
 //
@@ -422,7 +422,7 @@ export async function run(argv: string[]): Promise<number> {
   const result = {
     bench: 'detection',
     at: new Date().toISOString(),
-    params: { seed, threshold: PARAMS.threshold, minSamples: PARAMS.minSamples, baseline: 'Flakemetry model 0.2.0 (DESIGN.md), last 500 graded executions' },
+    params: { seed, threshold: PARAMS.threshold, minSamples: PARAMS.minSamples, baseline: 'Flakemetry model 0.2.0 (docs/architecture.md), last 500 graded executions' },
     population,
     definitions: {
       detectedBy: 'candidate (score ≥ threshold and samples ≥ minSamples) after some run ≤ N: flaky.detected was emitted',

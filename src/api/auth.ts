@@ -48,7 +48,7 @@ export class Authenticator {
   }
 }
 
-/** A token with no scopes is ingest-only (CONTRACT.md §5). */
+/** A token with no scopes is ingest-only (docs/contract.md §5). */
 export function effectiveScopes(p: TokenPrincipal): Scope[] {
   return p.scopes.length === 0 ? ['ingest'] : p.scopes;
 }

@@ -1,4 +1,4 @@
-// Errors as values with codes (CONTRACT.md §5): `{ error, message?, issues? }`, never a stack trace.
+// Errors as values with codes (docs/contract.md §5): `{ error, message?, issues? }`, never a stack trace.
 import type { z } from 'zod';
 import { zodIssuesToMessages } from '../config/errors.js';
 

@@ -1,5 +1,5 @@
 // GET /openapi.json: an OpenAPI 3.1 document generated from the one route table the server
-// registers from (CONTRACT.md §6), so a route is documented the moment it is added. Schemas come
+// registers from (docs/contract.md §6), so a route is documented the moment it is added. Schemas come
 // from each route's zod declarations (z.toJSONSchema); schemas named with `.meta({ id })` become
 // components/schemas and are referenced by `$ref`. The procedures at /trpc are listed under the
 // `x-trpc` extension (they speak tRPC's wire format, not REST).
@@ -23,7 +23,7 @@ const errorBodySchema = z
     message: z.string().optional(),
     issues: z.array(z.object({ path: z.string().describe('dot path of the offending field'), message: z.string() })).optional(),
   })
-  .meta({ id: 'Error', description: 'Every error answer (CONTRACT.md §5); never a stack trace' });
+  .meta({ id: 'Error', description: 'Every error answer (docs/contract.md §5); never a stack trace' });
 
 const SECURITY_SCHEMES = {
   bearerAuth: { type: 'http', scheme: 'bearer', description: 'A project token (`fh_` + 48 hex). Scopes: ingest, read, quarantine; none = ingest-only.' },

@@ -1,4 +1,4 @@
-// Fixed-window rate limit per project, held in this process's memory (SPEC.md "Limits").
+// Fixed-window rate limit per project, held in this process's memory (docs/contract.md §5).
 export class RateLimiter {
   private readonly windows = new Map<string, { start: number; count: number }>();
 

@@ -1,7 +1,7 @@
 // One route table: every route is declared with its auth, zod schemas and handler, registered on
 // fastify from here, and (later) documented in /openapi.json from the same declarations.
 //
-// Check order on every route (CONTRACT.md §2, §6): body decode → auth 401 → scope 403 →
+// Check order on every route (docs/contract.md §2, §6): body decode → auth 401 → scope 403 →
 // rate limit 429 → queue depth 503 (ingest routes) → validation 400 → handler.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { z } from 'zod';

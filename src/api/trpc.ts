@@ -1,4 +1,4 @@
-// The procedure API for dashboards (SPEC.md "Procedure API", CONTRACT.md §6): tRPC on fastify at
+// The procedure API for dashboards (docs/contract.md §6): tRPC on fastify at
 // /trpc, so a stock @trpc/client works (GET ?input=, POST, batching with ?batch=1). Each procedure
 // calls the same function as its REST route, so both answer with the same data.
 //
@@ -26,7 +26,7 @@ export const TRPC_PREFIX = '/trpc';
 /** Calls per batch; a dashboard page needs a handful. */
 export const TRPC_MAX_BATCH = 50;
 
-// Inputs as SPEC.md types them (what a client sends), then run through the REST routes' schemas so
+// Inputs as docs/contract.md §6 types them (what a client sends), then run through the REST routes' schemas so
 // bounds, defaults and error paths are the same on both. Absent input means "all defaults".
 function viaRest<T extends z.ZodType, R extends z.ZodType>(typed: T, rest: R) {
   return typed.transform((value, ctx): z.output<R> => {
@@ -97,7 +97,7 @@ export interface ProcedureErrorData {
 }
 
 const t = initTRPC.context<TrpcContext>().create({
-  // Never a stack trace on the wire (CONTRACT.md §5), whatever NODE_ENV says.
+  // Never a stack trace on the wire (docs/contract.md §5), whatever NODE_ENV says.
   isDev: false,
   errorFormatter({ shape, error }) {
     const cause = error.cause;
@@ -192,7 +192,7 @@ export type AppRouter = ReturnType<typeof createAppRouter>;
 export async function registerTrpc(fastify: FastifyInstance, router: AppRouter, auth: Authenticator): Promise<void> {
   const trpcOptions: FastifyTRPCPluginOptions<AppRouter>['trpcOptions'] = {
     router,
-    allowMethodOverride: true, // CONTRACT.md §6: queries also answer POST with a JSON body
+    allowMethodOverride: true, // docs/contract.md §6: queries also answer POST with a JSON body
     maxBatchSize: TRPC_MAX_BATCH,
     createContext({ req }: CreateFastifyContextOptions): TrpcContext {
       let principal: Promise<TokenPrincipal> | undefined;

@@ -1,5 +1,5 @@
 // Artifact rules shared by the server (presign, download links) and the reporter (what it uploads):
-// the content-type allow-list, the size and count bounds, and object keys (CONTRACT.md §8). Pure.
+// the content-type allow-list, the size and count bounds, and object keys (docs/contract.md §8). Pure.
 import { createHash } from 'node:crypto';
 
 export const MAX_ARTIFACT_BYTES = 50 * 1024 * 1024;
@@ -86,7 +86,7 @@ export function projectPrefix(projectId: string): string {
   return `proj/${projectId}/`;
 }
 
-/** `proj/<projectId>/run/<seg(idempotencyKey)>/<executionIndex>/<seg(name)>` (CONTRACT.md §8). */
+/** `proj/<projectId>/run/<seg(idempotencyKey)>/<executionIndex>/<seg(name)>` (docs/contract.md §8). */
 export function artifactKey(projectId: string, idempotencyKey: string, executionIndex: number, name: string): string {
   return `${projectPrefix(projectId)}run/${seg(idempotencyKey)}/${executionIndex}/${seg(name)}`;
 }

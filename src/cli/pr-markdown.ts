@@ -1,5 +1,5 @@
 // What `flakehouse summary` / `comment` post on a pull request and what `gate` prints, from the
-// server's summary and gate answers (CONTRACT.md §6). Pure.
+// server's summary and gate answers (docs/contract.md §6). Pure.
 //
 // The comment is rendered here rather than taken from the server's `markdown` so it can merge the
 // summary with the gate's classification (new failure versus known flake, from the base branch's

@@ -1,4 +1,4 @@
-// The AI root-cause stage's deployment settings (SPEC "AI root-cause analysis"): environment only,
+// The AI root-cause stage's deployment settings (docs/architecture.md "Configuration"): environment only,
 // like the rest of ServerSettings, because they hold credentials and belong to the instance.
 // Without SERVICE_AI_PROVIDER there are none and RCA is off, whatever a project's `ai.rca` says.
 import { z } from 'zod';

@@ -42,7 +42,7 @@ export function throwConfigErrors(errors: readonly ConfigError[]): void {
   throw new AggregateConfigError(errors);
 }
 
-/** 'a.b.0' (the wire format for issue paths, CONTRACT §5). */
+/** 'a.b.0' (the wire format for issue paths, docs/contract.md §5). */
 export function formatPath(path: readonly PropertyKey[]): string {
   return path.map((p) => String(p)).join('.');
 }

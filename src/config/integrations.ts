@@ -1,4 +1,4 @@
-// Outbound integrations' deployment settings (SPEC "Notifications and email", the tracker
+// Outbound integrations' deployment settings (docs/architecture.md "Configuration": notifications and email, the tracker
 // credentials): environment only, like the rest of ServerSettings, because they hold secrets and
 // belong to the instance, not to a repository's service.yml.
 import { z } from 'zod';

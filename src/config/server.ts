@@ -124,7 +124,7 @@ const VARS = {
     field: stringField(),
   }),
   logLevel: d<LogLevel>({ name: 'LOG_LEVEL', description: 'structured log level', field: logLevelField, default: 'info' }),
-  // ≥ 100 rather than a production-minded ≥ 1000 so redelivery tests stay fast; SPEC warns that
+  // ≥ 100 rather than a production-minded ≥ 1000 so redelivery tests stay fast; docs/architecture.md (queue contract) warns that
   // values below the slowest job cause double processing.
   visibilityMs: d({
     name: 'SERVICE_QUEUE_VISIBILITY_MS',
@@ -139,7 +139,7 @@ const VARS = {
     default: 10_000,
   }),
   pollIntervalMs: d({ name: 'POLL_INTERVAL_MS', description: 'worker idle poll interval between dequeue attempts (ms)', field: intField(1), default: 250 }),
-  // Not in SPEC: our own bound so a poison job is parked after N deliveries instead of being
+  // Not in docs/contract.md: our own bound so a poison job is parked after N deliveries instead of being
   // redelivered forever.
   maxAttempts: d({
     name: 'SERVICE_QUEUE_MAX_ATTEMPTS',

@@ -1,4 +1,4 @@
-// service.yml + project settings + environment, layered per SPEC "Configuration":
+// service.yml + project settings + environment, layered per docs/architecture.md "Configuration":
 // file < project settings (dashboard) < environment; nested objects merge deep, arrays replace.
 // Every object is strict so a typo (`flaky.treshold`) is an error naming the path instead of a
 // silently ignored setting.
@@ -61,7 +61,7 @@ function isHttpUrl(value: string): boolean {
 const BOOLEAN_WORDS: Record<string, boolean> = { true: true, false: false, '1': true, '0': false, yes: true, no: false };
 const NUMBER_RE = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
 
-/** An env value, or undefined when unset. Empty (or blank) counts as unset, per SPEC practice. */
+/** An env value, or undefined when unset. Empty (or blank) counts as unset, per docs/architecture.md "Configuration". */
 export function readEnv(env: NodeJS.ProcessEnv, name: string): string | undefined {
   const raw = env[name];
   if (raw === undefined || raw.trim() === '') return undefined;
@@ -123,7 +123,7 @@ export const NOTIFICATION_EVENT_TYPES = [
 ] as const;
 export type NotificationEventType = (typeof NOTIFICATION_EVENT_TYPES)[number];
 
-/** CONTRACT §9: the routing body that config channels are synced through takes at most 50. */
+/** docs/contract.md §9: the routing body that config channels are synced through takes at most 50. */
 export const MAX_CONFIG_CHANNELS = 50;
 
 export const FIELDS = {
@@ -214,7 +214,7 @@ export const serviceConfigSchema = z.strictObject(
     ignore: z
       .array(z.string({ error: expected('a glob pattern string') }).min(1), { error: expected('a list of glob patterns') })
       .default(() => []),
-    // No default window: SPEC's Retention paragraph and CONTRACT §10 keep everything until a window
+    // No default window: the retention rule of docs/contract.md §10 keeps everything until a window
     // is set (its options table suggests 90 days; config/service.example.yml shows how to set it).
     retention: z
       .strictObject(
@@ -222,7 +222,7 @@ export const serviceConfigSchema = z.strictObject(
         { error: expected('a mapping') },
       )
       .prefault({}),
-    // Artifact uploads per project (presign answers 404 when off, CONTRACT §8); storage itself is
+    // Artifact uploads per project (presign answers 404 when off, docs/contract.md §8); storage itself is
     // switched on by SERVICE_S3_BUCKET.
     artifacts: z.strictObject({ enabled: FIELDS.artifactsEnabled.schema.default(true) }, { error: expected('a mapping') }).prefault({}),
     notifications: z
@@ -236,7 +236,7 @@ export const serviceConfigSchema = z.strictObject(
         { error: expected('a mapping') },
       )
       .prefault({}),
-    // Types and defaults from CONTRACT §10 (SPEC leaves them open).
+    // Types and defaults from docs/contract.md §10 (the interface left them open).
     cost: z
       .strictObject(
         {
@@ -274,7 +274,7 @@ const SECRET_KEYS: Record<string, string> = {
 };
 
 // ---------------------------------------------------------------------------------------------
-// Environment overrides (SPEC "Environment variables")
+// Environment overrides (docs/architecture.md "Configuration")
 
 export interface ServiceEnvOverride {
   name: string;
@@ -464,7 +464,7 @@ export function loadServiceConfig(opts: LoadServiceConfigOptions): LoadedService
 
 const DEFAULTS: Plain = serviceConfigSchema.parse({});
 
-/** The four layers merged per key (SPEC precedence; see domain/config-layers.ts), with sources. */
+/** The four layers merged per key (docs/architecture.md "Configuration" precedence; see domain/config-layers.ts), with sources. */
 export function resolveServiceLayers(file: Plain, settings: Plain, env: Plain): { value: Plain; sources: Record<string, ServiceConfigSource> } {
   return resolveLayers({ default: DEFAULTS, file, settings, env });
 }

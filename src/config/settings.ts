@@ -1,4 +1,4 @@
-// Project settings: the "dashboard" layer of SPEC "Configuration" (file < settings < environment).
+// Project settings: the "dashboard" layer of docs/architecture.md "Configuration" (file < settings < environment).
 // A settings document holds only what a person set for one project; a key left out (or set to
 // null, a blank field) inherits from service.yml and the defaults. The same keys as service.yml,
 // minus the reporter's own (`project`, `endpoint`), and every object strict so a typo is a 400
@@ -146,7 +146,7 @@ export interface ResolvedServiceConfig {
 }
 
 /**
- * service.yml and environment (as loaded at start) with a project's settings in between, per SPEC
+ * service.yml and environment (as loaded at start) with a project's settings in between, per the docs/architecture.md
  * precedence. `settings` is a stored, already valid document (or null for none).
  */
 export function resolveProjectConfig(base: LoadedServiceConfig, settings: ProjectSettings | null): ResolvedServiceConfig {

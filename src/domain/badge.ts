@@ -1,4 +1,4 @@
-// README badges (CONTRACT.md §6): what each variant says about a project, drawn as a shields.io
+// README badges (docs/contract.md §6): what each variant says about a project, drawn as a shields.io
 // "flat" SVG or as shields.io endpoint JSON. Pure: the route gathers the facts.
 
 export const BADGE_VARIANTS = ['health', 'flakes', 'quarantined', 'worst'] as const;

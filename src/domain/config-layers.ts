@@ -1,6 +1,6 @@
-// Layered configuration, pure (SPEC "Configuration"): defaults < service.yml < project settings
+// Layered configuration, pure (docs/architecture.md "Configuration"): defaults < service.yml < project settings
 // (dashboard) < environment, per key; nested objects merge deep, arrays and scalars replace.
-// One exception, from SPEC "Limits" (Retention): a project's retention overrides the global
+// One exception, from docs/architecture.md "Configuration" (retention): a project's retention overrides the global
 // `SERVICE_*_RETENTION_DAYS` defaults, so under `retention.` settings win over the environment.
 // Every leaf of the result carries the layer it came from, for `flakehouse config --json` and the
 // settings API.

@@ -1,4 +1,4 @@
-// Test identity keys (DESIGN.md "Identity"): a fingerprint that survives cosmetic differences
+// Test identity keys (docs/architecture.md "Identity, scoring, clustering"): a fingerprint that survives cosmetic differences
 // between reporters (path separators, leading ./, case of the path, surrounding blanks).
 import { createHash } from 'node:crypto';
 import { stableUuid } from './ids.js';

@@ -1,5 +1,5 @@
 // service.yml `ignore`: glob patterns of test files to drop before identity resolution
-// (DESIGN.md "Identity, scoring, clustering"). Matching is done by `picomatch` (the glob engine
+// (docs/architecture.md "Identity, scoring, clustering"). Matching is done by `picomatch` (the glob engine
 // behind micromatch/fast-glob/vite), with these choices on top of its defaults:
 //
 // - picomatch glob semantics: `*` and `?` stay within one path segment, `**` spans segments

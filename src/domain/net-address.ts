@@ -1,4 +1,4 @@
-// Which addresses an outbound webhook may reach (CONTRACT §9: no private or loopback addresses
+// Which addresses an outbound webhook may reach (docs/contract.md §9: no private or loopback addresses
 // unless SERVICE_ALLOW_PRIVATE_WEBHOOKS). Checked on the *resolved* addresses, since any public
 // name can point at 127.0.0.1 or the cloud metadata service (169.254.169.254).
 import { isIP } from 'node:net';

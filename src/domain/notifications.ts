@@ -1,5 +1,5 @@
 // Notifications, pure: which domain events become which of the six notification types, their
-// dedupe keys (CONTRACT §9), channel filters, the message each channel kind gets (Slack Block Kit,
+// dedupe keys (docs/contract.md §9), channel filters, the message each channel kind gets (Slack Block Kit,
 // Discord embed, email, signed JSON webhook) and the webhook signature. Delivery is I/O and lives
 // in exporters/notify.
 import { createHmac, timingSafeEqual } from 'node:crypto';
@@ -37,7 +37,7 @@ export interface Notification {
   /** The domain event it comes from: stable, so a receiver can deduplicate on it. */
   eventId: string;
   occurredAt: number;
-  /** CONTRACT §9, unique per channel: a channel gets one message per key. */
+  /** docs/contract.md §9, unique per channel: a channel gets one message per key. */
   dedupeKey: string;
   data: NotificationData;
 }
@@ -348,7 +348,7 @@ export function webhookPayload(n: Notification, ctx: MessageContext): Record<str
 }
 
 // ---------------------------------------------------------------------------------------------
-// Webhook signature (CONTRACT §9): X-Service-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">
+// Webhook signature (docs/contract.md §9): X-Service-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">
 
 export function signWebhook(secret: string, body: string, unixSeconds: number): string {
   const mac = createHmac('sha256', secret).update(`${unixSeconds}.${body}`).digest('hex');

@@ -1,4 +1,4 @@
-// Quarantine rules (CONTRACT.md §7, SPEC.md "States and transitions"), pure.
+// Quarantine rules (docs/contract.md §7), pure.
 //
 // Two writers never touch the same row: people's decisions go to `quarantine_overrides` (API),
 // the scorer's automatic state lives in `test_state` (worker). The effective state combines them:

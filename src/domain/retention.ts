@@ -1,4 +1,4 @@
-// Retention rules (SPEC "Limits" → Retention, CONTRACT §10), pure. A window is a number of whole
+// Retention rules (docs/contract.md §10), pure. A window is a number of whole
 // UTC days kept before today; no window means nothing is pruned.
 
 const DAY_MS = 86_400_000;
@@ -13,8 +13,8 @@ export interface RetentionWindows {
 /**
  * The effective windows from a project's resolved `retention` keys. Artifacts are clamped up to the
  * execution window, so an execution never outlives the screenshots it links to. Without an
- * execution window there is nothing to clamp to and the artifact window applies alone (SPEC's
- * `SERVICE_ARTIFACT_RETENTION_DAYS`: "periodic pruning of older objects").
+ * execution window there is nothing to clamp to and the artifact window applies alone (docs/contract.md §10,
+ * `SERVICE_ARTIFACT_RETENTION_DAYS`: older objects are pruned periodically).
  */
 export function retentionWindows(retention: { rawDays?: number | undefined; artifactDays?: number | undefined }): RetentionWindows {
   const executionDays = retention.rawDays ?? null;

@@ -1,4 +1,4 @@
-// Flakiness scoring model (DESIGN.md "Identity, scoring, clustering"), pure: no I/O, no clock.
+// Flakiness scoring model (docs/architecture.md "Identity, scoring, clustering"), pure: no I/O, no clock.
 //
 // Per test we keep a small, JSON-serialisable state that is updated once per run the test takes
 // part in (`applyObservation`, O(1) whatever the history length) and read with `scoreOf`.
@@ -123,7 +123,7 @@ export interface ScoreResult {
 // ---------------------------------------------------------------------------------------------
 
 const DAY_MS = 86_400_000;
-/** Evidence half-life (DESIGN.md): a sign of flakiness counts half after 14 days. */
+/** Evidence half-life (docs/architecture.md): a sign of flakiness counts half after 14 days. */
 const HALF_LIFE_MS = 14 * DAY_MS;
 /** Fast half-life for the trend: fast/slow sums are 3.5/14 = 0.25 apart at a steady rate. */
 const TREND_HALF_LIFE_MS = 3.5 * DAY_MS;
@@ -540,7 +540,7 @@ export function scoreOf(stored: ScoreState, now: number, params: ScoreParams): S
 // Baseline: Flakemetry's model 0.2.0
 // ---------------------------------------------------------------------------------------------
 
-/** Flakemetry model 0.2.0, the baseline (DESIGN.md formula, last 500 graded executions). */
+/** Flakemetry model 0.2.0, the baseline (docs/architecture.md formula, last 500 graded executions). */
 export interface GradedExecution {
   status: 'pass' | 'fail' | 'flaky';
   commitSha: string;

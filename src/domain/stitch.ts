@@ -1,4 +1,4 @@
-// Identity resolution beyond the exact fingerprint (DESIGN.md "Identity, scoring, clustering").
+// Identity resolution beyond the exact fingerprint (docs/architecture.md "Identity, scoring, clustering").
 // Pure: the caller looks up the exact fingerprint/alias and the candidates, this decides.
 //
 // First match wins:

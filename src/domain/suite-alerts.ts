@@ -1,4 +1,4 @@
-// Suite alerts (CONTRACT.md §10), pure: today's numbers of a suite against its trailing 14 days.
+// Suite alerts (docs/contract.md §10), pure: today's numbers of a suite against its trailing 14 days.
 //   suite.regressed: today ≥ 20 executions, some prior day in the window with ≥ 20, fail rate ≥ 0.10
 //                    and ≥ baseline + 0.15;
 //   suite.slowed:    today ≥ 20 executions, average ≥ 500 ms and ≥ 1.3 × the baseline average.

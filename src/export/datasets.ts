@@ -1,4 +1,4 @@
-// What a project export holds (CONTRACT.md §6): one dataset per project-scoped table, each with an
+// What a project export holds (docs/contract.md §6): one dataset per project-scoped table, each with an
 // explicit column allow-list. A column added to a table later (a secret, say) stays out of the
 // export until someone lists it here; a project-scoped table nobody listed fails the export test.
 

@@ -1,4 +1,4 @@
-// A project's export as NDJSON lines (CONTRACT.md §6): a manifest, one line per row of every
+// A project's export as NDJSON lines (docs/contract.md §6): a manifest, one line per row of every
 // dataset, the artifact inventory, a closing summary with per-dataset counts.
 //
 // Row lines are written by ClickHouse itself: each dataset is one SELECT whose JSONEachRow output

@@ -1,4 +1,4 @@
-// The retention sweep (SPEC "Limits" → Retention, CONTRACT §10), run by the worker: periodically,
+// The retention sweep (docs/contract.md §10), run by the worker: periodically,
 // for each project with a window, raw executions older than the window are deleted, and artifact
 // objects older than the (clamped) artifact window. Rollups are never pruned; a project without a
 // window keeps everything. Each sweep logs what it removed per project.

@@ -1,4 +1,4 @@
-// `identity` processor (DESIGN.md "Identity"): every execution gets a stable test id.
+// `identity` processor (docs/architecture.md "Identity, scoring, clustering"): every execution gets a stable test id.
 // Resolution, first match wins: exact fingerprint or alias → moved (same suite, title and params in
 // another file: alias + stitch L2, `identity.moved`) → renamed (same file, suite and params, a
 // clearly closest title: alias + stitch L3 with its confidence) → new (`identity.created`).

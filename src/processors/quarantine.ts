@@ -1,6 +1,6 @@
 // `quarantine` processor: automatic quarantine of flaky candidates when `quarantine.enabled`, and
 // automatic release after `quarantine.cooldownRuns` clean runs; tests with a person's override are
-// left alone (CONTRACT.md §7). Emits `quarantine.changed`.
+// left alone (docs/contract.md §7). Emits `quarantine.changed`.
 import { z } from 'zod';
 import { stableUuid } from '../domain/ids.js';
 import { stepQuarantine } from '../domain/quarantine.js';

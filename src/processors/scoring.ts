@@ -1,5 +1,5 @@
 // `scoring` processor: updates the flakiness model of every test a lease touches, from that
-// test's attempts in each run (DESIGN.md "scoring"). The cost per lease is one state read and one
+// test's attempts in each run (docs/architecture.md "Identity, scoring, clustering"). The cost per lease is one state read and one
 // state write per touched test: it does not grow with a test's history.
 import { z } from 'zod';
 import type { DomainEvent } from '../domain/events.js';

@@ -1,6 +1,6 @@
 // Artifact upload for the reporter: the local files named by `executions[].artifacts[].path`
 // (runner attachments, JUnit `[[ATTACHMENT|path]]` markers, `--attach GLOB` matches) go straight to
-// the object store through presigned PUT URLs (POST /v1/artifacts/presign, CONTRACT.md §8), and
+// the object store through presigned PUT URLs (POST /v1/artifacts/presign, docs/contract.md §8), and
 // their refs get the stored `key` and `sizeBytes` before the run is sent. Like the rest of the
 // reporter it never breaks CI: every problem is a warning and the run goes out without that key.
 import fs from 'node:fs';

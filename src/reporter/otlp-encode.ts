@@ -1,5 +1,5 @@
 // A run as OTLP/HTTP protobuf: one trace, a `test.run` span and one `test.case` span per execution,
-// with the attribute keys the server's OTLP receiver reads (CONTRACT.md §4,
+// with the attribute keys the server's OTLP receiver reads (docs/contract.md §4,
 // src/receivers/otlp/map.ts), serialized by @opentelemetry/otlp-transformer. A large run is split
 // into several requests of the same trace; the server joins the parts by trace id.
 import { randomBytes } from 'node:crypto';
@@ -38,7 +38,7 @@ export function spanIdSource(): () => string {
   };
 }
 
-/** Resource attributes of the run (CONTRACT.md §4 keys, OpenTelemetry semantic conventions first). */
+/** Resource attributes of the run (docs/contract.md §4 keys, OpenTelemetry semantic conventions first). */
 export function resourceAttributes(resource: BatchResource, idempotencyKey: string): Attributes {
   const a: Attributes = {
     'service.name': 'flakehouse-reporter',

@@ -1,6 +1,6 @@
 // The reporter's settings: `endpoint` and `project` from service.yml / SERVICE_ENDPOINT /
 // SERVICE_PROJECT (src/config/service.ts does the layering), the token from SERVICE_TOKEN only,
-// and the transport variables of SPEC "Reporter transport". Every bad value is a ConfigError that
+// and the reporter variables of docs/architecture.md "Configuration". Every bad value is a ConfigError that
 // names the variable, collected so one run shows them all.
 import os from 'node:os';
 import path from 'node:path';

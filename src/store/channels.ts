@@ -103,7 +103,7 @@ export class ChannelRepo {
         kind: ch.kind,
         target: ch.target,
         events,
-        // A webhook is always signed (CONTRACT §9): the secret is made on the first sync and kept
+        // A webhook is always signed (docs/contract.md §9): the secret is made on the first sync and kept
         // by later ones; the admin settings API shows it so the receiver can verify.
         signing_secret: prev?.signingSecret ?? (ch.kind === 'webhook' ? `whsec_${randomBytes(24).toString('hex')}` : null),
         created_at: prev?.createdAt ?? now,

@@ -1,4 +1,4 @@
-// Root-cause analyses (CONTRACT.md §6). The AI stage (exporters/rca) writes one analysis per error
+// Root-cause analyses (docs/contract.md §6). The AI stage (exporters/rca) writes one analysis per error
 // cluster in `rca_analyses`; a failing execution's report is its cluster's finished analysis, so an
 // execution of a known cluster has a report at once and no model is asked twice. Also the daily
 // token usage per project and the days a budget ran out (migration 010).

@@ -62,7 +62,7 @@ export function settingsChannels(store: Store, projectId: string): Promise<Notif
 
 /**
  * Makes the project's settings channels exactly `channels`. A new webhook gets a signing secret
- * (CONTRACT §9 HMAC); a kept one keeps its secret. Writes only what changed.
+ * (docs/contract.md §9 HMAC); a kept one keeps its secret. Writes only what changed.
  */
 export async function replaceSettingsChannels(store: Store, projectId: string, channels: readonly SettingsChannelInput[]): Promise<NotificationChannel[]> {
   const current = new Map((await settingsChannels(store, projectId)).map((c) => [c.id, c]));

@@ -1,5 +1,5 @@
 // POST /v1/ingest (native batch) over real HTTP against the real daemon: auth, scopes, the check
-// order of CONTRACT.md §2/§5, validation issues, body limits and gzip, idempotent replays, security
+// order of docs/contract.md §2/§5, validation issues, body limits and gzip, idempotent replays, security
 // headers, the runs read API (pagination, isolation), token revocation, backpressure, rate limits.
 import { randomBytes } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
@@ -639,7 +639,7 @@ describe('backpressure (a daemon that does not work its queue, max depth 2)', ()
     expect(c.headers.get('retry-after')).toBe('1');
     expectSecurityHeaders(c);
 
-    // CONTRACT.md §2 orders "queue depth 503 → validation 400 → 202", and the replay lookup is part
+    // docs/contract.md §2 orders "queue depth 503 → validation 400 → 202", and the replay lookup is part
     // of the enqueue after validation, so while the queue is full a replay of an accepted key gets
     // 503 as well (the client retries and then gets its receipt). That is contract-conform.
     const replay = await bp.request('POST', '/v1/ingest', { body: first });

@@ -1,7 +1,7 @@
 // Isolation and hygiene over every route: each route of the route table (and each procedure) is
 // called with project A's ids by every kind of credential of project B — none, malformed, revoked,
 // each scope — and must answer 401/403/404 (or B's own data), never A's. Every answer carries the
-// security headers of CONTRACT.md §5, and no log line holds a token or an authorization header.
+// security headers of docs/contract.md §5, and no log line holds a token or an authorization header.
 import { Writable } from 'node:stream';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

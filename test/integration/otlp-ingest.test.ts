@@ -1,5 +1,5 @@
 // POST /v1/traces over real HTTP against the real daemon, fed by the real OpenTelemetry JS SDK
-// exporters (protobuf, JSON, gzip'd protobuf), plus raw requests for the error paths (CONTRACT.md §4).
+// exporters (protobuf, JSON, gzip'd protobuf), plus raw requests for the error paths (docs/contract.md §4).
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT_CONTEXT, SpanStatusCode, trace } from '@opentelemetry/api';

@@ -127,7 +127,7 @@ describe('GET /v1/health', () => {
     expect(h.quarantine.trend.at(-2)).toEqual({ day: dayText(today - DAY), count: 0 });
   });
 
-  it('computes reliability per day and cost per CONTRACT §10 from the rollup', async () => {
+  it('computes reliability per day and cost per docs/contract.md §10 from the rollup', async () => {
     const h = (await td.request('GET', '/v1/health?days=7')).json;
     expect(h.rangeDays).toBe(7);
     const expected = [...perDay.entries()]

@@ -1,4 +1,4 @@
-// Per-project fixed-window rate limit (CONTRACT.md §5): request max+1 of a window gets 429
+// Per-project fixed-window rate limit (docs/contract.md §5): request max+1 of a window gets 429
 // `rate_limited` with Retry-After, on every token route of the route table and every procedure,
 // from one budget per project; other projects are unaffected; refused requests cost nothing.
 import { randomUUID } from 'node:crypto';

@@ -92,7 +92,7 @@ describe('resolveConfigPath', () => {
 });
 
 describe('loadServiceConfig', () => {
-  it('applies SPEC and CONTRACT defaults without a file', () => {
+  it('applies the documented defaults without a file', () => {
     const { file, config, sources } = load();
     expect(file).toBeNull();
     expect(config).toEqual({

@@ -1,4 +1,4 @@
-// Pure notification logic: event → notification mapping, CONTRACT §9 dedupe keys, filters,
+// Pure notification logic: event → notification mapping, docs/contract.md §9 dedupe keys, filters,
 // messages per channel kind, the webhook signature, the SSRF address check and retry backoff.
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
@@ -33,7 +33,7 @@ const flaky = ev('flaky.detected', {
   reasons: [{ code: 'SAME_SHA_VARIANCE', message: '…' }, { code: 'PASS_ON_RERUN', message: '…' }],
 });
 
-describe('toNotification: domain event → notification type and CONTRACT §9 dedupe key', () => {
+describe('toNotification: domain event → notification type and docs/contract.md §9 dedupe key', () => {
   it('maps the five producing event types and ignores the rest', () => {
     const suite = { suite: 'cart', day: '2026-11-21', today: { executions: 30, failRate: 0.3, avgMs: 900 }, baseline: { failRate: 0.05, avgMs: 300, days: 3 } };
     const cases: [DomainEvent, string, string][] = [
@@ -106,7 +106,7 @@ describe('messages', () => {
   });
 });
 
-describe('webhook signature (CONTRACT §9)', () => {
+describe('webhook signature (docs/contract.md §9)', () => {
   it('is t=<unix>,v1=<hex HMAC-SHA256 of "<t>.<body>">', () => {
     const body = '{"a":1}';
     const expected = createHmac('sha256', 's3cret').update(`1795255200.${body}`).digest('hex');

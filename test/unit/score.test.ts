@@ -323,7 +323,7 @@ describe('flakemetryScore (Flakemetry model 0.2.0, the baseline)', () => {
     failedAloneInRun,
   });
 
-  it('reproduces the DESIGN.md formula on a hand-computed example', () => {
+  it('reproduces the docs/architecture.md formula on a hand-computed example', () => {
     // e1 pass on A, 14 days old (w = 0.5); on B: e2 fail (alone in its run), e3 pass on retry, now (w = 1).
     //   sameShaVariance = 1 (B has ≥ 2 executions, green and red; A has one)
     //   instability = β/(α+β) = (1 + 1) / ((1 + 0.5 + 1) + (1 + 1)) = 2 / 4.5

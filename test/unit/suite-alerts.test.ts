@@ -3,7 +3,7 @@ import { suiteAlerts } from '../../src/domain/suite-alerts.js';
 
 const day = (executions: number, failed: number, avgMs: number) => ({ executions, failed, durationMsSum: executions * avgMs });
 
-describe('suiteAlerts (CONTRACT.md §10)', () => {
+describe('suiteAlerts (docs/contract.md §10)', () => {
   it('regressed: ≥ 20 today, a full prior day, fail rate ≥ 0.10 and ≥ baseline + 0.15', () => {
     const prior = [day(40, 2, 100), day(30, 1, 100)];
     expect(suiteAlerts(day(25, 6, 100), prior).map((a) => a.kind)).toEqual(['regressed']);

@@ -1,4 +1,4 @@
-// Admin API (bearer SERVICE_ADMIN_TOKEN): projects and tokens (CONTRACT.md §5).
+// Admin API (bearer SERVICE_ADMIN_TOKEN): projects and tokens (docs/contract.md §5).
 import { z } from 'zod';
 import { UUID_RE } from '../../domain/ids.js';
 import { SCOPES, SLUG_RE, type ProjectRepo } from '../../store/projects.js';

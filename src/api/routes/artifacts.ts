@@ -1,4 +1,4 @@
-// POST /v1/artifacts/presign (CONTRACT.md §8): upload URLs for a run's artifacts, which the reporter
+// POST /v1/artifacts/presign (docs/contract.md §8): upload URLs for a run's artifacts, which the reporter
 // PUTs straight to the object store before it sends the batch carrying the keys.
 import { z } from 'zod';
 import { LIMITS } from '../../domain/batch.js';
@@ -35,7 +35,7 @@ export interface ArtifactRouteDeps {
   /** null when SERVICE_S3_BUCKET is unset: presign answers 501 artifacts_disabled. */
   signer: ArtifactSigner | null;
   /**
-   * Project policy check point: "artifacts off" for a project → 404 (SPEC.md "Errors"). The
+   * Project policy check point: "artifacts off" for a project → 404 (docs/contract.md §8). The
    * per-project settings layer plugs in here; until it does, every project has artifacts on.
    */
   projectArtifactsEnabled?: (projectId: string) => Promise<boolean>;

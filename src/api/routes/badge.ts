@@ -1,4 +1,4 @@
-// README badges (CONTRACT.md §6): GET /badge/:badgeToken/:variant (public: the badge token in the
+// README badges (docs/contract.md §6): GET /badge/:badgeToken/:variant (public: the badge token in the
 // path is the credential, good for one project's badges and nothing else), GET /v1/badges (a project
 // token learns its badge URLs, for `flakehouse badge`), and the admin rotation of the badge token.
 //

@@ -1,4 +1,4 @@
-// GET /v1/export (CONTRACT.md §6): the token's project as gzipped NDJSON, streamed. Bytes flow
+// GET /v1/export (docs/contract.md §6): the token's project as gzipped NDJSON, streamed. Bytes flow
 // ClickHouse → gzip → socket with backpressure at every step: a slow client slows the query
 // instead of filling memory. An error after the headers went out can only cut the response
 // short; the missing summary line tells the client the file is incomplete.

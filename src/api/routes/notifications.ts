@@ -1,4 +1,4 @@
-// Notification routing (CONTRACT.md §9): PUT /v1/notifications/routing replaces the project's
+// Notification routing (docs/contract.md §9): PUT /v1/notifications/routing replaces the project's
 // config-managed channels (what service.yml declares; the reporter syncs it on every run), and
 // GET /v1/notifications/channels lists every channel of the project without secrets.
 import { z } from 'zod';

@@ -1,5 +1,5 @@
 // Pull-request routes for CI: GET /v1/runs/summary (the PR comment) and GET /v1/runs/gate (the
-// merge gate) (CONTRACT.md §6).
+// merge gate) (docs/contract.md §6).
 //
 // A commit is every run stored for it: shards and reruns are merged per test. A test that failed
 // in one run and passed in another, or failed and then passed on a retry, is `flaky`; one that
@@ -17,7 +17,7 @@ import { cell } from '../../domain/markdown.js';
 
 const COMMIT_SHA_RE = /^[0-9a-f]{7,40}$/i;
 const BASE_BRANCH_RE = /^[\w./-]{1,255}$/;
-/** Score from which a test counts as a known flake on its own (CONTRACT.md §6). */
+/** Score from which a test counts as a known flake on its own (docs/contract.md §6). */
 export const KNOWN_FLAKE_SCORE = 0.5;
 /** How far back the base branch's history decides whether a failure is known. */
 export const BASE_WINDOW_DAYS = 14;

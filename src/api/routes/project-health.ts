@@ -1,4 +1,4 @@
-// GET /v1/health: project health over a window (CONTRACT.md §6, §10) — flaky MTTR, introduced
+// GET /v1/health: project health over a window (docs/contract.md §6, §10) — flaky MTTR, introduced
 // versus resolved per ISO week, quarantine backlog and its trend, daily reliability, and what
 // flakiness costs. `owner` narrows every figure to the tests whose file the owner holds
 // (CODEOWNERS resolved in memory, then `test_id IN`).
@@ -241,7 +241,7 @@ export async function projectHealth(d: ProjectHealthDeps, projectId: string, day
   };
 }
 
-/** CONTRACT.md §10: reruns billed as CI minutes, each flaky occurrence as an investigation. */
+/** docs/contract.md §10: reruns billed as CI minutes, each flaky occurrence as an investigation. */
 export function costOf(service: ServiceConfig, rerunMs: number, flakyOccurrences: number): ProjectHealth['cost'] {
   const rates = { ciMinute: service.cost.ciMinute, developerHour: service.cost.developerHour, investigationMinutes: service.cost.investigationMinutes };
   const ci = (rerunMs / 60_000) * rates.ciMinute;

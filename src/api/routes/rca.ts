@@ -1,4 +1,4 @@
-// GET /v1/executions/:executionId/rca (CONTRACT.md §6): the execution's root-cause report, or
+// GET /v1/executions/:executionId/rca (docs/contract.md §6): the execution's root-cause report, or
 // `null` while it has none. An execution outside the token's project is unknown: 404, as for runs
 // and tests, so another project's ids cannot be probed.
 import { z } from 'zod';

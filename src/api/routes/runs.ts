@@ -1,4 +1,4 @@
-// GET /v1/runs and GET /v1/runs/:runId (CONTRACT.md §6).
+// GET /v1/runs and GET /v1/runs/:runId (docs/contract.md §6).
 import { z } from 'zod';
 import { RUN_STATUSES } from '../../domain/batch.js';
 import { UUID_RE } from '../../domain/ids.js';

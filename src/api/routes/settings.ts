@@ -1,5 +1,5 @@
 // Project settings through the admin API (bearer SERVICE_ADMIN_TOKEN): the dashboard layer of
-// SPEC "Configuration". GET shows what is set, the effective policy and each key's source; PUT
+// docs/architecture.md "Configuration". GET shows what is set, the effective policy and each key's source; PUT
 // replaces the document; PATCH deep-merges into it (arrays replace, null clears a key so it
 // inherits again). Unknown keys and bad values are 400 invalid_payload naming the path.
 import { z } from 'zod';

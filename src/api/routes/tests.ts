@@ -1,5 +1,5 @@
 // Tests: GET /v1/tests/:id, GET /v1/flaky, POST /v1/tests/:id/quarantine, PUT /v1/codeowners
-// (CONTRACT.md §6, §7).
+// (docs/contract.md §6, §7).
 import { z } from 'zod';
 import type { DomainEvent } from '../../domain/events.js';
 import { UUID_RE, stableUuid } from '../../domain/ids.js';

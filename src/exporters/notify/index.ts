@@ -34,7 +34,7 @@ import { DeliveryError, HTTP_TIMEOUT_MS, Mailer, postJson, redactUrl } from './t
 
 const config = z
   .object({
-    /** How long a channel's dedupe key suppresses the same notification (CONTRACT §9 keys). */
+    /** How long a channel's dedupe key suppresses the same notification (docs/contract.md §9 keys). */
     dedupeWindowHours: z.number().int().min(0).default(168),
     /** Attempts per delivery before it is dropped (with a log line). */
     maxAttempts: z.number().int().min(1).max(20).default(6),

@@ -1,5 +1,5 @@
 // The notifier's durable state, in its own LMDB environment under <data dir>/notify:
-//  - dedupe: (channel, project, CONTRACT §9 key) → when it was first queued. Checked and written
+//  - dedupe: (channel, project, docs/contract.md §9 key) → when it was first queued. Checked and written
 //    in the same transaction that queues the deliveries, so an event seen twice (the outbox is
 //    at-least-once) or a later event with the same key queues nothing, also after a restart.
 //  - deliveries: the messages still to send, in arrival order, with their attempt count and when

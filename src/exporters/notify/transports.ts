@@ -1,5 +1,5 @@
 // The two ways a notification leaves: an HTTP POST (Slack, Discord, signed webhooks) behind the
-// SSRF guard of CONTRACT §9, and SMTP through nodemailer.
+// SSRF guard of docs/contract.md §9, and SMTP through nodemailer.
 import type { LookupAddress } from 'node:dns';
 import { lookup } from 'node:dns/promises';
 import http from 'node:http';

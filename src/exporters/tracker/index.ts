@@ -1,4 +1,4 @@
-// `tracker` exporter: one GitHub issue per persistently flaky test (CONTRACT §10). exportEvent folds
+// `tracker` exporter: one GitHub issue per persistently flaky test (docs/contract.md §10). exportEvent folds
 // flaky.detected / score.updated into a small durable per-test state and returns; a background
 // loop decides (domain/tracker.ts) and talks to GitHub, never on the events dispatcher's path.
 // Decisions run when a test's events arrive, on the events' own clock (so a backfilled history is

@@ -1,4 +1,4 @@
-// `junit` receiver: POST /v1/ingest/junit `{ idempotencyKey, resource, xml }` (CONTRACT.md §3).
+// `junit` receiver: POST /v1/ingest/junit `{ idempotencyKey, resource, xml }` (docs/contract.md §3).
 import { z } from 'zod';
 import { CURRENT_CONTRACT_VERSION } from '../../domain/batch.js';
 import type { ReceiverFactory } from '../../pipeline/component.js';

@@ -1,4 +1,4 @@
-// JUnit XML -> canonical executions (CONTRACT.md §3). Pure and synchronous: a streaming sax
+// JUnit XML -> canonical executions (docs/contract.md §3). Pure and synchronous: a streaming sax
 // pass that keeps only the state of the current suite chain and test case.
 import sax from 'sax';
 import type { SAXOptions, Tag } from 'sax';

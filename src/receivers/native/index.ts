@@ -1,4 +1,4 @@
-// `native` receiver: POST /v1/ingest, the native JSON batch (CONTRACT.md §2).
+// `native` receiver: POST /v1/ingest, the native JSON batch (docs/contract.md §2).
 import { z } from 'zod';
 import type { ReceiverFactory } from '../../pipeline/component.js';
 import { ingestReceiptSchema, ingestRoute } from '../shared.js';

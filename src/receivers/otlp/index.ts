@@ -1,5 +1,5 @@
 // `otlp` receiver: POST /v1/traces, OTLP/HTTP with protobuf or JSON bodies, gzip allowed
-// (CONTRACT.md §4). A run is one trace; a request may carry several.
+// (docs/contract.md §4). A run is one trace; a request may carry several.
 import { z } from 'zod';
 import type { ReceiverFactory } from '../../pipeline/component.js';
 import { errors } from '../../api/errors.js';

@@ -1,4 +1,4 @@
-// Maps decoded OTLP traces to canonical ingest batches (CONTRACT.md §4): one trace → one run.
+// Maps decoded OTLP traces to canonical ingest batches (docs/contract.md §4): one trace → one run.
 import {
   CI_PROVIDERS,
   CURRENT_CONTRACT_VERSION,

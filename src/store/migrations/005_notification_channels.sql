@@ -1,4 +1,4 @@
--- Per-project notification channels (CONTRACT.md §9). `source` says who manages a row: 'config'
+-- Per-project notification channels (docs/contract.md §9). `source` says who manages a row: 'config'
 -- rows are replaced wholesale by PUT /v1/notifications/routing (service.yml, synced by the
 -- reporter on each run; shown read-only), 'settings' rows belong to the dashboard. Latest state
 -- per (project_id, id) wins; a removed channel is a row with deleted = 1.
