@@ -278,6 +278,24 @@ describe('deep nesting is refused with 400, not a 500 (defect 4)', () => {
     expectRefused(res, 'executions.0.params');
   });
 
+  it('native: an attribute value nested past the limit is refused naming it (5,000 levels too: a 400, not a 500)', async () => {
+    const branch = branchName('deep-attr');
+    const body = (depth: number) =>
+      JSON.stringify(nativeBatch({ resource: { branch }, executions: [{ filePath: 'a.ts', suite: '', title: 't', status: 'pass', startedAt: Date.now(), durationMs: 1, attributes: { k: 'DEEP' } }] })).replace(
+        '"DEEP"',
+        nestedJson(depth),
+      );
+    for (const depth of [100, 5000]) {
+      expectRefused(await td.request('POST', '/v1/ingest', { body: body(depth), headers: { 'content-type': 'application/json' } }), 'executions.0.attributes.k');
+    }
+    // nestedJson(30) is 31 levels of objects: the most an attribute value may have (the record is the 32nd).
+    const ok = await td.request('POST', '/v1/ingest', { body: body(30), headers: { 'content-type': 'application/json' } });
+    expect(ok.status, ok.text).toBe(202);
+    const run = await storedRun(branch);
+    expect(run.executions).toHaveLength(1);
+    expect(await deadJobs()).toBe(0);
+  });
+
   it('params at the depth limit are stored', async () => {
     const branch = branchName('deep-ok');
     const res = await td.request('POST', '/v1/ingest', { body: deepParamsBody(30, branch), headers: { 'content-type': 'application/json' } });
