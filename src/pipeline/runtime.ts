@@ -7,6 +7,7 @@ import { newLagStats, recordLag, type LagStats } from '../domain/metrics.js';
 import { stableUuid } from '../domain/ids.js';
 import { buildRun, isTracePart } from '../domain/records.js';
 import { isOutOfSpace } from '../domain/storage-errors.js';
+import { sanitizeBatch } from '../domain/storable.js';
 import type { Lease, WorkerQueue } from '../queue/types.js';
 import type { Store } from '../store/client.js';
 import type {
@@ -229,14 +230,15 @@ export class PipelineRuntime implements PipelineHandle {
       const items: WorkItem[] = [];
       for (const job of lease.jobs) {
         try {
+          // The door's check again, for jobs queued before it existed: a value the processors or
+          // ClickHouse would reject fails here, alone and before the plan is frozen, not in the
+          // exporters, where its lease could only be retried and dead-lettered whole. (Lone
+          // surrogates are replaced in place, as the door does.)
+          sanitizeBatch(job.batch);
           const run = buildRun({ projectId: job.projectId, receiptId: job.receiptId, source: job.source, batch: job.batch, receivedAt: job.receivedAt });
           items.push({ job, run, executions: [], newIdentities: [], events: [] });
-          // ISSUE 11 CALL SITE: the per-item storable check (`sanitizeBatch(job.batch)` from
-          // src/domain/storable.ts, another engineer's) goes here, throwing for a job the processors
-          // or ClickHouse would reject: such a job must fail here, alone and before the plan is
-          // frozen, not in the exporters, where its lease can only be retried and buried whole.
         } catch (err) {
-          // A job that cannot even be read is set aside alone; the rest of the lease goes on.
+          // A job that cannot be read or stored is set aside alone; the rest of the lease goes on.
           if (lease.plan) throw err;
           await queue.failJob(lease.id, job.id, errorMessage(err));
         }
