@@ -12,6 +12,7 @@ import { PROCEDURES, TRPC_MAX_BATCH, TRPC_PREFIX, createAppRouter, registerTrpc 
 import { RcaRepo } from './store/rca.js';
 import { Authenticator } from './api/auth.js';
 import { IngestService } from './api/ingest-service.js';
+import { StorageGuard } from './api/storage-guard.js';
 import { RateLimiter } from './api/rate-limit.js';
 import { adminRoutes } from './api/routes/admin.js';
 import { deadJobRoutes } from './api/routes/dead-jobs.js';
@@ -118,12 +119,19 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     visibilityMs: settings.queue.visibilityMs,
     maxAttempts: settings.queue.maxAttempts,
     baseBackoffMs: settings.queue.retryBackoffMs,
+    maxBytes: settings.queue.maxBytes,
     logger: logger.child({ component: 'queue' }),
   });
   const recovered = queue.stats();
   if (recovered.pending > 0) logger.info({ pending: recovered.pending }, 'queue recovered jobs from disk');
 
-  const ingest = new IngestService(queue, settings.queue.maxDepth);
+  const storage = new StorageGuard({
+    dir: settings.dataDir,
+    minFreeBytes: settings.minFreeBytes,
+    logger: logger.child({ component: 'storage' }),
+    queueHasRoom: () => queue.hasRoom(),
+  });
+  const ingest = new IngestService(queue, settings.queue.maxDepth, storage);
   const auth = new Authenticator(projects, adminToken);
   // One limiter for REST and the procedures: a project's requests count once, whichever way they come.
   const rateLimiter = new RateLimiter(settings.rateLimit.max, settings.rateLimit.windowMs);
@@ -135,7 +143,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   });
   const app = buildApp({
     logger,
-    deps: { auth, rateLimiter, checkBackpressure: () => ingest.checkBackpressure() },
+    deps: { auth, rateLimiter, admitIngest: () => ingest.admit() },
     observe: (r) => telemetry.recordRequest(r),
   });
   // Per-project policy for the pipeline and the API: service.yml < project settings < environment.
@@ -150,7 +158,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   const rca = new RcaRepo(store);
   const healthDeps = { store, tests, codeowners, service: opts.service.config, projectConfig: (projectId: string) => projectConfigs.get(projectId) };
   for (const r of [
-    ...healthRoutes(),
+    ...healthRoutes(storage),
     ...runRoutes(runs, artifacts),
     ...rcaRoutes(rca),
     ...testRoutes({ tests, identities, codeowners, outbox: queue.outbox, artifacts }),

@@ -46,6 +46,11 @@ export const errors = {
     new ApiError(415, 'unsupported_content_type', `expected ${allowed.join(' or ')}`, { body: { contentType } }),
   backpressure: () =>
     new ApiError(503, 'backpressure', 'the ingest queue is full; retry shortly', { headers: { 'retry-after': '1' } }),
+  /** 507: the disk (or the queue's byte cap) is full; nothing was stored, retry once space returns. */
+  insufficientStorage: (reason: string) =>
+    new ApiError(507, 'insufficient_storage', `the server is out of storage space and stored nothing: ${reason}; retry later`, {
+      headers: { 'retry-after': '30' },
+    }),
   /**
    * 409: the idempotency key belongs to a job that was parked as dead, so its batch is not stored.
    * Not `deduplicated: true`, which would tell the sender the data is safe: the operator requeues

@@ -1,22 +1,96 @@
-// What every receiver does with a decoded batch: backpressure, then the durable enqueue.
+// What every receiver does with a decoded batch: admission (storage, queue depth), then the
+// durable enqueue.
 import type { IngestBatch, IngestSource } from '../domain/batch.js';
+import { isOutOfSpace } from '../domain/storage-errors.js';
 import type { EnqueueResult, Queue } from '../queue/types.js';
 import { errors } from './errors.js';
+import type { StorageGuard } from './storage-guard.js';
+
+/**
+ * The queue slots one request holds from the door until its jobs are enqueued: counted with the
+ * queue's depth, so requests in flight cannot all pass a check that only some of them fit.
+ */
+export class IngestAdmission {
+  private held = 0;
+
+  constructor(private readonly service: IngestService) {}
+
+  /** Holds `total` slots in all (one was taken at the door); throws 503 (or 413) when they do not fit. */
+  need(total: number): void {
+    if (total <= this.held) return;
+    this.service.take(total - this.held);
+    this.held = total;
+  }
+
+  release(n = 1): void {
+    const k = Math.min(n, this.held);
+    this.held -= k;
+    this.service.giveBack(k);
+  }
+
+  /** Releases what is still held (the request failed before enqueueing everything). */
+  close(): void {
+    this.release(this.held);
+  }
+}
 
 export class IngestService {
+  /** Slots held by requests between the door and the end of their enqueue. */
+  private reserved = 0;
+
   constructor(
     private readonly queue: Queue,
     private readonly maxDepth: number,
+    private readonly storage?: StorageGuard,
   ) {}
 
-  /** Pending + in-flight jobs at the limit → 503 (0 disables the limit). */
-  checkBackpressure(): void {
-    if (this.maxDepth > 0 && this.queue.depth() >= this.maxDepth) throw errors.backpressure();
+  /**
+   * At the door, synchronously, before any await: 507 while storage is full, 503 when pending +
+   * in-flight jobs + slots held by requests on their way in reach the depth (0 disables the
+   * limit); else the request holds one slot until its enqueue settles.
+   */
+  admit(): IngestAdmission {
+    this.storage?.check();
+    const admission = new IngestAdmission(this);
+    admission.need(1);
+    return admission;
   }
 
-  /** Resolves once the job is durable on disk; a replayed idempotency key returns the first receipt (409 when that job is dead). */
-  async accept(projectId: string, source: IngestSource, batch: IngestBatch): Promise<EnqueueResult> {
-    const result = await this.queue.enqueue({ projectId, source, batch });
+  /** @internal IngestAdmission's side of the count. */
+  take(n: number): void {
+    if (this.maxDepth <= 0) return void (this.reserved += n);
+    // A request that alone needs more slots than the queue has would be refused forever.
+    if (n > this.maxDepth) {
+      throw errors.payloadTooLarge(
+        `this request becomes ${n} jobs and the queue holds at most ${this.maxDepth} (SERVICE_MAX_QUEUE_DEPTH); send it in smaller requests`,
+      );
+    }
+    if (this.queue.depth() + this.reserved + n > this.maxDepth) throw errors.backpressure();
+    this.reserved += n;
+  }
+
+  /** @internal */
+  giveBack(n: number): void {
+    this.reserved -= n;
+  }
+
+  /**
+   * Resolves once the job is durable on disk; a replayed idempotency key returns the first receipt
+   * (409 when that job is dead). Out of space → 507. Releases one of `admission`'s slots when the
+   * enqueue settles (the job is then counted in the queue's depth, or was never added).
+   */
+  async accept(projectId: string, source: IngestSource, batch: IngestBatch, admission?: IngestAdmission): Promise<EnqueueResult> {
+    let result: EnqueueResult;
+    try {
+      result = await this.queue.enqueue({ projectId, source, batch });
+    } catch (err) {
+      if (!isOutOfSpace(err)) throw err;
+      this.storage?.writeFailed(err);
+      throw errors.insufficientStorage(err instanceof Error ? err.message : String(err));
+    } finally {
+      admission?.release(1);
+    }
+    if (!result.deduplicated) this.storage?.writeSucceeded();
     if (result.dead) throw errors.deadLetter(result.receiptId);
     return result;
   }

@@ -47,6 +47,12 @@ function errorResponses(errorRef: JsonObject): Record<string, JsonObject> {
     PayloadTooLarge: { description: '`payload_too_large`: over 8 MiB raw or 16 MiB inflated', content: json },
     UnsupportedMediaType: { description: '`unsupported_content_type`', content: json },
     Backpressure: { description: '`backpressure`: the ingest queue is full', headers: retryAfter, content: json },
+    InsufficientStorage: {
+      description:
+        "`insufficient_storage`: the data dir's disk is below SERVICE_MIN_FREE_BYTES, or the queue is full on disk (SERVICE_QUEUE_MAX_BYTES, or the disk itself); nothing was stored; retry once space returns (GET /health shows `storage.state`)",
+      headers: retryAfter,
+      content: json,
+    },
     DeadLetter: {
       description:
         "`dead_letter`: the idempotency key's batch failed processing and is parked as a dead job (`receiptId` in the body); nothing was stored. Requeue or drop it through /v1/admin/dead-jobs; a drop releases the key",
@@ -187,6 +193,7 @@ function operation(schemas: SchemaComponents, route: RouteDef): JsonObject {
   if (bodySchema) responses['413'] = ref('PayloadTooLarge');
   if (route.consumes) responses['415'] = ref('UnsupportedMediaType');
   if (route.backpressure) responses['503'] = ref('Backpressure');
+  if (route.backpressure) responses['507'] = ref('InsufficientStorage');
   // Ingest routes (the ones with backpressure) answer 409 for a dead job's idempotency key.
   if (route.backpressure) responses['409'] = ref('DeadLetter');
   op.responses = responses;

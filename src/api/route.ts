@@ -7,6 +7,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 import type { Scope, TokenPrincipal } from '../store/projects.js';
 import { requireAnyScope, type Authenticator } from './auth.js';
+import type { IngestAdmission } from './ingest-service.js';
 import { ApiError, errors, zodIssues } from './errors.js';
 import type { RateLimiter } from './rate-limit.js';
 
@@ -21,6 +22,8 @@ export interface RouteContext<Q, P, B> {
   body: B;
   /** Present on token-authenticated routes. */
   principal: TokenPrincipal | undefined;
+  /** Ingest routes: the queue slot taken at the door (released by the enqueue, or when the handler ends). */
+  admission?: IngestAdmission;
 }
 
 export interface RouteDef<Q = unknown, P = unknown, B = unknown> {
@@ -40,7 +43,7 @@ export interface RouteDef<Q = unknown, P = unknown, B = unknown> {
   /** Content types of a success answer that is not JSON (export: application/gzip; badges: image/svg+xml), for /openapi.json. */
   produces?: string[];
   successStatus?: number;
-  /** Ingest routes: refuse with 503 when the queue is full, before validating the body. */
+  /** Ingest routes: refuse with 507 when storage is full, 503 when the queue is, before validating the body. */
   backpressure?: boolean;
   /** Whether a 404 for a malformed path param should replace 400 (ids that do not parse are unknown). */
   paramsNotFound?: boolean;
@@ -50,8 +53,8 @@ export interface RouteDef<Q = unknown, P = unknown, B = unknown> {
 export interface RouteDeps {
   auth: Authenticator;
   rateLimiter: RateLimiter;
-  /** Current queue depth check; throws backpressure when full. */
-  checkBackpressure(): void;
+  /** Storage and queue depth check, synchronous: holds a queue slot, or throws 507 / 503. */
+  admitIngest(): IngestAdmission;
 }
 
 // Erases the generics for storage in the table; handlers stay typed where they are defined.
@@ -86,12 +89,16 @@ export class RouteTable {
           const wait = deps.rateLimiter.hit(principal.projectId);
           if (wait > 0) throw errors.rateLimited(wait);
         }
-        if (def.backpressure) deps.checkBackpressure();
-
-        const params = parseOrThrow(def.params, request.params, 'params', def.paramsNotFound === true);
-        const query = parseOrThrow(def.query, request.query, 'query', false);
-        const body = def.body ? parseOrThrow(def.body, request.body, 'body', false) : request.body;
-        const result = await def.handler({ request, reply, query, params, body, principal });
+        const admission = def.backpressure ? deps.admitIngest() : undefined;
+        let result: unknown;
+        try {
+          const params = parseOrThrow(def.params, request.params, 'params', def.paramsNotFound === true);
+          const query = parseOrThrow(def.query, request.query, 'query', false);
+          const body = def.body ? parseOrThrow(def.body, request.body, 'body', false) : request.body;
+          result = await def.handler({ request, reply, query, params, body, principal, ...(admission ? { admission } : {}) });
+        } finally {
+          admission?.close();
+        }
         if (reply.sent) return reply;
         reply.code(def.successStatus ?? 200);
         return result;

@@ -35,7 +35,11 @@ export interface ServerSettings {
     maxAttempts: number;
     /** First retry delay of a job that failed alone (doubles per attempt, up to a minute). */
     retryBackoffMs: number;
+    /** Bytes the queue's stored data may take before ingest answers 507; 0: only the disk limits it. */
+    maxBytes: number;
   };
+  /** Free bytes on the data dir's disk below which ingest answers 507; 0 turns the check off. */
+  minFreeBytes: number;
   rateLimit: { max: number; windowMs: number };
   clusterThreshold: number;
   /** Run processors and exporters on their own thread, off the thread that answers HTTP. */
@@ -152,6 +156,18 @@ const VARS = {
     description: 'first retry delay of a job that failed alone (ms); doubles per attempt up to 60 s (Flakehouse addition)',
     field: intField(1),
     default: 1000,
+  }),
+  queueMaxBytes: d({
+    name: 'SERVICE_QUEUE_MAX_BYTES',
+    description: "bytes the queue's stored jobs may take on disk before ingest answers 507 insufficient_storage; 0: only the disk limits it (Flakehouse addition)",
+    field: intField(0),
+    default: 0,
+  }),
+  minFreeBytes: d({
+    name: 'SERVICE_MIN_FREE_BYTES',
+    description: "free bytes to keep on the data dir's disk: below this, ingest answers 507 insufficient_storage so the worker can still write what is queued; 0 turns the check off (Flakehouse addition)",
+    field: intField(0),
+    default: 64 * 1024 * 1024,
   }),
   rateLimitMax: d({ name: 'SERVICE_RATE_LIMIT_MAX', description: 'requests per project per window; 0 disables the limit', field: intField(0), default: 600 }),
   rateLimitWindowMs: d({ name: 'SERVICE_RATE_LIMIT_WINDOW_MS', description: 'rate-limit window (ms)', field: intField(1), default: 60_000 }),
@@ -300,7 +316,9 @@ export function loadServerSettings(env: NodeJS.ProcessEnv, cwd: string): ServerS
       pollIntervalMs: req(VARS.pollIntervalMs),
       maxAttempts: req(VARS.maxAttempts),
       retryBackoffMs: req(VARS.retryBackoffMs),
+      maxBytes: req(VARS.queueMaxBytes),
     },
+    minFreeBytes: req(VARS.minFreeBytes),
     rateLimit: { max: req(VARS.rateLimitMax), windowMs: req(VARS.rateLimitWindowMs) },
     clusterThreshold: req(VARS.clusterThreshold),
     pipelineThread: req(VARS.pipelineThread),

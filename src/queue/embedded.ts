@@ -2,12 +2,13 @@
 // (`flakehouse serve`). LMDB holds the truth (jobs, idempotency index, frozen plans, dead jobs,
 // outbox); the ready/delayed/leased sets are rebuilt from it on open, so a kill -9 at any point
 // loses nothing that was acknowledged with a 202.
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, statfsSync } from 'node:fs';
 import { setImmediate as turn } from 'node:timers/promises';
 import { randomUUID } from 'node:crypto';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import type { Logger } from 'pino';
 import { uuidv7 } from '../domain/ids.js';
+import { isOutOfSpace } from '../domain/storage-errors.js';
 import type { DomainEvent } from '../domain/events.js';
 import type {
   DeadJob,
@@ -35,10 +36,15 @@ export interface EmbeddedQueueOptions {
   /** First retry delay; doubles per attempt up to `maxBackoffMs`. */
   baseBackoffMs?: number;
   maxBackoffMs?: number;
+  /** Bytes stored jobs (queued and dead) may take before enqueue refuses as out of space; 0 or unset: no cap. */
+  maxBytes?: number;
   logger?: Logger;
 }
 
 type JobRecord = StoredJob;
+
+/** How often the queue's size is read from LMDB's page counts (in between, enqueued bytes are added). */
+const USAGE_REFRESH_MS = 250;
 
 interface IdemRecord {
   receiptId: string;
@@ -117,6 +123,15 @@ export class EmbeddedQueue implements Queue {
   private readonly baseBackoffMs: number;
   private readonly maxBackoffMs: number;
   private readonly logger: Logger | undefined;
+  private readonly maxBytes: number;
+  private readonly path: string;
+  /** Bytes of the jobs and dead databases at `usageAt`, plus what was enqueued since. */
+  private usage = 0;
+  private usageAt = Number.NEGATIVE_INFINITY;
+  /** Payload bytes of enqueues not yet committed: counted against the cap, so concurrent ones cannot all pass it. */
+  private writingBytes = 0;
+  /** Size of the last batch the cap refused (until one is accepted): what "room again" is measured by. */
+  private refusedBytes: number | undefined;
   readonly outbox: Outbox;
 
   private constructor(opts: EmbeddedQueueOptions) {
@@ -124,6 +139,7 @@ export class EmbeddedQueue implements Queue {
     // overlappingSync stays on (fast group commits); enqueue awaits `flushed` before it resolves.
     // JSON values: LMDB's default msgpack with shared structures is slow for records of varying shape.
     this.root = open({ path: opts.path, maxDbs: 16, mapSize: 64 * 1024 * 1024 * 1024 });
+    observeCommitFailures();
     this.jobs = this.root.openDB<Buffer, string>({ name: 'jobs', encoding: 'binary' });
     this.idem = this.root.openDB<IdemRecord, string>({ name: 'idempotency', encoding: 'json' });
     this.attempts = this.root.openDB<number, string>({ name: 'attempts', encoding: 'json' });
@@ -138,6 +154,8 @@ export class EmbeddedQueue implements Queue {
     this.baseBackoffMs = opts.baseBackoffMs ?? 1000;
     this.maxBackoffMs = opts.maxBackoffMs ?? 60_000;
     this.logger = opts.logger;
+    this.maxBytes = opts.maxBytes ?? 0;
+    this.path = opts.path;
     this.outbox = this.makeOutbox();
   }
 
@@ -201,8 +219,9 @@ export class EmbeddedQueue implements Queue {
     // Encoded here, in this request's own turn: lmdb runs the callbacks of every transaction
     // queued meanwhile in one synchronous burst, which must not include encoding 30 payloads.
     const payload = Buffer.from(JSON.stringify(record));
+    this.checkRoom(payload.length);
     const write = (async () => {
-      await this.root.transaction(() => {
+      await this.tx(() => {
         void this.jobs.put(id, payload);
         void this.idem.put(key, { receiptId: id, acceptedExecutions: result.acceptedExecutions, receivedAt });
       });
@@ -210,15 +229,78 @@ export class EmbeddedQueue implements Queue {
       return result;
     })();
     this.enqueuing.set(key, write);
+    this.writingBytes += payload.length;
     try {
       await write;
+    } catch (err) {
+      throw this.explainWriteError(err, payload.length);
     } finally {
       this.enqueuing.delete(key);
+      this.writingBytes -= payload.length;
     }
+    this.usage += payload.length;
+    this.refusedBytes = undefined;
     this.execCounts.set(id, result.acceptedExecutions);
     this.ready.push(id);
     this.wake();
     return result;
+  }
+
+  /** SERVICE_QUEUE_MAX_BYTES: refuses a batch that would take the stored jobs past the cap, as out of space. */
+  private checkRoom(bytes: number): void {
+    if (this.maxBytes <= 0) return;
+    const used = this.usedBytes();
+    if (used + this.writingBytes + bytes <= this.maxBytes) return;
+    this.refusedBytes = bytes;
+    throw Object.assign(
+      new Error(`the queue is full: it holds ${used + this.writingBytes} bytes and this batch needs ${bytes} more, over SERVICE_QUEUE_MAX_BYTES (${this.maxBytes})`),
+      { code: 'QUEUE_MAX_BYTES' },
+    );
+  }
+
+  /**
+   * lmdb writes pages through its memory map, so a full disk surfaces as EIO about as often as
+   * ENOSPC: when the disk has no room for the batch, an EIO is called what it is.
+   */
+  private explainWriteError(err: unknown, bytes: number): unknown {
+    if (isOutOfSpace(err)) return err;
+    try {
+      const s = statfsSync(this.path);
+      const free = s.bavail * s.bsize;
+      if (free >= bytes + 1024 * 1024) return err;
+      const message = err instanceof Error ? err.message : String(err);
+      return Object.assign(new Error(`${message} (the disk is full: ${free} bytes free)`, { cause: err }), { code: 'ENOSPC' });
+    } catch {
+      return err;
+    }
+  }
+
+  /** Whether the batch the cap last refused would fit now (the worker drained the queue); false when none was refused. */
+  hasRoom(): boolean {
+    return this.maxBytes > 0 && this.refusedBytes !== undefined && this.usedBytes() + this.writingBytes + this.refusedBytes <= this.maxBytes;
+  }
+
+  /** Pages of the jobs and dead databases (what acks and drops free), re-read every USAGE_REFRESH_MS. */
+  usedBytes(now = Date.now()): number {
+    if (now - this.usageAt >= USAGE_REFRESH_MS) {
+      this.usageAt = now;
+      this.usage = 0;
+      for (const db of [this.jobs, this.dead]) {
+        const s = db.getStats() as { pageSize: number; treeBranchPageCount: number; treeLeafPageCount: number; overflowPages: number };
+        this.usage += (s.treeBranchPageCount + s.treeLeafPageCount + s.overflowPages) * s.pageSize;
+      }
+    }
+    return this.usage;
+  }
+
+  /**
+   * Every write transaction goes through here. A commit that fails (disk full) rejects its
+   * writes with lmdb's "Commit failed" and also rejects a `commitError` promise shared by them:
+   * unobserved, that one is an unhandled rejection, which kills the process. It is observed here
+   * and its cause (ENOSPC, …) rethrown, so callers and isOutOfSpace see why.
+   */
+  private tx<T>(body: () => T): Promise<T> {
+    return settleWrite(this.root.transaction(body));
   }
 
   async dequeue(opts: DequeueOptions): Promise<Lease | null> {
@@ -315,7 +397,7 @@ export class EmbeddedQueue implements Queue {
 
   async savePlan(leaseId: string, plan: LeasePlan): Promise<void> {
     const lease = this.requireLease(leaseId);
-    await this.plans.put(leaseId, { jobIds: lease.jobIds, plan });
+    await settleWrite(this.plans.put(leaseId, { jobIds: lease.jobIds, plan }));
     await this.root.flushed;
     lease.frozen = true;
     this.frozenJobCount.set(leaseId, lease.jobIds.length);
@@ -327,7 +409,7 @@ export class EmbeddedQueue implements Queue {
     if (!lease) return;
     this.leases.delete(leaseId);
     const plan = this.plans.get(leaseId);
-    await this.root.transaction(() => {
+    await this.tx(() => {
       for (const id of lease.jobIds) {
         void this.jobs.remove(id);
         void this.attempts.remove(id);
@@ -369,7 +451,7 @@ export class EmbeddedQueue implements Queue {
     if (lease.frozen && opts.unfreeze) {
       // Nothing was written under this lease id, so its jobs may go on under other ids. A crash
       // before this is durable redelivers the frozen lease, which is also correct.
-      await this.plans.remove(leaseId);
+      await settleWrite(this.plans.remove(leaseId));
       this.frozenJobCount.delete(leaseId);
       lease.frozen = false;
     }
@@ -406,7 +488,7 @@ export class EmbeddedQueue implements Queue {
 
   /** Takes back the attempt counted when these jobs were leased. */
   private async refundAttempts(jobIds: string[]): Promise<void> {
-    await this.root.transaction(() => {
+    await this.tx(() => {
       for (const id of jobIds) {
         const n = this.attempts.get(id) ?? 0;
         if (n <= 1) void this.attempts.remove(id);
@@ -418,7 +500,7 @@ export class EmbeddedQueue implements Queue {
   private async noteFirstErrors(jobIds: string[], error: string): Promise<void> {
     const fresh = jobIds.filter((id) => !this.firstErrors.doesExist(id));
     if (fresh.length === 0) return;
-    await this.root.transaction(() => {
+    await this.tx(() => {
       for (const id of fresh) void this.firstErrors.put(id, error);
     });
   }
@@ -442,7 +524,7 @@ export class EmbeddedQueue implements Queue {
   private async bury(jobIds: string[], error: string, planId?: string): Promise<void> {
     const diedAt = Date.now();
     const buried: DeadJob[] = [];
-    await this.root.transaction(() => {
+    await this.tx(() => {
       for (const id of jobIds) {
         const raw = this.jobs.get(id);
         if (!raw) continue;
@@ -485,7 +567,7 @@ export class EmbeddedQueue implements Queue {
 
   private async bumpAttempts(ids: string[]): Promise<number> {
     let max = 0;
-    await this.root.transaction(() => {
+    await this.tx(() => {
       for (const id of ids) {
         const n = (this.attempts.get(id) ?? 0) + 1;
         void this.attempts.put(id, n);
@@ -596,7 +678,7 @@ export class EmbeddedQueue implements Queue {
       const group = this.deadGroup(id);
       if (!group) return null;
       const { records, plan, frozenLeaseId } = group;
-      await this.root.transaction(() => {
+      await this.tx(() => {
         for (const d of records) {
           const stored: StoredJob = { id: d.job.id, projectId: d.job.projectId, source: d.job.source, batch: d.job.batch, receivedAt: d.job.receivedAt };
           void this.jobs.put(d.job.id, Buffer.from(JSON.stringify(stored)));
@@ -630,7 +712,7 @@ export class EmbeddedQueue implements Queue {
       const group = this.deadGroup(id);
       if (!group) return null;
       const { records, frozenLeaseId } = group;
-      await this.root.transaction(() => {
+      await this.tx(() => {
         for (const d of records) {
           void this.dead.remove(d.job.id);
           // Released: the same batch may be sent again and is then a new job.
@@ -667,7 +749,7 @@ export class EmbeddedQueue implements Queue {
     return {
       append: async (events: readonly DomainEvent[]): Promise<void> => {
         if (events.length === 0) return;
-        await this.root.transaction(() => {
+        await this.tx(() => {
           let seq = this.meta.get('outbox.seq') ?? 0;
           for (const event of events) void this.outboxDb.put(++seq, event);
           void this.meta.put('outbox.seq', seq);
@@ -679,12 +761,12 @@ export class EmbeddedQueue implements Queue {
         [...this.outboxDb.getRange({ start: afterSeq + 1, limit })].map((e) => ({ seq: e.key, event: e.value })),
       cursor: (subscriber: string): number => this.meta.get(`cursor:${subscriber}`) ?? 0,
       setCursor: async (subscriber: string, seq: number): Promise<void> => {
-        await this.meta.put(`cursor:${subscriber}`, seq);
+        await settleWrite(this.meta.put(`cursor:${subscriber}`, seq));
       },
       trim: async (subscribers: readonly string[]): Promise<void> => {
         if (subscribers.length === 0) return;
         const min = Math.min(...subscribers.map((s) => this.meta.get(`cursor:${s}`) ?? 0));
-        await this.root.transaction(() => {
+        await this.tx(() => {
           for (const key of this.outboxDb.getKeys({ end: min + 1 })) void this.outboxDb.remove(key);
         });
       },
@@ -720,5 +802,41 @@ export class EmbeddedQueue implements Queue {
     this.wakeOutbox();
     await this.root.flushed;
     await this.root.close();
+  }
+}
+
+/** lmdb's error for a failed commit: every write of that commit is rejected with one. */
+function isCommitFailure(err: unknown): err is Error & { commitError: Promise<unknown> } {
+  return err instanceof Error && (err as { commitError?: unknown }).commitError instanceof Promise;
+}
+
+let commitFailuresObserved = false;
+
+/**
+ * lmdb's event-turn batching rejects one more promise per failed commit, created inside lmdb where
+ * no caller can observe it: as an unhandled rejection it would kill the process on a full disk. The
+ * writes of that commit are rejected too, and the queue handles those (tx, settleWrite), so this
+ * one is dropped; any other unhandled rejection is rethrown, which ends the process as before.
+ */
+function observeCommitFailures(): void {
+  if (commitFailuresObserved) return;
+  commitFailuresObserved = true;
+  process.on('unhandledRejection', (reason) => {
+    if (!isCommitFailure(reason)) throw reason;
+    reason.commitError.catch(() => {});
+  });
+}
+
+/** See EmbeddedQueue.tx: observes lmdb's shared `commitError` and rethrows its cause. */
+export async function settleWrite<T>(write: Promise<T>): Promise<T> {
+  try {
+    return await write;
+  } catch (err) {
+    if (!isCommitFailure(err)) throw err;
+    const commitError = err.commitError;
+    // Rejected in the same lmdb callback as `write`, so settled by now; the race only guards a change in lmdb.
+    const cause = await Promise.race([commitError.then(() => undefined, (e: unknown) => e), turn().then(() => undefined)]);
+    if (!(cause instanceof Error)) throw err;
+    throw Object.assign(new Error(`queue write failed: ${cause.message}`, { cause }), { code: (cause as { code?: unknown }).code });
   }
 }

@@ -82,7 +82,9 @@ export function ingestRoute(spec: IngestRouteSpec): Receiver {
           checkStorable(batches, spec);
           const projectId = ctx.principal!.projectId;
           const receipts = [];
-          for (const b of batches) receipts.push(await ingest.accept(projectId, spec.source, b));
+          // A request that becomes several jobs holds a slot for each before the first is enqueued.
+          ctx.admission?.need(batches.length);
+          for (const b of batches) receipts.push(await ingest.accept(projectId, spec.source, b, ctx.admission));
           const first = receipts[0];
           return {
             receiptId: first?.receiptId ?? null,

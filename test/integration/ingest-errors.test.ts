@@ -447,7 +447,8 @@ describe('meta routes and headers', () => {
   it('GET /health without a token', async () => {
     const res = await td.request('GET', '/health', { token: null });
     expect(res.status).toBe(200);
-    expect(res.json).toEqual({ status: 'ok', service: 'api' });
+    // The fixed fields of SPEC's health body, plus the storage condition (ingest's 507).
+    expect(res.json).toEqual({ status: 'ok', service: 'api', storage: expect.objectContaining({ state: 'ok' }) });
     expectSecurityHeaders(res);
   });
 

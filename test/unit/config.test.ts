@@ -371,7 +371,8 @@ describe('loadServerSettings', () => {
       dataDir: path.join(dir, 'data'),
       clickhouse: { database: 'flakehouse' },
       logLevel: 'info',
-      queue: { visibilityMs: 300_000, maxDepth: 10_000, pollIntervalMs: 250, maxAttempts: 8 },
+      queue: { visibilityMs: 300_000, maxDepth: 10_000, pollIntervalMs: 250, maxAttempts: 8, retryBackoffMs: 1000, maxBytes: 0 },
+      minFreeBytes: 64 * 1024 * 1024,
       rateLimit: { max: 600, windowMs: 60_000 },
       clusterThreshold: 0.5,
       retentionSweepMs: 3_600_000,
@@ -398,6 +399,9 @@ describe('loadServerSettings', () => {
         SERVICE_MAX_QUEUE_DEPTH: '0',
         POLL_INTERVAL_MS: '10',
         SERVICE_QUEUE_MAX_ATTEMPTS: '3',
+        SERVICE_QUEUE_RETRY_BACKOFF_MS: '250',
+        SERVICE_QUEUE_MAX_BYTES: '1048576',
+        SERVICE_MIN_FREE_BYTES: '0',
         SERVICE_RATE_LIMIT_MAX: '5',
         SERVICE_RATE_LIMIT_WINDOW_MS: '1000',
         SERVICE_CLUSTER_THRESHOLD: '0.75',
@@ -418,7 +422,8 @@ describe('loadServerSettings', () => {
       clickhouse: { url: 'http://clickhouse:8123', user: 'fh', password: ' secret ', database: 'fh_test' },
       adminToken: 'admin-secret',
       logLevel: 'debug',
-      queue: { visibilityMs: 500, maxDepth: 0, pollIntervalMs: 10, maxAttempts: 3 },
+      queue: { visibilityMs: 500, maxDepth: 0, pollIntervalMs: 10, maxAttempts: 3, retryBackoffMs: 250, maxBytes: 1_048_576 },
+      minFreeBytes: 0,
       rateLimit: { max: 5, windowMs: 1000 },
       clusterThreshold: 0.75,
       pipelineThread: false,
@@ -481,6 +486,9 @@ describe('loadServerSettings', () => {
         'SERVICE_MAX_QUEUE_DEPTH',
         'POLL_INTERVAL_MS',
         'SERVICE_QUEUE_MAX_ATTEMPTS',
+        'SERVICE_QUEUE_RETRY_BACKOFF_MS',
+        'SERVICE_QUEUE_MAX_BYTES',
+        'SERVICE_MIN_FREE_BYTES',
         'SERVICE_RATE_LIMIT_MAX',
         'SERVICE_RATE_LIMIT_WINDOW_MS',
         'SERVICE_CLUSTER_THRESHOLD',
@@ -500,7 +508,7 @@ describe('loadServerSettings', () => {
         'SERVICE_S3_FORCE_PATH_STYLE',
       ]),
     );
-    expect(names).toHaveLength(30);
+    expect(names).toHaveLength(33);
     expect(SERVER_ENV_VARS.find((v) => v.name === 'SERVICE_PORT')?.default).toBe('8080');
     expect(SERVER_ENV_VARS.find((v) => v.name === 'SERVICE_ADMIN_TOKEN')?.default).toBeUndefined();
     expect(SERVER_ENV_VARS.every((v) => v.description.length > 0)).toBe(true);

@@ -1,0 +1,156 @@
+// Out of storage: the door answers 507 insufficient_storage, the daemon keeps running, /health shows
+// it, and ingest resumes by itself once space returns, with nothing accepted lost. (a) the queue's
+// byte cap (SERVICE_QUEUE_MAX_BYTES) filled while the worker is held; (b) a real tmpfs filled up.
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { nativeBatch, startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
+
+async function runsOn(td: TestDaemon, branch: string): Promise<any[]> {
+  const items: any[] = [];
+  let cursor: string | null = null;
+  do {
+    const res = await td.request('GET', `/v1/runs?branch=${branch}&limit=100${cursor ? `&cursor=${cursor}` : ''}`);
+    expect(res.status, res.text).toBe(200);
+    items.push(...res.json.items);
+    cursor = res.json.nextCursor;
+  } while (cursor);
+  return items;
+}
+
+/** Posts batches one after another until the first non-202; returns the accepted ones and that answer. */
+async function fillUntilRefused(td: TestDaemon, branch: string, n: number, max: number) {
+  const accepted: { receiptId: string; n: number }[] = [];
+  for (let i = 0; i < max; i++) {
+    const res = await td.request('POST', '/v1/ingest', { body: nativeBatch({ n, resource: { branch } }) });
+    if (res.status !== 202) return { accepted, refused: res };
+    accepted.push({ receiptId: res.json.receiptId, n: res.json.acceptedExecutions });
+  }
+  throw new Error(`still accepting after ${max} batches`);
+}
+
+describe('queue byte cap filled (SERVICE_QUEUE_MAX_BYTES)', () => {
+  let td: TestDaemon | undefined;
+  afterAll(async () => {
+    await td?.close();
+  });
+
+  it('507 insufficient_storage, no crash, /health says full; the worker drains and ingest is accepted again without a restart; nothing lost', async () => {
+    td = await startTestDaemon({ env: { SERVICE_QUEUE_MAX_BYTES: String(400 * 1024), SERVICE_MIN_FREE_BYTES: '0', SERVICE_RATE_LIMIT_MAX: '100000' } });
+    const healthy = await td.request('GET', '/health', { token: null });
+    expect(healthy.status).toBe(200);
+    expect(healthy.json).toMatchObject({ status: 'ok', service: 'api', storage: { state: 'ok' } });
+
+    // The worker is held, so the queue only grows.
+    let release = (): void => {};
+    const held = new Promise<void>((r) => (release = r));
+    let holding = (): void => {};
+    const isHeld = new Promise<void>((r) => (holding = r));
+    const worker = td.daemon.runtime.exclusive(async () => {
+      holding();
+      await held;
+    });
+    await isHeld;
+
+    const branch = `full-${Date.now()}`;
+    const { accepted, refused } = await fillUntilRefused(td, branch, 150, 200);
+    expect(accepted.length).toBeGreaterThan(3);
+    expect(refused.status, refused.text).toBe(507);
+    expect(refused.json.error).toBe('insufficient_storage');
+    expect(refused.json.message).toContain('SERVICE_QUEUE_MAX_BYTES');
+    expect(refused.headers.get('retry-after')).toBeTruthy();
+    // Every route on the door says so, before validation; reads still work.
+    expect((await td.request('POST', '/v1/ingest', { body: { nonsense: true } })).status).toBe(507);
+    expect((await td.request('GET', '/v1/runs')).status).toBe(200);
+    const full = await td.request('GET', '/health', { token: null });
+    expect(full.status).toBe(200);
+    expect(full.json).toMatchObject({ status: 'ok', service: 'api', storage: { state: 'full' } });
+    expect(full.json.storage.reason).toContain('SERVICE_QUEUE_MAX_BYTES');
+    expect(td.daemon.queue.depth()).toBe(accepted.length);
+
+    // The worker drains the queue; the door opens by itself.
+    release();
+    await worker;
+    await td.waitFor(async () => td!.daemon.queue.depth() === 0, 30_000);
+    await td.waitFor(async () => (await td!.request('GET', '/health', { token: null })).json.storage.state === 'ok', 10_000);
+    const again = await td.request('POST', '/v1/ingest', { body: nativeBatch({ n: 150, resource: { branch } }) });
+    expect(again.status, again.text).toBe(202);
+    accepted.push({ receiptId: again.json.receiptId, n: again.json.acceptedExecutions });
+
+    // Every accepted batch is stored, once.
+    const runs = await td.waitFor(async () => {
+      const r = await runsOn(td!, branch);
+      return r.length >= accepted.length ? r : undefined;
+    }, 30_000);
+    expect(runs).toHaveLength(accepted.length);
+    expect(runs.reduce((s, r) => s + r.counts.total, 0)).toBe(accepted.reduce((s, a) => s + a.n, 0));
+  }, 90_000);
+});
+
+function tryMountTmpfs(dir: string, size: string): string | null {
+  if (process.platform !== 'linux') return 'not Linux';
+  if (process.getuid?.() !== 0) return 'not root (mount needs it)';
+  try {
+    execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${size}`, 'tmpfs', dir], { stdio: 'pipe' });
+    return null;
+  } catch (err) {
+    return `mount failed: ${(err as Error).message.split('\n')[0]}`;
+  }
+}
+
+const mountPoint = mkdtempSync(path.join(tmpdir(), 'fh-tmpfs-'));
+const cannotMount = tryMountTmpfs(mountPoint, '12m');
+
+describe.skipIf(cannotMount !== null)(`a real disk filled up (tmpfs of 12 MiB)${cannotMount ? `: skipped, ${cannotMount}` : ''}`, () => {
+  let td: TestDaemon | undefined;
+  afterAll(async () => {
+    await td?.close();
+    try {
+      execFileSync('umount', [mountPoint], { stdio: 'pipe' });
+    } catch {
+      // Left mounted when busy; it is a tmpfs under the temp dir.
+    }
+    rmSync(mountPoint, { recursive: true, force: true });
+  });
+
+  it('the disk fills: 507 (no crash), /health says full; space freed → accepted again; every accepted batch is stored', async () => {
+    const dataDir = path.join(mountPoint, 'data');
+    mkdirSync(dataDir);
+    // Ballast to free later: the "space comes back" of this test.
+    const ballast = path.join(mountPoint, 'ballast');
+    writeFileSync(ballast, Buffer.alloc(3 * 1024 * 1024, 1));
+    // No reserve, so the write itself meets the full disk (the lmdb failure path, not the statfs check).
+    td = await startTestDaemon({ dataDir, work: false, env: { SERVICE_MIN_FREE_BYTES: '0', SERVICE_MAX_QUEUE_DEPTH: '0', SERVICE_RATE_LIMIT_MAX: '1000000' } });
+    const branch = `disk-${Date.now()}`;
+    const { accepted, refused } = await fillUntilRefused(td, branch, 400, 5000);
+    expect(accepted.length).toBeGreaterThan(3);
+    expect(refused.status, refused.text).toBe(507);
+    expect(refused.json.error).toBe('insufficient_storage');
+    expect(refused.json.message).toMatch(/No space left on device|disk is full/);
+    // Still alive and answering.
+    const health = await td.request('GET', '/health', { token: null });
+    expect(health.json).toMatchObject({ status: 'ok', storage: { state: 'full' } });
+    expect((await td.request('POST', '/v1/ingest', { body: nativeBatch({ n: 5, resource: { branch } }) })).status).toBe(507);
+    expect(td.daemon.queue.depth()).toBe(accepted.length);
+
+    // Space returns: within a probe interval a write goes through and the door is open again.
+    rmSync(ballast);
+    const again = await td.waitFor(async () => {
+      const res = await td!.request('POST', '/v1/ingest', { body: nativeBatch({ n: 5, resource: { branch } }) });
+      return res.status === 202 ? res : undefined;
+    }, 10_000);
+    accepted.push({ receiptId: again.json.receiptId, n: again.json.acceptedExecutions });
+    expect((await td.request('GET', '/health', { token: null })).json.storage.state).toBe('ok');
+
+    // Nothing accepted was lost: a worker stores every batch.
+    td = await td.restart({ work: true });
+    const runs = await td.waitFor(async () => {
+      const r = await runsOn(td!, branch);
+      return r.length >= accepted.length ? r : undefined;
+    }, 60_000);
+    expect(runs).toHaveLength(accepted.length);
+    expect(runs.reduce((s, r) => s + r.counts.total, 0)).toBe(accepted.reduce((s, a) => s + a.n, 0));
+  }, 120_000);
+});
