@@ -30,6 +30,7 @@ afterAll(async () => {
 interface StoredExecution {
   title: string;
   status: string;
+  attempt: number;
   retry_of: string | null;
   error_type: string;
   error_message: string;
@@ -45,7 +46,7 @@ interface StoredExecution {
 async function storedExecutions(commitSha: string): Promise<StoredExecution[]> {
   const store = td.daemon.store;
   return store.query<StoredExecution>(
-    `SELECT title, status, retry_of, error_type, error_message, error_stack, params, artifacts, attributes, spans, trace_id, pr_number
+    `SELECT title, status, attempt, retry_of, error_type, error_message, error_stack, params, artifacts, attributes, spans, trace_id, pr_number
      FROM ${store.table('executions')} WHERE commit_sha = {sha:String} ORDER BY started_at, title`,
     { sha: commitSha },
   );
@@ -155,7 +156,7 @@ describe('POST /v1/ingest: null is absent, as in Flakemetry’s `.nullish()` con
               { spanId: 'x0s1', parentSpanId: null, name: 'expect.toBeVisible', startedAt: at + 10, durationMs: 3, attributes: null, error: null },
             ],
           },
-          { filePath: 'e2e/checkout.spec.ts', suite: 'checkout', title: 'refunds', params: { currency: 'EUR', amount: null }, status: 'pass', attempt: 1, retryOfIndex: null, startedAt: at + 50, durationMs: 20, error: null, artifacts: null, attributes: null, traceId: null, spanId: null, spans: null },
+          { filePath: 'e2e/checkout.spec.ts', suite: 'checkout', title: 'refunds', params: { currency: 'EUR', amount: null }, status: 'pass', attempt: null, retryOfIndex: null, startedAt: at + 50, durationMs: 20, error: null, artifacts: null, attributes: null, traceId: null, spanId: null, spans: null },
         ],
       },
     });
@@ -176,6 +177,7 @@ describe('POST /v1/ingest: null is absent, as in Flakemetry’s `.nullish()` con
     // params are identity: kept whole, nulls inside included.
     expect(JSON.parse(refunds!.params)).toEqual({ currency: 'EUR', amount: null });
     expect([refunds!.artifacts, refunds!.attributes, refunds!.spans, refunds!.trace_id]).toEqual(['', '', '', '']);
+    expect(refunds!.attempt).toBe(1); // attempt: null is the first attempt
     const run = await runOf(commitSha);
     expect(run.counts).toMatchObject({ total: 2, passed: 2, flaky: 0 });
     // finishedAt null = left out: the end of the last execution, as for a batch without it.

@@ -100,7 +100,8 @@ const executionSchema = z.object({
   title: z.string().min(1),
   params: nullish(z.record(z.string(), z.unknown())),
   status: z.enum(TEST_STATUSES),
-  attempt: z.number().int().min(1).default(1),
+  // null means "not given", as for every optional field: the first attempt.
+  attempt: z.number().int().min(1).nullish().transform((v) => v ?? 1),
   retryOfIndex: nullish(z.number().int().min(0)),
   startedAt: timestamp,
   durationMs: z.number().int().nonnegative(),
