@@ -50,6 +50,7 @@ import { artifactRoutes } from './api/routes/artifacts.js';
 import { openArtifactStore } from './artifacts/s3.js';
 import { exportRoutes, RunningExports } from './api/routes/export.js';
 import { s3Inventory } from './export/artifacts.js';
+import { SqlEndpoint } from './api/routes/clickhouse.js';
 
 export const DEFAULT_PIPELINE = fileURLToPath(new URL('../pipelines/default.yaml', import.meta.url));
 
@@ -82,6 +83,8 @@ export interface Daemon {
   retention: RetentionSweeper | null;
   adminToken: string;
   bootstrapToken: string | null;
+  /** The SQL endpoint's own listener (SERVICE_SQL_PORT), when set. */
+  sqlUrl?: string;
   close(): Promise<void>;
 }
 
@@ -223,6 +226,27 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
       })
     : undefined;
   const runtime: PipelineHandle = pipeline ?? receivers;
+  // The SQL endpoint runs here, on the thread that holds the store, also when the pipeline has its own.
+  const sql = settings.sql.enabled
+    ? new SqlEndpoint({
+        store,
+        projects,
+        auth,
+        limits: settings.sql,
+        maxConcurrent: settings.sql.maxConcurrent,
+        logger: logger.child({ component: 'sql' }),
+      })
+    : undefined;
+  let sqlApp: App | undefined;
+  if (sql) {
+    for (const r of sql.routes('/clickhouse')) app.routes.add(r);
+    sql.acceptAnyBody(app.fastify, '/clickhouse');
+    if (settings.sql.port !== undefined) {
+      sqlApp = buildApp({ logger, deps: { auth, rateLimiter, admitIngest: () => ingest.admit() } });
+      for (const r of sql.routes('')) sqlApp.routes.add(r);
+      sql.acceptAnyBody(sqlApp.fastify, '');
+    }
+  }
   app.routes.add(statsRoute(queue, runtime));
   app.routes.add(metricsRoute(telemetry));
   // The worker's counters as the pipeline reports them (mirrored from its thread), read at collection.
@@ -247,6 +271,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   retention?.start();
   const address = await app.fastify.listen({ port: settings.port, host: settings.host });
   const port = (app.fastify.server.address() as { port: number }).port;
+  const sqlPort = sqlApp && settings.sql.port !== undefined ? await listenSql(sqlApp, settings.sql.port, settings.host) : undefined;
   logger.info({ address, dataDir: settings.dataDir, embedded: store.embedded, config: opts.service.file }, 'flakehouse listening');
 
   let closing: Promise<void> | undefined;
@@ -261,13 +286,17 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     retention,
     adminToken,
     bootstrapToken,
+    ...(sqlPort !== undefined ? { sqlUrl: `http://127.0.0.1:${sqlPort}` } : {}),
     close() {
       // Stop accepting, finish the lease in hand, flush the queue, close storage.
       closing ??= (async () => {
         // Stops accepting first; an export in progress is cut short rather than awaited.
         const stopped = app.fastify.close();
+        const sqlStopped = sqlApp?.fastify.close();
         runningExports.abortAll();
+        sql?.abortAll();
         await stopped;
+        await sqlStopped;
         await retention?.stop();
         await pipeline?.shutdown();
         await receivers.shutdown();
@@ -283,6 +312,11 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
       return closing;
     },
   };
+}
+
+async function listenSql(sqlApp: App, port: number, host: string): Promise<number> {
+  await sqlApp.fastify.listen({ port, host });
+  return (sqlApp.fastify.server.address() as { port: number }).port;
 }
 
 /** SERVICE_ADMIN_TOKEN, else a generated one kept in <data dir>/admin-token (0600) for the local CLI. */
@@ -304,7 +338,7 @@ async function bootstrap(projects: ProjectRepo, dataDir: string, announce: (line
   const file = path.join(dataDir, 'bootstrap-token');
   writeFileSync(file, `${token}\n`, { mode: 0o600 });
   announce('');
-  announce('Flakehouse: created project "default" and a token with scopes ingest, read, quarantine:');
+  announce(`Flakehouse: created project "default" and a token with scopes ${SCOPES.join(', ')}:`);
   announce('');
   announce(`  SERVICE_TOKEN=${token}`);
   announce('');

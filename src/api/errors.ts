@@ -66,6 +66,22 @@ export const errors = {
     ),
   rateLimited: (retryAfterSec: number) =>
     new ApiError(429, 'rate_limited', 'too many requests for this project', { headers: { 'retry-after': String(retryAfterSec) } }),
+  // The SQL endpoint (/clickhouse): messages in ClickHouse's `Code: N. DB::Exception: … (NAME)` form,
+  // which ClickHouse clients parse into their typed errors, and its X-ClickHouse-Exception-Code header.
+  /** 400: the engine refused the analyst's query (syntax, unknown column, a limit reached). */
+  sqlError: (code: number, name: string, text: string) =>
+    new ApiError(400, 'sql_error', text, { headers: { 'x-clickhouse-exception-code': String(code) }, body: { clickhouseCode: code, clickhouseError: name } }),
+  /** 403: the query names something this token may not read or do. */
+  sqlRefused: (reason: string) =>
+    new ApiError(403, 'sql_refused', `Code: 497. DB::Exception: ${reason}. (ACCESS_DENIED)`, { headers: { 'x-clickhouse-exception-code': '497' } }),
+  /** 429: the cap on concurrent SQL queries is reached. */
+  sqlBusy: (max: number) =>
+    new ApiError(429, 'rate_limited', `Code: 202. DB::Exception: too many simultaneous SQL queries (at most ${max}); retry shortly. (TOO_MANY_SIMULTANEOUS_QUERIES)`, {
+      headers: { 'retry-after': '1', 'x-clickhouse-exception-code': '202' },
+    }),
+  /** 501: with a ClickHouse server (SERVICE_CLICKHOUSE_URL) analysts connect to it directly. */
+  sqlUnavailable: () =>
+    new ApiError(501, 'not_implemented', 'the SQL endpoint serves the embedded store only; with SERVICE_CLICKHOUSE_URL set, connect your ClickHouse client to that server directly'),
   // Answers given before any route runs (src/api/app.ts: Node's clientError, fastify's frameworkErrors).
   badRequest: (message: string) => new ApiError(400, 'bad_request', message),
   requestTimeout: () => new ApiError(408, 'request_timeout', 'the request was not received in time'),

@@ -26,7 +26,7 @@ const errorBodySchema = z
   .meta({ id: 'Error', description: 'Every error answer (docs/contract.md §5); never a stack trace' });
 
 const SECURITY_SCHEMES = {
-  bearerAuth: { type: 'http', scheme: 'bearer', description: 'A project token (`fh_` + 48 hex). Scopes: ingest, read, quarantine; none = ingest-only.' },
+  bearerAuth: { type: 'http', scheme: 'bearer', description: 'A project token (`fh_` + 48 hex). Scopes: ingest, read, quarantine, sql; none = ingest-only. The SQL routes (/clickhouse) also take it as basic auth: user = the project slug, password = the token.' },
   adminAuth: { type: 'http', scheme: 'bearer', description: 'The admin token (SERVICE_ADMIN_TOKEN or <data dir>/admin-token).' },
 } as const;
 

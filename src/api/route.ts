@@ -45,6 +45,8 @@ export interface RouteDef<Q = unknown, P = unknown, B = unknown> {
   successStatus?: number;
   /** Ingest routes: refuse with 507 when storage is full, 503 when the queue is, before validating the body. */
   backpressure?: boolean;
+  /** Token routes: finds the principal itself instead of reading a bearer header (the ClickHouse endpoint takes basic auth). */
+  authenticate?(request: FastifyRequest): Promise<TokenPrincipal>;
   /** Whether a 404 for a malformed path param should replace 400 (ids that do not parse are unknown). */
   paramsNotFound?: boolean;
   handler(ctx: RouteContext<Q, P, B>): Promise<unknown>;
@@ -84,7 +86,7 @@ export class RouteTable {
         let principal: TokenPrincipal | undefined;
         if (def.auth.kind === 'admin') deps.auth.authenticateAdmin(request.headers.authorization);
         else if (def.auth.kind === 'token') {
-          principal = await deps.auth.authenticate(request.headers.authorization);
+          principal = def.authenticate ? await def.authenticate(request) : await deps.auth.authenticate(request.headers.authorization);
           requireAnyScope(principal, def.auth.anyOf);
           const wait = deps.rateLimiter.hit(principal.projectId);
           if (wait > 0) throw errors.rateLimited(wait);

@@ -60,6 +60,17 @@ export interface ServerSettings {
   s3?: S3Settings;
   /** AI root-cause analysis; absent when SERVICE_AI_PROVIDER is unset (RCA off). */
   ai?: AiSettings;
+  /** The read-only ClickHouse SQL endpoint (README "Querying with SQL"). */
+  sql: {
+    enabled: boolean;
+    /** Its own port, serving the endpoint at `/`; unset: only /clickhouse on the main port. */
+    port?: number;
+    maxExecutionTimeSec: number;
+    maxResultRows: number;
+    maxMemoryBytes: number;
+    maxThreads: number;
+    maxConcurrent: number;
+  };
 }
 
 export interface ServerEnvVar {
@@ -211,6 +222,42 @@ const VARS = {
     field: intField(100),
     default: 60_000,
   }),
+  sqlEnabled: d({
+    name: 'SERVICE_SQL_ENABLED',
+    description: 'serve the read-only ClickHouse SQL endpoint at /clickhouse (README "Querying with SQL")',
+    field: booleanField(),
+    default: true,
+  }),
+  sqlPort: o({
+    name: 'SERVICE_SQL_PORT',
+    description: 'also serve the SQL endpoint at / on this port, for clients that want a ClickHouse root URL (listens on SERVICE_HOST)',
+    field: intField(0, 65535),
+  }),
+  sqlMaxExecutionTime: d({ name: 'SERVICE_SQL_MAX_EXECUTION_TIME', description: 'seconds a SQL query may run (max_execution_time)', field: intField(1), default: 60 }),
+  sqlMaxResultRows: d({
+    name: 'SERVICE_SQL_MAX_RESULT_ROWS',
+    description: 'rows a SQL query may return (max_result_rows); more fails the query',
+    field: intField(1),
+    default: 10_000_000,
+  }),
+  sqlMaxMemory: d({
+    name: 'SERVICE_SQL_MAX_MEMORY',
+    description: 'bytes of memory a SQL query may use (max_memory_usage)',
+    field: intField(1_000_000),
+    default: 1_073_741_824,
+  }),
+  sqlMaxThreads: d({
+    name: 'SERVICE_SQL_MAX_THREADS',
+    description: 'threads a SQL query may use (max_threads); low keeps cores for ingest',
+    field: intField(1),
+    default: 1,
+  }),
+  sqlMaxConcurrent: d({
+    name: 'SERVICE_SQL_MAX_CONCURRENT',
+    description: 'SQL queries running at once; more answer 429',
+    field: intField(1),
+    default: 2,
+  }),
   s3Bucket: o({ name: 'SERVICE_S3_BUCKET', description: 'artifact bucket; unset disables artifacts (presign answers 501)', field: stringField('a bucket name') }),
   s3Endpoint: o({
     name: 'SERVICE_S3_ENDPOINT',
@@ -331,6 +378,15 @@ export function loadServerSettings(env: NodeJS.ProcessEnv, cwd: string): ServerS
     ...loadIntegrationSettings(env, errors),
     s3: s3Settings(),
     ai: loadAiSettings(env, errors),
+    sql: {
+      enabled: req(VARS.sqlEnabled),
+      port: opt(VARS.sqlPort),
+      maxExecutionTimeSec: req(VARS.sqlMaxExecutionTime),
+      maxResultRows: req(VARS.sqlMaxResultRows),
+      maxMemoryBytes: req(VARS.sqlMaxMemory),
+      maxThreads: req(VARS.sqlMaxThreads),
+      maxConcurrent: req(VARS.sqlMaxConcurrent),
+    },
   };
   throwConfigErrors(errors);
   return stripUndefined(settings);

@@ -41,11 +41,25 @@ export interface Store {
    * the same data directory, one stream per session.) Breaking out of the loop cancels the query.
    */
   stream(sql: string, params?: Record<string, unknown>, signal?: AbortSignal): AsyncIterable<Buffer>;
+  /**
+   * Embedded only (undefined on a server): a read-only connection of its own for an analyst's query
+   * (the SQL endpoint), on the same streaming sessions as `stream`. `setup` statements (SETs, USE)
+   * run first, in order; the caller ends with `SET readonly = 1` so nothing after can change them.
+   */
+  readSession?(setup: readonly string[]): Promise<ReadSession>;
   /** Inserts an already encoded JSONEachRow body (the pipeline thread encodes, this thread sends). */
   insertJsonBody(table: string, body: string, dedupToken: string): Promise<void>;
   /** Inserts an already encoded TabSeparated body (the pipeline thread encodes, this thread sends). */
   insertTsvBody(table: string, columnNames: readonly string[], body: string | Uint8Array, dedupToken: string): Promise<void>;
   close(): Promise<void>;
+}
+
+export interface ReadSession {
+  /** A small result, whole (EXPLAIN); `params` bind `{name:Type}` placeholders. */
+  text(sql: string, format: string, params?: Record<string, unknown>): Promise<string>;
+  /** A SELECT's output in `format` (a FORMAT clause in `sql` wins), block by block. */
+  stream(sql: string, format: string, params?: Record<string, unknown>, signal?: AbortSignal): AsyncGenerator<{ bytes: Buffer; rows: number }>;
+  close(): void;
 }
 
 const DB_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
@@ -147,6 +161,7 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
       const rs = await client.exec({ query: `${sql}\nFORMAT JSONEachRow`, query_params: params, abort_signal: signal });
       yield* rs.stream as AsyncIterable<Buffer>;
     },
+    ...(streamSession ? { readSession: (setup: readonly string[]) => streamSession.readSession(setup) } : {}),
     async close() {
       streamSession?.closeAll();
       await client.close();
@@ -169,6 +184,7 @@ function dedupSettings(token: string): Record<string, string | number> {
 }
 
 type StreamSessions = ((sql: string, params: Record<string, unknown> | undefined, signal: AbortSignal | undefined) => AsyncGenerator<Buffer>) & {
+  readSession(setup: readonly string[]): Promise<ReadSession>;
   closeAll(): void;
 };
 
@@ -190,7 +206,34 @@ async function streamSessions(chdbPath: string | undefined): Promise<StreamSessi
       session.close();
     }
   };
+  const readSession = async (setup: readonly string[]): Promise<ReadSession> => {
+    const session = new Session(chdbPath);
+    open.add(session);
+    const close = () => {
+      open.delete(session);
+      session.close();
+    };
+    try {
+      for (const statement of setup) await session.queryAsync(statement, { format: 'TSV' });
+    } catch (err) {
+      close();
+      throw err;
+    }
+    return {
+      async text(sql, format, params) {
+        return (await session.queryBindAsync(sql, params ?? {}, { format })).text();
+      },
+      async *stream(sql, format, params, signal) {
+        for await (const chunk of session.queryStreamBind(sql, params ?? {}, { format, signal })) {
+          const raw = chunk.raw();
+          yield { bytes: Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength), rows: chunk.numRows };
+        }
+      },
+      close,
+    };
+  };
   return Object.assign(run, {
+    readSession,
     closeAll() {
       for (const s of open) s.close();
       open.clear();

@@ -3,7 +3,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { sha256Hex } from '../domain/ids.js';
 import { toNumber, type Store } from './client.js';
 
-export const SCOPES = ['ingest', 'read', 'quarantine'] as const;
+export const SCOPES = ['ingest', 'read', 'quarantine', 'sql'] as const;
 export type Scope = (typeof SCOPES)[number];
 
 export interface Project {

@@ -94,6 +94,10 @@ export const ROUTE_EXAMPLES: Record<string, (f: Fixture) => RouteExample> = {
   'PUT /v1/admin/projects/:slug/settings': (f) => ({ params: { slug: f.slug }, body: {} }),
   'PATCH /v1/admin/projects/:slug/settings': (f) => ({ params: { slug: f.slug }, body: {} }),
   'POST /v1/admin/projects/:slug/badge-token': (f) => ({ params: { slug: f.slug } }),
+  // The other project's rows, as any table the SQL could name.
+  'GET /clickhouse': () => ({ query: { query: 'SELECT title, error_message, run_id, id, test_id FROM executions', default_format: 'JSONEachRow' } }),
+  'POST /clickhouse': () => ({ query: { query: 'SELECT id, slug, badge_token FROM projects', default_format: 'JSONEachRow' } }),
+  'GET /clickhouse/ping': () => ({}),
 };
 
 /** Procedure inputs naming the fixture's resources. */

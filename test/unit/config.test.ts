@@ -380,6 +380,7 @@ describe('loadServerSettings', () => {
       notifications: { events: null, allowPrivateWebhooks: false },
       tracker: { url: 'https://api.github.com' },
       pipelineThread: true,
+      sql: { enabled: true, maxExecutionTimeSec: 60, maxResultRows: 10_000_000, maxMemoryBytes: 1_073_741_824, maxThreads: 1, maxConcurrent: 2 },
     });
   });
 
@@ -412,6 +413,13 @@ describe('loadServerSettings', () => {
         SERVICE_PUBLIC_API_URL: 'https://api.example.com',
         SERVICE_SELF_OTEL_ENDPOINT: 'http://otel:4318',
         SERVICE_SELF_OTEL_INTERVAL_MS: '5000',
+        SERVICE_SQL_ENABLED: 'false',
+        SERVICE_SQL_PORT: '8123',
+        SERVICE_SQL_MAX_EXECUTION_TIME: '5',
+        SERVICE_SQL_MAX_RESULT_ROWS: '1000',
+        SERVICE_SQL_MAX_MEMORY: '100000000',
+        SERVICE_SQL_MAX_THREADS: '2',
+        SERVICE_SQL_MAX_CONCURRENT: '4',
       },
       dir,
     );
@@ -435,6 +443,7 @@ describe('loadServerSettings', () => {
       selfOtelIntervalMs: 5000,
       notifications: { events: null, allowPrivateWebhooks: false },
       tracker: { url: 'https://api.github.com' },
+      sql: { enabled: false, port: 8123, maxExecutionTimeSec: 5, maxResultRows: 1000, maxMemoryBytes: 100_000_000, maxThreads: 2, maxConcurrent: 4 },
     });
   });
 
@@ -506,9 +515,16 @@ describe('loadServerSettings', () => {
         'SERVICE_S3_ACCESS_KEY_ID',
         'SERVICE_S3_SECRET_ACCESS_KEY',
         'SERVICE_S3_FORCE_PATH_STYLE',
+        'SERVICE_SQL_ENABLED',
+        'SERVICE_SQL_PORT',
+        'SERVICE_SQL_MAX_EXECUTION_TIME',
+        'SERVICE_SQL_MAX_RESULT_ROWS',
+        'SERVICE_SQL_MAX_MEMORY',
+        'SERVICE_SQL_MAX_THREADS',
+        'SERVICE_SQL_MAX_CONCURRENT',
       ]),
     );
-    expect(names).toHaveLength(33);
+    expect(names).toHaveLength(40);
     expect(SERVER_ENV_VARS.find((v) => v.name === 'SERVICE_PORT')?.default).toBe('8080');
     expect(SERVER_ENV_VARS.find((v) => v.name === 'SERVICE_ADMIN_TOKEN')?.default).toBeUndefined();
     expect(SERVER_ENV_VARS.every((v) => v.description.length > 0)).toBe(true);
