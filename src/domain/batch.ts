@@ -61,6 +61,11 @@ export interface BatchRun {
   hasRunSpan?: boolean;
   /** OTLP only: `status` was given by the run span (else it is derived from the tests). */
   statusExplicit?: boolean;
+  /**
+   * JUnit only: this batch is one part of a report split into several jobs (src/domain/report-parts.ts);
+   * `key` is the report's idempotency key, which names the run every part lands in.
+   */
+  reportPart?: { key: string; index: number; count: number };
 }
 
 export interface ExecutionError {
@@ -122,6 +127,8 @@ export type IngestSource = 'native' | 'junit' | 'otlp';
 
 export const LIMITS = {
   maxExecutionsPerBatch: 5000,
+  /** Test cases (executions, retries included) of one JUnit report; above maxExecutionsPerBatch it is split in parts. */
+  maxJUnitExecutions: 100_000,
   maxSpansPerExecution: 500,
   idempotencyKeyMin: 8,
   idempotencyKeyMax: 128,

@@ -125,8 +125,17 @@ export function traceRunIdFor(projectId: string, traceId: string): string {
   return stableUuid('run', projectId, 'trace', traceId);
 }
 
-/** Whether a batch is one part of a run assembled from several requests (OTLP traces). */
+/** A JUnit report split in parts is one run, named by the report's idempotency key. */
+export function reportRunIdFor(projectId: string, reportKey: string): string {
+  return stableUuid('run', projectId, 'report', reportKey);
+}
+
+/**
+ * Whether a batch is one part of a run assembled from several jobs: OTLP traces (several
+ * requests), JUnit reports split in parts (one request, several jobs).
+ */
 export function isTracePart(source: IngestSource, batch: IngestBatch): boolean {
+  if (source === 'junit') return batch.run.reportPart !== undefined;
   return source === 'otlp' && batch.run.traceId !== undefined && batch.run.traceId !== '';
 }
 
@@ -215,6 +224,12 @@ function rootIndex(executions: readonly ExecutionInput[], index: number): number
   }
 }
 
+function runIdOf(projectId: string, receiptId: string, source: IngestSource, batch: IngestBatch): string {
+  if (!isTracePart(source, batch)) return runIdFor(projectId, receiptId);
+  const part = batch.run.reportPart;
+  return part ? reportRunIdFor(projectId, part.key) : traceRunIdFor(projectId, batch.run.traceId!);
+}
+
 export function buildRun(args: {
   projectId: string;
   receiptId: string;
@@ -227,7 +242,7 @@ export function buildRun(args: {
   const endOfTests = batch.executions.reduce((m, e) => Math.max(m, e.startedAt + e.durationMs), batch.run.startedAt);
   const finishedAt = batch.run.finishedAt ?? (batch.executions.length > 0 ? endOfTests : null);
   return {
-    id: isTracePart(args.source, batch) ? traceRunIdFor(args.projectId, batch.run.traceId!) : runIdFor(args.projectId, args.receiptId),
+    id: runIdOf(args.projectId, args.receiptId, args.source, batch),
     projectId: args.projectId,
     receiptId: args.receiptId,
     idempotencyKey: batch.idempotencyKey,

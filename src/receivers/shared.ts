@@ -22,6 +22,8 @@ export interface IngestRouteSpec {
   body?: z.ZodType;
   consumes?: string[];
   response: z.ZodType;
+  /** Whether a request that became several jobs answers with each job's receipt (`receipts`); default true. */
+  listReceipts?: boolean;
   /** Turns the decoded request into batches, or throws an ApiError (400/415). */
   decode(body: unknown, ctx: RouteContext<unknown, unknown, unknown>): Promise<IngestBatch[]>;
   /**
@@ -90,7 +92,7 @@ export function ingestRoute(spec: IngestRouteSpec): Receiver {
             receiptId: first?.receiptId ?? null,
             acceptedExecutions: receipts.reduce((n, r) => n + r.acceptedExecutions, 0),
             deduplicated: receipts.length > 0 && receipts.every((r) => r.deduplicated),
-            ...(receipts.length > 1 ? { receipts } : {}),
+            ...(receipts.length > 1 && spec.listReceipts !== false ? { receipts } : {}),
           };
         },
       });

@@ -7,6 +7,7 @@
 // and a stored short sha matches a longer query that starts with it.
 import { z } from 'zod';
 import type { RunStatus } from '../../domain/batch.js';
+import { parseReportPartKey } from '../../domain/report-parts.js';
 import { effectiveQuarantine } from '../../domain/quarantine.js';
 import { toNumber, type Store } from '../../store/client.js';
 import type { CodeownersRepo } from '../../store/codeowners.js';
@@ -125,6 +126,7 @@ interface RunRow {
   started_ms: number | string;
   source: string;
   has_run_span: number | string;
+  idempotency_key: string;
 }
 
 interface FailingRow {
@@ -182,7 +184,7 @@ export function compareTests(a: SummaryTest, b: SummaryTest): number {
 
 async function loadCommit(d: PrRouteDeps, projectId: string, sha: string): Promise<CommitView | null> {
   const runs = await d.store.query<RunRow>(
-    `SELECT id, commit_sha, branch, base_branch, pr_number, status, shard_index, toUnixTimestamp64Milli(started_at) AS started_ms, source, has_run_span
+    `SELECT id, commit_sha, branch, base_branch, pr_number, status, shard_index, toUnixTimestamp64Milli(started_at) AS started_ms, source, has_run_span, idempotency_key
      FROM ${d.store.table('runs')} FINAL
      WHERE project_id = {projectId:UUID} AND length(commit_sha) >= 7
        AND (startsWith(commit_sha, {sha:String}) OR startsWith({sha:String}, commit_sha))
@@ -201,7 +203,9 @@ async function loadCommit(d: PrRouteDeps, projectId: string, sha: string): Promi
   const runIds = selected.map((r) => r.id);
   // A trace arrives in parts and its run span comes last (an SDK ends it last; our reporter sends it
   // last): until it is in, more executions of the run may still be on their way.
-  const complete = selected.every((r) => r.source !== 'otlp' || toNumber(r.has_run_span) === 1);
+  // Runs still arriving in parts: an OTLP trace until its run span, a split JUnit report until its last part.
+  const inParts = (r: RunRow): boolean => r.source === 'otlp' || (r.source === 'junit' && parseReportPartKey(r.idempotency_key) !== undefined);
+  const complete = selected.every((r) => !inParts(r) || toNumber(r.has_run_span) === 1);
   const runStatus = mergeRunStatus(selected.map((r) => ({ shardIndex: toNumber(r.shard_index), status: r.status, startedAt: toNumber(r.started_ms) })));
 
   const [failing, totals] = await Promise.all([

@@ -1,6 +1,7 @@
 // `junit` receiver: POST /v1/ingest/junit `{ idempotencyKey, resource, xml }` (docs/contract.md §3).
 import { z } from 'zod';
-import { CURRENT_CONTRACT_VERSION } from '../../domain/batch.js';
+import { CURRENT_CONTRACT_VERSION, LIMITS, type IngestBatch } from '../../domain/batch.js';
+import { reportPartKey, splitExecutions } from '../../domain/report-parts.js';
 import type { ReceiverFactory } from '../../pipeline/component.js';
 import { ApiError, errors, zodIssues } from '../../api/errors.js';
 import { idempotencyKeySchema, resourceSchema } from '../native/schema.js';
@@ -30,18 +31,31 @@ export const junitReceiverFactory: ReceiverFactory<Record<string, never>> = {
         const parsed = junitRequestSchema.safeParse(body);
         if (!parsed.success) throw errors.invalidPayload(zodIssues(parsed.error));
         const { idempotencyKey, resource, xml } = parsed.data;
-        const result = parseJUnit(xml, { now: Date.now() });
+        const result = parseJUnit(xml, { now: Date.now(), maxExecutions: LIMITS.maxJUnitExecutions });
+        if (!result.ok && result.error === 'too_many_testcases') {
+          throw errors.payloadTooLarge(
+            `${result.message}; a report may have at most ${LIMITS.maxJUnitExecutions}: split it, e.g. one report per CI shard (\`flakehouse report\` with SERVICE_SHARD_INDEX/SERVICE_SHARD_TOTAL, or one request per XML file)`,
+          );
+        }
         if (!result.ok) throw new ApiError(400, result.error, result.message);
-        return [
-          {
+        const run = { status: result.runStatus, startedAt: result.startedAt, finishedAt: result.finishedAt };
+        // A large report becomes parts of a bounded size, one job each, that make one run: the
+        // worker's memory is bounded by the part (src/domain/report-parts.ts).
+        const parts = splitExecutions(result.executions, LIMITS.maxExecutionsPerBatch);
+        if (parts.length === 1) return [{ contractVersion: CURRENT_CONTRACT_VERSION, idempotencyKey, resource, run, executions: result.executions }];
+        return parts.map(
+          (executions, index): IngestBatch => ({
             contractVersion: CURRENT_CONTRACT_VERSION,
-            idempotencyKey,
+            idempotencyKey: reportPartKey(idempotencyKey, index, parts.length),
             resource,
-            run: { status: result.runStatus, startedAt: result.startedAt, finishedAt: result.finishedAt },
-            executions: result.executions,
-          },
-        ];
+            // Every part carries the report's times and status; the last one says the run is whole.
+            run: { ...run, reportPart: { key: idempotencyKey, index, count: parts.length }, ...(index === parts.length - 1 ? { hasRunSpan: true } : {}) },
+            executions,
+          }),
+        );
       },
+      // The client sees one receipt for the report, whatever the number of parts.
+      listReceipts: false,
       unstorableIssue(err, batch) {
         // Executions come from the XML: name the testcase rather than an index the sender never wrote.
         const exec = /^executions\.(\d+)\.(.*)$/.exec(err.path);

@@ -20,7 +20,7 @@ import {
 
 export type JUnitParseResult =
   | { ok: true; executions: ExecutionInput[]; runStatus: RunStatus; startedAt: number; finishedAt: number }
-  | { ok: false; error: 'invalid_junit_xml' | 'empty_report'; message: string };
+  | { ok: false; error: 'invalid_junit_xml' | 'empty_report' | 'too_many_testcases'; message: string };
 
 /** `status` attribute values (gtest, CTest, xunit-style reporters) that mean the test did not run. */
 const SKIP_STATUSES = new Set(['notrun', 'skipped', 'disabled', 'ignored']);
@@ -131,7 +131,12 @@ function caseAttempts(tc: CaseState): Attempt[] {
   return [{ status: 'pass', ...own }];
 }
 
-export function parseJUnit(xml: string, opts: { now: number }): JUnitParseResult {
+/**
+ * `maxExecutions`: the parse stops as soon as the report has more executions than that (retries
+ * included), so an oversized report costs no more memory than the limit.
+ */
+export function parseJUnit(xml: string, opts: { now: number; maxExecutions?: number }): JUnitParseResult {
+  const maxExecutions = opts.maxExecutions ?? Number.POSITIVE_INFINITY;
   const executions: ExecutionInput[] = [];
   const groups = new Map<string, RetryGroup>();
   const suites: SuiteFrame[] = [];
@@ -173,6 +178,9 @@ export function parseJUnit(xml: string, opts: { now: number }): JUnitParseResult
       if (artifacts.length > 0) execution.artifacts = artifacts;
       if (attributes) execution.attributes = { ...attributes };
       executions.push(execution);
+      if (executions.length > maxExecutions) {
+        throw new Abort({ ok: false, error: 'too_many_testcases', message: `the report has more than ${maxExecutions} test executions (retries included)` });
+      }
     }
   };
 
