@@ -51,12 +51,18 @@ export async function run(argv: string[]): Promise<number> {
       reports: { type: 'string', default: '3' },
       label: { type: 'string', default: 'current' },
       timeout: { type: 'string', default: '600' },
+      pipeline: { type: 'string' },
     },
   });
   const cases = Number(values.cases);
   const reports = Number(values.reports);
   const dataDir = mkdtempSync(path.join(tmpdir(), 'fh-bench-junit-'));
-  const server = await startServerProcess({ SERVICE_DATA_DIR: dataDir, LOG_LEVEL: 'warn', SERVICE_RATE_LIMIT_MAX: '0' });
+  const server = await startServerProcess(
+    { SERVICE_DATA_DIR: dataDir, LOG_LEVEL: 'warn', SERVICE_RATE_LIMIT_MAX: '0' },
+    60_000,
+    [],
+    values.pipeline ? ['--pipeline', path.resolve(values.pipeline)] : [],
+  );
   const pid = server.child.pid!;
   const token = bootstrapToken(dataDir);
   try {
