@@ -18,6 +18,7 @@ import { describeReporterSettings, loadReporterSettings } from '../reporter/sett
 import { detectRunCi } from '../reporter/send.js';
 import { prCommand } from './pr.js';
 import { exportCommand, ExportUsageError } from './export.js';
+import { sqlCommand, SqlUsageError } from './sql.js';
 
 const USAGE = `usage: flakehouse <command> [options]
 
@@ -46,6 +47,9 @@ commands:
   badge [--variant health|flakes|quarantined|worst] [--json]
                                    print README badge markdown (SERVICE_PUBLIC_API_URL)
   export [--out FILE] [--json]     download the project's data as gzipped NDJSON (SERVICE_TOKEN with the read scope)
+  sql ["SELECT …"] [--format table|csv|tsv|json|jsonl|FORMAT] [--admin] [--database DB]
+                                   run a read-only SQL query (SERVICE_TOKEN with the sql scope, or --admin);
+                                   an aligned table by default; the query from stdin when none is given
   summary, comment and gate wait up to --wait seconds for the commit's results (default 30 in CI, else 0) and
   exit 0 with a warning when Flakehouse or GitHub cannot be reached, unless --strict.
 
@@ -77,6 +81,8 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
         return await prCommand(command, rest, env, cwd);
       case 'export':
         return await exportCommand(rest, env, cwd);
+      case 'sql':
+        return await sqlCommand(rest, env, cwd);
       case undefined:
       case 'help':
       case '--help':
@@ -88,7 +94,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
         return 2;
     }
   } catch (err) {
-    if (err instanceof ConfigError || err instanceof PipelineConfigError || err instanceof UsageError || err instanceof ReportUsageError || err instanceof ExportUsageError) {
+    if (err instanceof ConfigError || err instanceof PipelineConfigError || err instanceof UsageError || err instanceof ReportUsageError || err instanceof ExportUsageError || err instanceof SqlUsageError) {
       process.stderr.write(`flakehouse: ${err.message}\n`);
       return 2;
     }

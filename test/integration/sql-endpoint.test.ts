@@ -6,7 +6,9 @@ import { existsSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickhouse/client';
+import { Readable, Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sqlCommand } from '../../src/cli/sql.js';
 import { startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { createProject } from '../helpers/route-examples.js';
 
@@ -312,5 +314,89 @@ describe('the ClickHouse SQL endpoint', () => {
       const b = await rows(bClient, query);
       expect(JSON.stringify(b)).not.toMatch(/adds an item|logs in|pays/);
     });
+  });
+
+  describe('flakehouse sql', () => {
+    async function cli(args: string[], stdin = ''): Promise<{ code: number; out: string }> {
+      let out = '';
+      const stdout = new Writable({
+        write(chunk: Buffer, _enc, cb) {
+          out += chunk.toString('utf8');
+          cb();
+        },
+      });
+      const env = { SERVICE_ENDPOINT: td.url, SERVICE_TOKEN: aSql, SERVICE_CLICKHOUSE_DATABASE: td.database, SERVICE_DATA_DIR: td.dataDir };
+      const code = await sqlCommand(args, env, td.dataDir, { stdin: Readable.from([stdin]), stdout });
+      return { code, out };
+    }
+
+    it('prints an aligned table by default', async () => {
+      const r = await cli(["SELECT suite, count() AS executions FROM executions WHERE suite != 'payment' GROUP BY suite ORDER BY suite"]);
+      expect(r).toEqual({ code: 0, out: 'suite  executions\n-----  ----------\nauth   4\ncart   6\n(2 rows)\n' });
+    });
+
+    it('prints csv or json, reads the query from stdin, and fails with the reason', async () => {
+      expect((await cli(['--format', 'csv'], "SELECT 'a' AS x, 1 AS y")).out).toBe('"x","y"\n"a",1\n');
+      expect(JSON.parse((await cli(['SELECT count() AS n FROM executions', '--format', 'json'])).out).data).toEqual([{ n: String(aExecutions) }]);
+      expect((await cli(['--format', 'jsonl', 'SELECT uniqExact(project_id) AS p FROM executions'])).out).toBe('{"p":"1"}\n');
+      await expect(cli(['SELECT * FROM system.processes'])).rejects.toThrow(/403 sql_refused: .*system database/);
+    });
+  });
+});
+
+describe('the SQL endpoint on its own port, with a concurrency cap of one', () => {
+  let td: TestDaemon;
+  const auth = () => ({ authorization: `Basic ${Buffer.from(`default:${td.token}`).toString('base64')}` });
+
+  beforeAll(async () => {
+    td = await startTestDaemon({ env: { SERVICE_SQL_PORT: '0', SERVICE_SQL_MAX_CONCURRENT: '1' } });
+  }, 60_000);
+  afterAll(async () => td?.close());
+
+  it('serves / and /ping for clients that want a ClickHouse root URL', async () => {
+    const base = td.daemon.sqlUrl!;
+    expect(base).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    const ping = await fetch(`${base}/ping`);
+    expect([ping.status, await ping.text()]).toEqual([200, 'Ok.\n']);
+    const c = createClient({ url: base, username: 'default', password: td.token, database: td.database, log: { level: ClickHouseLogLevel.OFF } });
+    try {
+      expect(await (await c.query({ query: 'SELECT 1 + 1 AS two', format: 'JSONEachRow' })).json()).toEqual([{ two: 2 }]);
+    } finally {
+      await c.close();
+    }
+  });
+
+  it('answers 429 while a query runs, and serves again once it ends', async () => {
+    // A client that reads the headers and then nothing: the query stays running, holding the slot.
+    const { get } = await import('node:http');
+    const url = `${td.url}/clickhouse?${new URLSearchParams({ query: 'SELECT number FROM numbers(50000000)', default_format: 'RowBinary' }).toString()}`;
+    const big = get(url, { headers: auth(), agent: false });
+    const status = await new Promise<number>((resolve, reject) => {
+      big.once('response', (res) => resolve(res.statusCode!)).once('error', reject);
+    });
+    expect(status).toBe(200);
+    const busy = await fetch(`${td.url}/clickhouse?query=SELECT+1`, { headers: auth() });
+    expect([busy.status, busy.headers.get('retry-after'), busy.headers.get('x-clickhouse-exception-code')]).toEqual([429, '1', '202']);
+    // Hanging up cancels the query and frees its slot.
+    big.destroy();
+    const again = await td.waitFor(async () => {
+      const r = await fetch(`${td.url}/clickhouse?query=SELECT+1`, { headers: auth() });
+      return r.status === 200 ? r.text() : undefined;
+    });
+    expect(again).toBe('1\n');
+  });
+});
+
+describe('the SQL endpoint switched off', () => {
+  let td: TestDaemon;
+  beforeAll(async () => {
+    td = await startTestDaemon({ env: { SERVICE_SQL_ENABLED: 'false' } });
+  }, 60_000);
+  afterAll(async () => td?.close());
+
+  it('is not served', async () => {
+    const res = await fetch(`${td.url}/clickhouse?query=SELECT+1`, { headers: { authorization: `Bearer ${td.token}` } });
+    expect(res.status).toBe(404);
+    expect(td.daemon.app.routes.routes.some((r) => r.url.startsWith('/clickhouse'))).toBe(false);
   });
 });

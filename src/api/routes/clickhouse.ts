@@ -70,8 +70,8 @@ export class SqlEndpoint {
   /** Principals of the admin token (the route table knows only token principals). */
   private readonly admins = new WeakSet<TokenPrincipal>();
   private readonly slugs = new Map<string, string>();
-  /** Queries in progress, cut short at shutdown. */
-  private readonly bodies = new Set<Readable>();
+  /** Connections that carried an answer, until they close: cut at shutdown. */
+  private readonly answers = new Set<{ destroy(): unknown }>();
 
   constructor(private readonly opts: SqlEndpointOptions) {}
 
@@ -121,9 +121,12 @@ export class SqlEndpoint {
     });
   }
 
-  /** Cuts queries in progress short (shutdown). */
+  /**
+   * Cuts answers in progress short (shutdown): a client that stops reading would otherwise hold
+   * the server open, even after the query itself ended.
+   */
   abortAll(): void {
-    for (const b of this.bodies) b.destroy(new Error('the server is shutting down'));
+    for (const a of this.answers) a.destroy();
   }
 
   private async authenticate(request: FastifyRequest): Promise<TokenPrincipal> {
@@ -244,12 +247,17 @@ export class SqlEndpoint {
       const done = () => {
         abort.abort();
         void chunks.return(undefined).finally(closeSessions);
-        this.bodies.delete(body);
         release();
       };
       const out = gzip ? pipeline(body, createGzip({ level }), done) : body;
       if (!gzip) body.once('close', done);
-      this.bodies.add(body);
+      // The socket, not the response: an answer the client stopped reading can be over on our side
+      // and still sit in the socket's buffer, which keeps the server from closing.
+      const socket = request.raw.socket;
+      if (!this.answers.has(socket)) {
+        this.answers.add(socket);
+        socket.once('close', () => this.answers.delete(socket));
+      }
       reply
         .header('content-type', formatContentType(format))
         .header('x-clickhouse-query-id', queryId)

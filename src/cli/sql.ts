@@ -1,0 +1,116 @@
+// `flakehouse sql "SELECT …" [--format table|csv|tsv|json|jsonl|<ClickHouse format>] [--admin]`: one
+// query against the SQL endpoint (SERVICE_ENDPOINT + /clickhouse) with SERVICE_TOKEN (a token with
+// the sql scope) or, with --admin, the admin token. Without a query it reads one from stdin.
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { Readable, type Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { ReadableStream as WebReadableStream } from 'node:stream/web';
+import { parseArgs } from 'node:util';
+import { loadServerSettings } from '../config/server.js';
+import { loadServiceConfig } from '../config/service.js';
+
+export const SQL_USAGE = 'usage: flakehouse sql ["SELECT …"] [--format table|csv|tsv|json|jsonl|FORMAT] [--admin] [--database DB]';
+
+export class SqlUsageError extends Error {}
+
+/** Short names; anything else is passed on as a ClickHouse format name. */
+const FORMATS: Record<string, string> = { table: 'TabSeparatedWithNames', csv: 'CSVWithNames', tsv: 'TabSeparatedWithNames', json: 'JSON', jsonl: 'JSONEachRow' };
+
+export interface SqlIo {
+  stdin: NodeJS.ReadableStream & { isTTY?: boolean };
+  stdout: Writable;
+}
+
+export async function sqlCommand(args: string[], env: NodeJS.ProcessEnv, cwd: string, io: SqlIo = { stdin: process.stdin, stdout: process.stdout }): Promise<number> {
+  let parsed: { values: { format?: string; admin?: boolean; database?: string }; positionals: string[] };
+  try {
+    parsed = parseArgs({
+      args,
+      options: { format: { type: 'string', short: 'f' }, admin: { type: 'boolean' }, database: { type: 'string' } },
+      allowPositionals: true,
+      strict: true,
+    });
+  } catch (err) {
+    throw new SqlUsageError(`${err instanceof Error ? err.message : String(err)}\n${SQL_USAGE}`);
+  }
+  const { values, positionals } = parsed;
+  const format = values.format ?? 'table';
+  if (!/^[A-Za-z][A-Za-z0-9_]*$/.test(format)) throw new SqlUsageError(`sql: --format ${format} is not a format name\n${SQL_USAGE}`);
+  let query = positionals.join(' ').trim();
+  if (query === '') {
+    if (io.stdin.isTTY) throw new SqlUsageError(`sql: give a query, or pipe one on stdin\n${SQL_USAGE}`);
+    query = (await readAll(io.stdin)).trim();
+    if (query === '') throw new SqlUsageError('sql: stdin held no query');
+  }
+
+  const settings = loadServerSettings(env, cwd);
+  const service = loadServiceConfig({ env, cwd });
+  const base = (env.SERVICE_ENDPOINT || service.config.endpoint || `http://127.0.0.1:${settings.port || 8080}`).replace(/\/+$/, '');
+  let authorization: string;
+  if (values.admin) {
+    let admin = settings.adminToken;
+    const file = path.join(settings.dataDir, 'admin-token');
+    if (!admin && existsSync(file)) admin = readFileSync(file, 'utf8').trim();
+    if (!admin) throw new SqlUsageError(`sql: no admin token: set SERVICE_ADMIN_TOKEN (or run the server once so it writes ${file})`);
+    authorization = `Basic ${Buffer.from(`admin:${admin}`).toString('base64')}`;
+  } else {
+    if (!env.SERVICE_TOKEN) throw new SqlUsageError('sql: set SERVICE_TOKEN to a project token with the sql scope (or pass --admin)');
+    authorization = `Bearer ${env.SERVICE_TOKEN}`;
+  }
+
+  const params = new URLSearchParams({ database: values.database ?? settings.clickhouse.database, default_format: FORMATS[format] ?? format });
+  let res: Response;
+  try {
+    res = await fetch(`${base}/clickhouse?${params.toString()}`, { method: 'POST', headers: { authorization, 'content-type': 'text/plain' }, body: query });
+  } catch (err) {
+    throw new Error(`sql: cannot reach the server at ${base}: ${err instanceof Error ? err.message : String(err)}. Is \`flakehouse serve\` running?`);
+  }
+  if (res.status !== 200 || !res.body) throw new Error(await refusal(res));
+  // A FORMAT clause in the query wins over --format: the table view is only for what it asked.
+  const answered = res.headers.get('x-clickhouse-format');
+  if (format === 'table' && answered === 'TabSeparatedWithNames') {
+    io.stdout.write(alignedTable(await res.text()));
+    return 0;
+  }
+  await pipeline(Readable.fromWeb(res.body as WebReadableStream<Uint8Array>), io.stdout, { end: false });
+  return 0;
+}
+
+/** TabSeparatedWithNames as an aligned table: a header, a rule, the rows, their count. */
+export function alignedTable(tsv: string): string {
+  const lines = tsv.split('\n');
+  if (lines[lines.length - 1] === '') lines.pop();
+  if (lines.length === 0) return '';
+  const rows = lines.map((l) => l.split('\t').map(unescapeTsv));
+  const header = rows[0]!;
+  const body = rows.slice(1);
+  const widths = header.map((h, i) => Math.max(h.length, ...body.map((r) => (r[i] ?? '').length)));
+  const line = (cells: string[]): string => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();
+  return `${[line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...body.map(line)].join('\n')}\n(${body.length} ${body.length === 1 ? 'row' : 'rows'})\n`;
+}
+
+/** TabSeparated escapes; newlines and tabs in a value are shown escaped so each row stays one line. */
+function unescapeTsv(value: string): string {
+  return value.replace(/\\(.)/g, (_m, c: string) => (c === '\\' ? '\\' : c === "'" ? "'" : c === 'N' ? 'NULL' : `\\${c}`));
+}
+
+async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+async function refusal(res: Response): Promise<string> {
+  const text = await res.text().catch(() => '');
+  let body: { error?: unknown; message?: unknown } = {};
+  try {
+    body = JSON.parse(text) as typeof body;
+  } catch {
+    /* not our JSON error body */
+  }
+  const message = typeof body.message === 'string' ? body.message : text.trim();
+  if (res.status === 401) return `sql: the server refused the credentials (${message})`;
+  if (res.status === 403 && body.error === 'insufficient_scope') return `sql: SERVICE_TOKEN lacks the sql scope; create one with \`flakehouse token create --project SLUG --scopes sql\``;
+  return `sql: ${res.status} ${typeof body.error === 'string' ? body.error : res.statusText}: ${message}`;
+}
