@@ -66,6 +66,8 @@ export interface DaemonOptions {
   work?: boolean;
   /** Where the first-start token is announced (stdout by default). */
   announce?: (line: string) => void;
+  /** The rate limiter's clock (default Date.now); tests fix it inside a window. */
+  rateLimitClock?: () => number;
 }
 
 export interface Daemon {
@@ -137,7 +139,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   const ingest = new IngestService(queue, settings.queue.maxDepth, storage);
   const auth = new Authenticator(projects, adminToken);
   // One limiter for REST and the procedures: a project's requests count once, whichever way they come.
-  const rateLimiter = new RateLimiter(settings.rateLimit.max, settings.rateLimit.windowMs);
+  const rateLimiter = new RateLimiter(settings.rateLimit.max, settings.rateLimit.windowMs, opts.rateLimitClock);
   const telemetry = new SelfTelemetry({
     endpoint: settings.selfOtelEndpoint,
     intervalMs: settings.selfOtelIntervalMs,

@@ -33,7 +33,7 @@ export interface TestDaemon {
 }
 
 export async function startTestDaemon(
-  opts: { env?: Record<string, string>; work?: boolean; dataDir?: string; database?: string; pipelineFile?: string; logger?: Logger } = {},
+  opts: { env?: Record<string, string>; work?: boolean; dataDir?: string; database?: string; pipelineFile?: string; logger?: Logger; rateLimitClock?: () => number } = {},
 ): Promise<TestDaemon> {
   const dataDir = opts.dataDir ?? mkdtempSync(path.join(tmpdir(), 'fh-test-data-'));
   const database = opts.database ?? `t_${randomBytes(6).toString('hex')}`;
@@ -55,6 +55,7 @@ export async function startTestDaemon(
     chdbPath: CHDB_PATH,
     work: opts.work,
     pipelineFile: opts.pipelineFile,
+    rateLimitClock: opts.rateLimitClock,
     announce: () => {},
   });
   const { readFileSync } = await import('node:fs');

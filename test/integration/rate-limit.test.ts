@@ -116,9 +116,14 @@ describe('rate limit (3 requests per window)', () => {
 
 describe('rate limit at the defaults (600 requests per 60 s)', () => {
   let td: TestDaemon;
+  // Windows are fixed to the minute: the limiter's clock runs at real speed from the start of a
+  // window, so that all 601 requests (a few seconds' worth) fall into one without waiting for it.
+  let shift = 0;
+  const clock = (): number => Date.now() + shift;
 
   beforeAll(async () => {
-    td = await startTestDaemon(); // SERVICE_RATE_LIMIT_MAX / _WINDOW_MS unset
+    shift = -(Date.now() % 60_000);
+    td = await startTestDaemon({ rateLimitClock: clock }); // SERVICE_RATE_LIMIT_MAX / _WINDOW_MS unset
   });
 
   afterAll(async () => td?.close());
@@ -126,11 +131,8 @@ describe('rate limit at the defaults (600 requests per 60 s)', () => {
   it('answers the 601st request of a window with 429 and Retry-After', { timeout: 120_000 }, async () => {
     const { tokens } = await createProject(td, 'rl-defaults', [['read', 'ingest']]);
     const token = tokens[0]!;
-    // Windows are fixed to the minute: start with at least 20 s of this one left, so that all 601
-    // requests (a few seconds' worth) fall into the same window.
-    const left = 60_000 - (Date.now() % 60_000);
-    if (left < 20_000) await new Promise((r) => setTimeout(r, left + 100));
-    const window = Math.floor(Date.now() / 60_000);
+    expect(60_000 - (clock() % 60_000), 'at least 20 s of the window left').toBeGreaterThanOrEqual(20_000);
+    const window = Math.floor(clock() / 60_000);
 
     const statuses: number[] = [];
     const paths = ['/v1/runs?limit=1', '/v1/flaky?limit=1', '/v1/runs/summary?commitSha=abc1234'];
@@ -139,7 +141,7 @@ describe('rate limit at the defaults (600 requests per 60 s)', () => {
       statuses.push(...batch.map((r) => r.status));
     }
     const last = await td.request('GET', '/v1/runs?limit=1', { token });
-    expect(Math.floor(Date.now() / 60_000), 'the 601 requests spanned two windows').toBe(window);
+    expect(Math.floor(clock() / 60_000), 'the 601 requests spanned two windows').toBe(window);
 
     expect(statuses).toHaveLength(600);
     expect(statuses.filter((s) => s === 429)).toEqual([]);
