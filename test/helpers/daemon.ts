@@ -43,6 +43,9 @@ export async function startTestDaemon(
     SERVICE_HOST: '127.0.0.1',
     SERVICE_CLICKHOUSE_DATABASE: database,
     POLL_INTERVAL_MS: '20',
+    // A pipeline thread re-imports src/ through tsx in every daemon (seconds each); the tests that
+    // cover the thread path (pipeline-thread, worker-isolation, dead-letters) set it explicitly.
+    SERVICE_PIPELINE_THREAD: 'false',
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     ...opts.env,
   };
