@@ -3,8 +3,12 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
-    // chDB binds one data directory per process: forks give each test file its own process.
+    // chDB binds one data directory per process: forks, not threads (test/helpers/daemon.ts keys
+    // the path by pid, and each daemon gets a database of its own on it).
     pool: 'forks',
+    // A worker keeps its process and module cache from file to file: importing src/ and chDB once
+    // per worker instead of once per file (no test mocks modules or changes process-wide state).
+    isolate: false,
     maxWorkers: 2,
     testTimeout: 30_000,
     hookTimeout: 60_000,
