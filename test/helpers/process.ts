@@ -16,7 +16,9 @@ export interface ServerProcess {
 
 export async function startServerProcess(env: Record<string, string>, timeoutMs = 60_000, nodeArgs: string[] = [], serveArgs: string[] = []): Promise<ServerProcess> {
   const child = spawn(process.execPath, [...nodeArgs, BIN, 'serve', ...serveArgs], {
-    env: { ...process.env, SERVICE_HOST: '127.0.0.1', SERVICE_PORT: '0', LOG_LEVEL: 'warn', ...env },
+    // One thread unless the test asks (crash-recovery runs the default, threaded): the pipeline
+    // thread re-imports src/ through tsx, seconds per start.
+    env: { ...process.env, SERVICE_HOST: '127.0.0.1', SERVICE_PORT: '0', LOG_LEVEL: 'warn', SERVICE_PIPELINE_THREAD: 'false', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
