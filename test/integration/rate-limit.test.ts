@@ -7,7 +7,7 @@ import { PROCEDURES } from '../../src/api/trpc.js';
 import { nativeBatch, startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { PROCEDURE_EXAMPLES, ROUTE_EXAMPLES, callProcedure, createProject, examplePath, routeKey, type Fixture } from '../helpers/route-examples.js';
 
-const ALL_SCOPES = ['ingest', 'read', 'quarantine'];
+const ALL_SCOPES = ['ingest', 'read', 'quarantine', 'sql'];
 let projectSeq = 0;
 
 /** Ids of nothing in particular: the examples only need to get past auth and scope to count. */
