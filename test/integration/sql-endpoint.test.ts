@@ -140,6 +140,12 @@ describe('the ClickHouse SQL endpoint', () => {
       expect(Number(r[0]!.n)).toBe(aExecutions + 2);
     });
 
+    it('lets the admin user read the system database, and no project token', async () => {
+      const r = await rows<{ n: string }>(adminClient, 'SELECT count() AS n FROM system.tables WHERE database = currentDatabase()');
+      expect(Number(r[0]!.n)).toBeGreaterThan(10);
+      await expect(rows(aClient, 'SELECT count() AS n FROM system.tables')).rejects.toMatchObject({ type: 'ACCESS_DENIED' });
+    });
+
     it('binds query parameters and passes a query id', async () => {
       const rs = await aClient.query({ query: 'SELECT count() AS n FROM executions WHERE suite = {suite:String}', format: 'JSONEachRow', query_params: { suite: 'payment' }, query_id: 'analyst-q-1' });
       expect(rs.query_id).toBe('analyst-q-1');
@@ -223,6 +229,13 @@ describe('the ClickHouse SQL endpoint', () => {
       }
       const ro = await http('SELECT 1', { params: { readonly: '0' } });
       expect(ro.status).toBe(400);
+    });
+
+    it("ends the body with ClickHouse's error text when the query fails after the first block", async () => {
+      const res = await http("SELECT throwIf(number = 100000, 'boom after the first block') AS x FROM numbers(200000)");
+      expect(res.status).toBe(200);
+      expect(res.text.startsWith('0\n0\n')).toBe(true);
+      expect(res.text.trimEnd()).toMatch(/Code: 395\. DB::Exception: .*boom after the first block.*\(FUNCTION_THROW_IF_VALUE_IS_NON_ZERO\)$/s);
     });
 
     it('answers the ping', async () => {
