@@ -287,8 +287,11 @@ export function formatContentType(format: string): string {
   return 'text/plain; charset=UTF-8';
 }
 
-/** Credentials as ClickHouse clients send them: basic auth, X-ClickHouse-User/Key, a bearer token, or URL user/password. */
-export function sqlCredentials(headers: Readonly<Record<string, string | string[] | undefined>>, query: Readonly<Record<string, string>>): { user?: string; password: string } | null {
+/**
+ * Credentials as ClickHouse clients send them: basic auth, X-ClickHouse-User/Key, a bearer token.
+ * Not a `password` URL parameter, which ClickHouse takes: URLs are logged.
+ */
+export function sqlCredentials(headers: Readonly<Record<string, string | string[] | undefined>>): { user?: string; password: string } | null {
   const one = (v: string | string[] | undefined): string | undefined => (Array.isArray(v) ? v[0] : v);
   const key = one(headers['x-clickhouse-key']);
   if (key !== undefined) return { user: one(headers['x-clickhouse-user']), password: key };
@@ -304,6 +307,5 @@ export function sqlCredentials(headers: Readonly<Record<string, string | string[
     const bearer = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
     return bearer ? { password: bearer[1]! } : null;
   }
-  if (query.password !== undefined) return { user: query.user, password: query.password };
   return null;
 }

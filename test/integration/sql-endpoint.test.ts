@@ -181,6 +181,9 @@ describe('the ClickHouse SQL endpoint', () => {
         }
         expect((await http('SELECT 1', { user, token })).status).toBe(status);
       }
+      // ClickHouse takes a password URL parameter; here it is refused, since URLs are logged.
+      const inUrl = await fetch(`${td.url}/clickhouse?${new URLSearchParams({ query: 'SELECT 1', user: 'default', password: aSql }).toString()}`);
+      expect([inUrl.status, ((await inUrl.json()) as { issues: { path: string }[] }).issues[0]!.path]).toEqual([400, 'password']);
     });
   });
 

@@ -130,7 +130,10 @@ export class SqlEndpoint {
   }
 
   private async authenticate(request: FastifyRequest): Promise<TokenPrincipal> {
-    const creds = sqlCredentials(request.headers, request.query as Record<string, string>);
+    if ((request.query as Record<string, unknown> | undefined)?.password !== undefined) {
+      throw errors.invalidQuery([{ path: 'password', message: 'send the token as basic auth or X-ClickHouse-Key, never in the URL (URLs are logged)' }]);
+    }
+    const creds = sqlCredentials(request.headers);
     if (!creds) throw errors.unauthorized('ClickHouse credentials are required: user = the project slug (or admin), password = the token');
     if (creds.user === 'admin') {
       this.opts.auth.authenticateAdmin(`Bearer ${creds.password}`);
