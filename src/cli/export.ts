@@ -11,6 +11,7 @@ import { parseArgs } from 'node:util';
 import { createGunzip } from 'node:zlib';
 import { loadServerSettings } from '../config/server.js';
 import { loadServiceConfig } from '../config/service.js';
+import { readRefusal } from './refusal.js';
 
 export const EXPORT_USAGE = 'usage: flakehouse export [--out FILE] [--json]';
 
@@ -142,16 +143,10 @@ function parseLine(l: string): Record<string, unknown> | undefined {
 }
 
 async function refusal(res: Response): Promise<string> {
-  const text = await res.text().catch(() => '');
-  let body: { error?: unknown; message?: unknown } = {};
-  try {
-    body = JSON.parse(text) as typeof body;
-  } catch {
-    /* not our JSON error body */
-  }
-  const detail = `${res.status} ${typeof body.error === 'string' ? body.error : res.statusText}${typeof body.message === 'string' ? `: ${body.message}` : ''}`;
-  if (res.status === 401) return `export: the server refused SERVICE_TOKEN (${detail})`;
-  if (res.status === 403) return `export: SERVICE_TOKEN lacks the read scope (${detail}); create one with \`flakehouse token create --scopes read\``;
+  const r = await readRefusal(res);
+  const detail = `${r.status} ${r.code}${r.ours && r.message ? `: ${r.message}` : ''}`;
+  if (r.status === 401) return `export: the server refused SERVICE_TOKEN (${detail})`;
+  if (r.status === 403) return `export: SERVICE_TOKEN lacks the read scope (${detail}); create one with \`flakehouse token create --scopes read\``;
   return `export: the server answered ${detail}`;
 }
 

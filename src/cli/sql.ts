@@ -9,6 +9,7 @@ import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { parseArgs } from 'node:util';
 import { loadServerSettings } from '../config/server.js';
 import { loadServiceConfig } from '../config/service.js';
+import { readRefusal } from './refusal.js';
 
 export const SQL_USAGE = 'usage: flakehouse sql ["SELECT …"] [--format table|csv|tsv|json|jsonl|FORMAT] [--admin] [--database DB]';
 
@@ -102,15 +103,8 @@ async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
 }
 
 async function refusal(res: Response): Promise<string> {
-  const text = await res.text().catch(() => '');
-  let body: { error?: unknown; message?: unknown } = {};
-  try {
-    body = JSON.parse(text) as typeof body;
-  } catch {
-    /* not our JSON error body */
-  }
-  const message = typeof body.message === 'string' ? body.message : text.trim();
-  if (res.status === 401) return `sql: the server refused the credentials (${message})`;
-  if (res.status === 403 && body.error === 'insufficient_scope') return `sql: SERVICE_TOKEN lacks the sql scope; create one with \`flakehouse token create --project SLUG --scopes sql\``;
-  return `sql: ${res.status} ${typeof body.error === 'string' ? body.error : res.statusText}: ${message}`;
+  const r = await readRefusal(res);
+  if (r.status === 401) return `sql: the server refused the credentials (${r.message})`;
+  if (r.status === 403 && r.code === 'insufficient_scope') return `sql: SERVICE_TOKEN lacks the sql scope; create one with \`flakehouse token create --project SLUG --scopes sql\``;
+  return `sql: ${r.status} ${r.code}: ${r.message}`;
 }
