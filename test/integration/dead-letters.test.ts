@@ -3,11 +3,10 @@
 // instead of a false `deduplicated: true`, a requeue after the cause is fixed stores it exactly
 // once (a frozen lease's jobs as that same lease), and a drop releases the key. The failures are
 // made by ClickHouse itself: a CHECK constraint that refuses chosen rows, removed to "fix" it.
-import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { main } from '../../src/cli/main.js';
-import { createLogger } from '../../src/logger.js';
 import { nativeBatch, startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
+import { captureLogs } from '../helpers/observe.js';
 
 const N_EXEC = 4;
 
@@ -16,17 +15,12 @@ describe.each([
   ['on one thread', 'false'],
 ])('dead letters %s', (_name, thread) => {
   let td: TestDaemon;
-  const logLines: string[] = [];
+  const logs = captureLogs();
+  const logLines = logs.lines;
 
   beforeAll(async () => {
-    const sink = new Writable({
-      write(chunk: Buffer, _enc, cb) {
-        logLines.push(...chunk.toString('utf8').split('\n').filter(Boolean));
-        cb();
-      },
-    });
     td = await startTestDaemon({
-      logger: createLogger('info', sink),
+      logger: logs.logger,
       env: { SERVICE_PIPELINE_THREAD: thread, SERVICE_QUEUE_MAX_ATTEMPTS: '2', SERVICE_QUEUE_RETRY_BACKOFF_MS: '20' },
     });
   });

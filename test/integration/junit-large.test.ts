@@ -3,6 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
+import { holdWorker } from '../helpers/observe.js';
 
 /** `cases` test cases; every 1000th fails once and passes on a surefire rerun (one flaky test, two executions). */
 function report(cases: number, tag: string): { xml: string; executions: number; flaky: number } {
@@ -39,19 +40,10 @@ describe('large JUnit reports', () => {
     const sha = randomBytes(20).toString('hex');
     const body = { idempotencyKey: `big-${randomBytes(6).toString('hex')}`, resource: { ciProvider: 'github_actions', commitSha: sha, branch, trigger: 'push' }, xml };
     // The worker is held while the report is accepted: it becomes three jobs of at most 5,000.
-    let release = (): void => {};
-    const held = new Promise<void>((r) => (release = r));
-    let holding = (): void => {};
-    const isHeld = new Promise<void>((r) => (holding = r));
-    const worker = td.daemon.runtime.exclusive(async () => {
-      holding();
-      await held;
-    });
-    await isHeld;
+    const release = await holdWorker(td);
     const res = await td.request('POST', '/v1/ingest/junit', { body });
     expect(td.daemon.queue.depth()).toBe(3);
-    release();
-    await worker;
+    await release();
     expect(res.status, res.text).toBe(202);
     expect(Object.keys(res.json).sort()).toEqual(['acceptedExecutions', 'deduplicated', 'receiptId']);
     expect(res.json.acceptedExecutions).toBe(executions);

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { nativeBatch, startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
+import { holdWorker } from '../helpers/observe.js';
 
 async function runsOn(td: TestDaemon, branch: string): Promise<any[]> {
   const items: any[] = [];
@@ -44,15 +45,7 @@ describe('queue byte cap filled (SERVICE_QUEUE_MAX_BYTES)', () => {
     expect(healthy.json).toMatchObject({ status: 'ok', service: 'api', storage: { state: 'ok' } });
 
     // The worker is held, so the queue only grows.
-    let release = (): void => {};
-    const held = new Promise<void>((r) => (release = r));
-    let holding = (): void => {};
-    const isHeld = new Promise<void>((r) => (holding = r));
-    const worker = td.daemon.runtime.exclusive(async () => {
-      holding();
-      await held;
-    });
-    await isHeld;
+    const release = await holdWorker(td);
 
     const branch = `full-${Date.now()}`;
     const { accepted, refused } = await fillUntilRefused(td, branch, 150, 200);
@@ -71,8 +64,7 @@ describe('queue byte cap filled (SERVICE_QUEUE_MAX_BYTES)', () => {
     expect(td.daemon.queue.depth()).toBe(accepted.length);
 
     // The worker drains the queue; the door opens by itself.
-    release();
-    await worker;
+    await release();
     await td.waitFor(async () => td!.daemon.queue.depth() === 0, 30_000);
     await td.waitFor(async () => (await td!.request('GET', '/health', { token: null })).json.storage.state === 'ok', 10_000);
     const again = await td.request('POST', '/v1/ingest', { body: nativeBatch({ n: 150, resource: { branch } }) });

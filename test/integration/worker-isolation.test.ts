@@ -5,11 +5,10 @@
 // CHECK constraint: no value the door lets through is known to fail) makes the worker split the
 // failed group until it fails alone. Out-of-space failures are the machine's: never charged, never
 // dead. Both modes of the pipeline (its own thread, the default, and one thread).
-import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { IngestBatch } from '../../src/domain/batch.js';
-import { createLogger } from '../../src/logger.js';
 import { startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
+import { captureLogs } from '../helpers/observe.js';
 import { makeBatch } from './queue-contract.js';
 
 const N_EXEC = 3;
@@ -20,17 +19,12 @@ describe.each([
 ])('worker isolation %s', (_name, thread) => {
   let td: TestDaemon;
   let projectId: string;
-  const logLines: string[] = [];
+  const logs = captureLogs();
+  const logLines = logs.lines;
 
   beforeAll(async () => {
-    const sink = new Writable({
-      write(chunk: Buffer, _enc, cb) {
-        logLines.push(...chunk.toString('utf8').split('\n').filter(Boolean));
-        cb();
-      },
-    });
     td = await startTestDaemon({
-      logger: createLogger('info', sink),
+      logger: logs.logger,
       env: { SERVICE_PIPELINE_THREAD: thread, SERVICE_QUEUE_MAX_ATTEMPTS: '2', SERVICE_QUEUE_RETRY_BACKOFF_MS: '20' },
     });
     const projects = await td.request('GET', '/v1/admin/projects', { token: td.adminToken });
