@@ -1,5 +1,5 @@
 # Flakehouse: the daemon on its embedded default (chDB + on-disk queue in /data).
-FROM node:20-bookworm-slim
+FROM node:24-bookworm-slim
 
 ENV NODE_ENV=production \
     SERVICE_DATA_DIR=/data \
