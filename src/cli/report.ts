@@ -2,7 +2,8 @@
 // --strict, whatever happens to the delivery, so a reporting problem never fails a CI job.
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { expandReportPatterns, junitFilesToRun } from '../reporter/junit-to-run.js';
+import { expandReportPatterns } from '../reporter/expand-patterns.js';
+import { junitFilesToRun } from '../reporter/junit-to-run.js';
 import { ReportDeliveryError, sendRun } from '../reporter/send.js';
 import { attachMatchingFiles } from '../reporter/artifacts.js';
 

@@ -7,6 +7,7 @@ import path from 'node:path';
 import YAML from 'yaml';
 import { z } from 'zod';
 import { AggregateConfigError, ConfigError, describeValue, expected, formatZodIssues, throwConfigErrors } from './errors.js';
+import { NOTIFICATION_CHANNEL_KINDS, NOTIFICATION_EVENT_TYPES } from '../domain/notifications.js';
 import { dropNulls, isPlainObject as isPlain, resolveLayers, setPath, type ConfigSource, type PlainObject as Plain } from '../domain/config-layers.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -110,18 +111,8 @@ export function parseEnvValue<T>(name: string, raw: string, field: Field<T>): T 
 // ---------------------------------------------------------------------------------------------
 // Schema
 
-export const NOTIFICATION_CHANNEL_KINDS = ['slack', 'discord', 'email', 'webhook'] as const;
-export type NotificationChannelKind = (typeof NOTIFICATION_CHANNEL_KINDS)[number];
-
-export const NOTIFICATION_EVENT_TYPES = [
-  'flaky_detected',
-  'quarantine_changed',
-  'rca_ready',
-  'suite_regressed',
-  'suite_slowed',
-  'ai_budget_spent',
-] as const;
-export type NotificationEventType = (typeof NOTIFICATION_EVENT_TYPES)[number];
+// Defined in src/domain (pure); re-exported here, where the config schema and its users look for them.
+export { NOTIFICATION_CHANNEL_KINDS, NOTIFICATION_EVENT_TYPES, type NotificationChannelKind, type NotificationEventType } from '../domain/notifications.js';
 
 /** docs/contract.md §9: the routing body that config channels are synced through takes at most 50. */
 export const MAX_CONFIG_CHANNELS = 50;

@@ -4,8 +4,20 @@
 // in exporters/notify.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
-import { NOTIFICATION_EVENT_TYPES, type NotificationChannelKind, type NotificationEventType } from '../config/service.js';
 import type { DomainEvent } from './events.js';
+
+export const NOTIFICATION_CHANNEL_KINDS = ['slack', 'discord', 'email', 'webhook'] as const;
+export type NotificationChannelKind = (typeof NOTIFICATION_CHANNEL_KINDS)[number];
+
+export const NOTIFICATION_EVENT_TYPES = [
+  'flaky_detected',
+  'quarantine_changed',
+  'rca_ready',
+  'suite_regressed',
+  'suite_slowed',
+  'ai_budget_spent',
+] as const;
+export type NotificationEventType = (typeof NOTIFICATION_EVENT_TYPES)[number];
 
 export type NotificationType = NotificationEventType;
 export const NOTIFICATION_TYPES: readonly NotificationType[] = NOTIFICATION_EVENT_TYPES;

@@ -9,7 +9,7 @@ import { bandKeys, bestCluster, lshParams, LshIndex, MinHasher } from '../domain
 import { errorSignature, type ErrorSignature } from '../domain/signature.js';
 import { addWrites, type Host, type ProcessorFactory } from '../pipeline/component.js';
 import { Yielder } from '../pipeline/yield.js';
-import { chTime } from '../store/runs.js';
+import { chTime } from '../store/time.js';
 import { SignatureRepo } from '../store/signatures.js';
 
 const config = z.object({ threshold: z.number().min(0).max(1).optional() }).strict();

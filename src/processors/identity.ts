@@ -11,7 +11,7 @@ import { candidateIndex, resolveIdentity, type KnownIdentity, type Resolution } 
 import { addWrites, type Host, type ProcessorFactory, type WorkBatch } from '../pipeline/component.js';
 import { Yielder } from '../pipeline/yield.js';
 import { IdentityRepo } from '../store/identities.js';
-import { chTime } from '../store/runs.js';
+import { chTime } from '../store/time.js';
 
 const MAX_CACHE = 1_000_000;
 

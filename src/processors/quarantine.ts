@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { stableUuid } from '../domain/ids.js';
 import { stepQuarantine } from '../domain/quarantine.js';
 import { addWrites, type Host, type ProcessorFactory } from '../pipeline/component.js';
-import { chTime } from '../store/runs.js';
+import { chTime } from '../store/time.js';
 import { TestRepo } from '../store/tests.js';
 
 export const quarantineProcessorFactory: ProcessorFactory<Record<string, never>> = {

@@ -8,7 +8,7 @@ import { applyObservation, emptyScoreState, scoreOf, type Observation } from '..
 import { addWrites, type Host, type ProcessorFactory, type TestUpdate, type WorkBatch } from '../pipeline/component.js';
 import { Yielder } from '../pipeline/yield.js';
 import type { ServiceConfig } from '../config/service.js';
-import { chTime } from '../store/runs.js';
+import { chTime } from '../store/time.js';
 import { TestRepo, type TestStateRecord } from '../store/tests.js';
 import type { TestStatus } from '../domain/batch.js';
 

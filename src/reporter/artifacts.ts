@@ -10,7 +10,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { MAX_ARTIFACT_BYTES, MAX_PRESIGN_ITEMS, allowedContentType, contentTypeForFile, normalizeContentType, type AllowedContentType } from '../artifacts/keys.js';
 import type { ArtifactRef, ExecutionInput } from '../domain/batch.js';
-import { expandReportPatterns } from './junit-to-run.js';
+import { expandReportPatterns } from './expand-patterns.js';
 
 export interface UploadArtifactsOptions {
   /** The run's idempotency key: the server files the objects under it. */

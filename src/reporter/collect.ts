@@ -5,7 +5,7 @@ import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { ArtifactRef, AttributeValue, ExecutionError, ExecutionInput } from '../domain/batch.js';
 import { canonicalJson } from '../domain/identity.js';
-import type { ReporterRun } from './send.js';
+import type { ReporterRun } from './types.js';
 
 /** One attempt of one test, as a runner adapter sees it. */
 export interface AttemptInput {

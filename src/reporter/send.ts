@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { AggregateConfigError, ConfigError } from '../config/errors.js';
-import { CURRENT_CONTRACT_VERSION, LIMITS, deriveRunStatus, type BatchResource, type ExecutionInput, type IngestBatch } from '../domain/batch.js';
+import { CURRENT_CONTRACT_VERSION, LIMITS, deriveRunStatus, type ExecutionInput, type IngestBatch } from '../domain/batch.js';
 import { uploadArtifacts } from './artifacts.js';
 import { RunBuffer, type BufferEntry, type BufferedRequest } from './buffer.js';
 import { detectCi, type CiDetection } from './ci-detect.js';
@@ -17,17 +17,7 @@ import { syncCodeowners, syncRouting, type PutJson } from './owners-sync.js';
 import { idempotencyKeyFor, resolveResource, sampledIn } from './run-context.js';
 import { lastReportFromResource, writeLastReport } from './last-report.js';
 import { loadReporterSettings, type ReporterSettings } from './settings.js';
-
-export interface ReporterRun {
-  /** Canonical shape from src/domain/batch.ts (times in epoch ms); artifacts[].path = local file path. */
-  executions: ExecutionInput[];
-  startedAt: number;
-  finishedAt?: number;
-  /** Optional overrides of what CI detection finds. */
-  resource?: Partial<BatchResource>;
-  /** Directory the tests ran from: where CODEOWNERS lookup starts and relative paths resolve. */
-  rootDir?: string;
-}
+import type { ReporterRun } from './types.js';
 
 export interface SendOptions {
   env?: NodeJS.ProcessEnv;

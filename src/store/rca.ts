@@ -6,7 +6,7 @@ import { stableUuid } from '../domain/ids.js';
 import type { HistoryStatus, RcaHistoryEntry } from '../domain/rca.js';
 import { toIso } from '../domain/time.js';
 import { toNumber, type Store } from './client.js';
-import { chTime } from './runs.js';
+import { chTime } from './time.js';
 
 export interface SimilarPast {
   rcaId: string;

@@ -5,7 +5,7 @@ import type { ReasonCode, ScoreState } from '../domain/score.js';
 import type { TestStatus } from '../domain/batch.js';
 import { toIso } from '../domain/time.js';
 import { toNumber, type Store } from './client.js';
-import { chTime } from './runs.js';
+import { chTime } from './time.js';
 import { executionsWithReport } from './rca.js';
 import { parseStoredArtifacts } from '../artifacts/links.js';
 import type { TsvColumns } from './tsv.js';

@@ -3,7 +3,7 @@
 // owner filter through CODEOWNERS.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chTime } from '../../src/store/runs.js';
+import { chTime } from '../../src/store/time.js';
 import { nativeBatch, startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
 
 const DAY = 86_400_000;

@@ -13,7 +13,8 @@ import { main } from '../../src/cli/main.js';
 import { countFinalStatuses } from '../../src/domain/records.js';
 import { parseJUnit } from '../../src/receivers/junit/parse.js';
 import { junitFilesToRun } from '../../src/reporter/junit-to-run.js';
-import { ReportDeliveryError, sendRun, type ReporterRun } from '../../src/reporter/send.js';
+import { ReportDeliveryError, sendRun } from '../../src/reporter/send.js';
+import type { ReporterRun } from '../../src/reporter/types.js';
 import { startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
 
 const FIXTURES = path.resolve(import.meta.dirname, '../fixtures/junit');
