@@ -9,8 +9,8 @@ import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { parseArgs } from 'node:util';
 import { createGunzip } from 'node:zlib';
-import { loadServerSettings } from '../config/server.js';
-import { loadServiceConfig } from '../config/service.js';
+import { loadServerSettings } from '../config/daemon-env.js';
+import { loadServiceConfig } from '../config/service-yml.js';
 import { readRefusal } from './refusal.js';
 
 export const EXPORT_USAGE = 'usage: flakehouse export [--out FILE] [--json]';

@@ -5,10 +5,10 @@
 // environment, like the rest of `flakehouse config`.
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { ProjectConfigs } from '../config/project-config.js';
-import { loadServerSettings } from '../config/server.js';
-import type { LoadedServiceConfig } from '../config/service.js';
-import { parseSettings, type ProjectSettings } from '../config/settings.js';
+import { ProjectConfigs } from '../config/resolved-project-config.js';
+import { loadServerSettings } from '../config/daemon-env.js';
+import type { LoadedServiceConfig } from '../config/service-yml.js';
+import { parseSettings, type ProjectSettings } from '../config/project-settings.js';
 import { openStore } from '../store/client.js';
 import { ProjectRepo } from '../store/projects.js';
 

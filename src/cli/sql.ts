@@ -7,8 +7,8 @@ import { Readable, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { parseArgs } from 'node:util';
-import { loadServerSettings } from '../config/server.js';
-import { loadServiceConfig } from '../config/service.js';
+import { loadServerSettings } from '../config/daemon-env.js';
+import { loadServiceConfig } from '../config/service-yml.js';
 import { readRefusal } from './refusal.js';
 
 export const SQL_USAGE = 'usage: flakehouse sql ["SELECT …"] [--format table|csv|tsv|json|jsonl|FORMAT] [--admin] [--database DB]';

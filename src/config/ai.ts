@@ -3,8 +3,8 @@
 // Without SERVICE_AI_PROVIDER there are none and RCA is off, whatever a project's `ai.rca` says.
 import { z } from 'zod';
 import { ConfigError } from './errors.js';
-import type { Field } from './service.js';
-import { envReader, intField, stringField, urlField } from './service.js';
+import type { Field } from './service-yml.js';
+import { envReader, intField, stringField, urlField } from './service-yml.js';
 
 export const AI_PROVIDERS = ['anthropic', 'ollama'] as const;
 export type AiProvider = (typeof AI_PROVIDERS)[number];

@@ -3,8 +3,8 @@
 // belong to the instance, not to a repository's service.yml.
 import { z } from 'zod';
 import { ConfigError, describeValue } from './errors.js';
-import type { Field } from './service.js';
-import { NOTIFICATION_EVENT_TYPES, booleanField, envReader, intField, readEnv, stringField, urlField, type NotificationEventType } from './service.js';
+import type { Field } from './service-yml.js';
+import { NOTIFICATION_EVENT_TYPES, booleanField, envReader, intField, readEnv, stringField, urlField, type NotificationEventType } from './service-yml.js';
 
 export interface SmtpSettings {
   host: string;

@@ -8,8 +8,8 @@ import type { ExecutionRecord, IdentityRecord, RunRecord } from '../domain/recor
 import type { Job, Outbox } from '../queue/types.js';
 import type { Store } from '../store/client.js';
 import type { TestStateRecord } from '../store/tests.js';
-import type { ServiceConfig } from '../config/service.js';
-import type { ResolvedServiceConfig } from '../config/settings.js';
+import type { ServiceConfig } from '../config/service-yml.js';
+import type { ResolvedServiceConfig } from '../config/project-settings.js';
 import type { NotificationSettings, TrackerSettings } from '../config/integrations.js';
 import type { AiSettings } from '../config/ai.js';
 import type { IngestService } from '../api/ingest-service.js';
@@ -27,7 +27,7 @@ export interface Host {
   /** The resolved service.yml + environment policy (flaky, quarantine, ignore, …), without any project's settings. */
   service: ServiceConfig;
   /** One project's policy: service.yml < its settings < environment, each key with its source
-   * (config/project-config.ts). Per-project stages read policy here, not from `service`. */
+   * (config/resolved-project-config.ts). Per-project stages read policy here, not from `service`. */
   projectConfig(projectId: string): Promise<ResolvedServiceConfig>;
   /** SERVICE_CLUSTER_THRESHOLD. */
   clusterThreshold?: number;

@@ -7,7 +7,7 @@ import { stableUuid } from '../domain/ids.js';
 import { applyObservation, emptyScoreState, scoreOf, type Observation } from '../domain/score.js';
 import { addWrites, type Host, type ProcessorFactory, type TestUpdate, type WorkBatch } from '../pipeline/component.js';
 import { Yielder } from '../pipeline/yield.js';
-import type { ServiceConfig } from '../config/service.js';
+import type { ServiceConfig } from '../config/service-yml.js';
 import { chTime } from '../store/time.js';
 import { TestRepo, type TestStateRecord } from '../store/tests.js';
 import type { TestStatus } from '../domain/batch.js';

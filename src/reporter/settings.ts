@@ -1,5 +1,5 @@
 // The reporter's settings: `endpoint` and `project` from service.yml / SERVICE_ENDPOINT /
-// SERVICE_PROJECT (src/config/service.ts does the layering), the token from SERVICE_TOKEN only,
+// SERVICE_PROJECT (src/config/service-yml.ts does the layering), the token from SERVICE_TOKEN only,
 // and the reporter variables of docs/architecture.md "Configuration". Every bad value is a ConfigError that
 // names the variable, collected so one run shows them all.
 import os from 'node:os';
@@ -17,7 +17,7 @@ import {
   type NotificationChannelKind,
   type NotificationEventType,
   type ServiceConfigSource,
-} from '../config/service.js';
+} from '../config/service-yml.js';
 import { LIMITS } from '../domain/batch.js';
 
 export const TRANSPORTS = ['otlp', 'json'] as const;

@@ -3,7 +3,7 @@
 // the dashboard and are never touched by a config sync. Notification delivery reads them with
 // `listChannels`.
 import { randomBytes, randomInt } from 'node:crypto';
-import type { NotificationChannelKind, NotificationEventType } from '../config/service.js';
+import type { NotificationChannelKind, NotificationEventType } from '../config/service-yml.js';
 import { stableUuid } from '../domain/ids.js';
 import { toNumber, type Store } from './client.js';
 

@@ -1,7 +1,7 @@
 // Project settings (migration 008): one JSON document per project, latest version wins; the
 // dashboard's notification channels are kept apart, in notification_channels (below).
 import { randomBytes, randomInt } from 'node:crypto';
-import type { NotificationChannelKind, NotificationEventType } from '../config/service.js';
+import type { NotificationChannelKind, NotificationEventType } from '../config/service-yml.js';
 import { stableUuid } from '../domain/ids.js';
 import { ChannelRepo, type NotificationChannel } from './channels.js';
 import { toNumber, type Store } from './client.js';

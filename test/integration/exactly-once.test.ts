@@ -2,8 +2,8 @@
 // same plan) and its writes are deduplicated: every execution is stored exactly once.
 import { afterAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/logger.js';
-import { loadServiceConfig } from '../../src/config/service.js';
-import { ProjectConfigs } from '../../src/config/project-config.js';
+import { loadServiceConfig } from '../../src/config/service-yml.js';
+import { ProjectConfigs } from '../../src/config/resolved-project-config.js';
 import { clickhouseExporterFactory } from '../../src/exporters/clickhouse.js';
 import { identityProcessorFactory } from '../../src/processors/identity.js';
 import { normalizeProcessorFactory } from '../../src/processors/normalize.js';

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { constants, gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DATASETS, NOT_EXPORTED } from '../../src/export/datasets.js';
+import { DATASETS, NOT_EXPORTED } from '../../src/project-export/datasets.js';
 import { nativeBatch, startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { startTestS3, type TestS3 } from '../helpers/s3.js';
 

@@ -9,7 +9,7 @@ import {
   seg,
 } from '../../src/artifacts/keys.js';
 import { S3ArtifactStore } from '../../src/artifacts/s3.js';
-import { loadServerSettings } from '../../src/config/server.js';
+import { loadServerSettings } from '../../src/config/daemon-env.js';
 import type { ExecutionInput, IngestBatch } from '../../src/domain/batch.js';
 import { decodeOtlpJson, decodeOtlpProtobuf } from '../../src/receivers/otlp/decode.js';
 import { mapOtlpToBatches } from '../../src/receivers/otlp/map.js';

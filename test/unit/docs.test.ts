@@ -2,8 +2,8 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { SERVER_ENV_VARS } from '../../src/config/server.js';
-import { SERVICE_ENV_OVERRIDES, loadServiceConfig } from '../../src/config/service.js';
+import { SERVER_ENV_VARS } from '../../src/config/daemon-env.js';
+import { SERVICE_ENV_OVERRIDES, loadServiceConfig } from '../../src/config/service-yml.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const README = readFileSync(path.join(ROOT, 'README.md'), 'utf8');

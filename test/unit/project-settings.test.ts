@@ -6,8 +6,8 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { applyPatch, resolveLayers } from '../../src/domain/config-layers.js';
 import type { ConfigError } from '../../src/config/errors.js';
-import { loadServiceConfig } from '../../src/config/service.js';
-import { parseSettings, patchSettings, projectSettingsPatchSchema, projectSettingsSchema, resolveProjectConfig } from '../../src/config/settings.js';
+import { loadServiceConfig } from '../../src/config/service-yml.js';
+import { parseSettings, patchSettings, projectSettingsPatchSchema, projectSettingsSchema, resolveProjectConfig } from '../../src/config/project-settings.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'fh-settings-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

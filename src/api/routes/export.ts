@@ -5,8 +5,8 @@
 import { Readable, pipeline, type Duplex } from 'node:stream';
 import { createGzip } from 'node:zlib';
 import { projectPrefix } from '../../artifacts/keys.js';
-import type { ArtifactInventory } from '../../export/artifacts.js';
-import { exportLines, planExport, type ExportPlan } from '../../export/project-export.js';
+import type { ArtifactInventory } from '../../project-export/artifacts.js';
+import { exportLines, planExport, type ExportPlan } from '../../project-export/project-export.js';
 import type { Store } from '../../store/client.js';
 import { ApiError, errors } from '../errors.js';
 import { defineRoute, type AnyRouteDef } from '../route.js';

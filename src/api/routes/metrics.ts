@@ -1,7 +1,7 @@
 // GET /metrics: this process's metrics in the Prometheus text format. Admin token, like
 // /v1/admin/stats (the same numbers): traffic per route and queue depth are an operator's business;
 // a Prometheus scrape config sends it with `authorization: { credentials_file: …/admin-token }`.
-import type { SelfTelemetry } from '../../exporters/self-telemetry.js';
+import type { SelfTelemetry } from '../../telemetry/self-telemetry.js';
 import { defineRoute } from '../route.js';
 
 export const PROMETHEUS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';

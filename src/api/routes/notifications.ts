@@ -2,7 +2,7 @@
 // config-managed channels (what service.yml declares; the reporter syncs it on every run), and
 // GET /v1/notifications/channels lists every channel of the project without secrets.
 import { z } from 'zod';
-import { MAX_CONFIG_CHANNELS, NOTIFICATION_CHANNEL_KINDS, NOTIFICATION_EVENT_TYPES, channelSchema } from '../../config/service.js';
+import { MAX_CONFIG_CHANNELS, NOTIFICATION_CHANNEL_KINDS, NOTIFICATION_EVENT_TYPES, channelSchema } from '../../config/service-yml.js';
 import { toIso } from '../../domain/time.js';
 import { CHANNEL_SOURCES, type ChannelRepo } from '../../store/channels.js';
 import { defineRoute, type AnyRouteDef } from '../route.js';

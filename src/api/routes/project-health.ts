@@ -9,7 +9,7 @@
 import { z } from 'zod';
 import { ownerMatches } from '../../domain/codeowners.js';
 import { effectiveQuarantine } from '../../domain/quarantine.js';
-import type { ServiceConfig } from '../../config/service.js';
+import type { ServiceConfig } from '../../config/service-yml.js';
 import { toNumber, type Store } from '../../store/client.js';
 import type { CodeownersRepo } from '../../store/codeowners.js';
 import type { TestRepo } from '../../store/tests.js';

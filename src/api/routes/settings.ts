@@ -4,9 +4,9 @@
 // inherits again). Unknown keys and bad values are 400 invalid_payload naming the path.
 import { z } from 'zod';
 import { ConfigError, AggregateConfigError } from '../../config/errors.js';
-import type { ProjectConfigs, ProjectSettingsState } from '../../config/project-config.js';
-import { NOTIFICATION_CHANNEL_KINDS, NOTIFICATION_EVENT_TYPES, serviceConfigSchema } from '../../config/service.js';
-import { patchSettings, projectSettingsPatchSchema, projectSettingsSchema, parseSettings, type ResolvedServiceConfig } from '../../config/settings.js';
+import type { ProjectConfigs, ProjectSettingsState } from '../../config/resolved-project-config.js';
+import { NOTIFICATION_CHANNEL_KINDS, NOTIFICATION_EVENT_TYPES, serviceConfigSchema } from '../../config/service-yml.js';
+import { patchSettings, projectSettingsPatchSchema, projectSettingsSchema, parseSettings, type ResolvedServiceConfig } from '../../config/project-settings.js';
 import type { NotificationChannel } from '../../store/channels.js';
 import type { ProjectRepo } from '../../store/projects.js';
 import { errors } from '../errors.js';

@@ -4,7 +4,7 @@
 // window keeps everything. Each sweep logs what it removed per project.
 import type { Logger } from 'pino';
 import type { ArtifactPruner } from '../artifacts/prune.js';
-import type { ResolvedServiceConfig } from '../config/settings.js';
+import type { ResolvedServiceConfig } from '../config/project-settings.js';
 import { cutoffDay, planPrune } from '../domain/retention.js';
 import type { Store } from '../store/client.js';
 import type { Project } from '../store/projects.js';

@@ -8,8 +8,8 @@ import type { Store } from '../store/client.js';
 import { listChannels, type NotificationChannel } from '../store/channels.js';
 import { ProjectSettingsRepo, replaceSettingsChannels, settingsChannels } from '../store/settings.js';
 import { ConfigError } from './errors.js';
-import { parseSettings, resolveProjectConfig, type ProjectSettings, type ResolvedServiceConfig } from './settings.js';
-import type { LoadedServiceConfig } from './service.js';
+import { parseSettings, resolveProjectConfig, type ProjectSettings, type ResolvedServiceConfig } from './project-settings.js';
+import type { LoadedServiceConfig } from './service-yml.js';
 
 export interface ProjectSettingsState {
   /** What was set for the project, dashboard channels included (`notifications.channels`). */

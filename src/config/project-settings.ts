@@ -17,7 +17,7 @@ import {
   type LoadedServiceConfig,
   type ServiceConfig,
   type ServiceConfigSource,
-} from './service.js';
+} from './service-yml.js';
 
 type Mode = 'document' | 'patch';
 

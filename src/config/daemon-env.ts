@@ -4,8 +4,8 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { ConfigError, expected, throwConfigErrors } from './errors.js';
-import type { Field } from './service.js';
-import { booleanField, intField, numberField, parseEnvValue, readEnv, stringField, urlField } from './service.js';
+import type { Field } from './service-yml.js';
+import { booleanField, intField, numberField, parseEnvValue, readEnv, stringField, urlField } from './service-yml.js';
 import type { S3Settings } from '../artifacts/s3.js';
 import { loadIntegrationSettings, type NotificationSettings, type TrackerSettings } from './integrations.js';
 import { loadAiSettings, type AiSettings } from './ai.js';
