@@ -3,7 +3,7 @@
 // Flaky-test detection benchmark: a pure simulation (no database, no daemon). It generates CI
 // histories with known truth from a seeded PRNG, feeds every test's runs to our model
 // (src/domain/score.ts: applyObservation / scoreOf) and to the baseline, Flakemetry's model 0.2.0
-// (flakemetryScore over the graded executions so far), both with threshold 0.8 and minSamples 5,
+// (bench/baselines/flakemetry-score.ts over the graded executions so far), both with threshold 0.8 and minSamples 5,
 // and reports precision, recall, F1 and runs-to-detection side by side, after 30 and 60 runs.
 //
 // The population (per project, `--tests` tests, `--runs` runs):
@@ -27,14 +27,13 @@
 // too. Positives are the flaky tests; negatives the stable and broken ones. The "≥ 5%" figures
 // leave the 2% flaky tests out of both sides (they are neither a target nor a false positive).
 import { writeResult } from './results.js';
+import { flakemetryScore, type GradedExecution } from './baselines/flakemetry-score.js';
 import { seededRandom as prng } from '../src/domain/random.js';
 import { parseArgs } from 'node:util';
 import {
   applyObservation,
   emptyScoreState,
-  flakemetryScore,
   scoreOf,
-  type GradedExecution,
   type Observation,
   type ScoreParams,
   type ScoreState,

@@ -2,14 +2,13 @@ import { describe, expect, it } from 'vitest';
 import {
   applyObservation,
   emptyScoreState,
-  flakemetryScore,
   REASON_CODES,
   scoreOf,
-  type GradedExecution,
   type Observation,
   type ScoreResult,
   type ScoreState,
 } from '../../src/domain/score.js';
+import { flakemetryScore, type GradedExecution } from '../../bench/baselines/flakemetry-score.js';
 
 const DAY = 86_400_000;
 const HOUR = 3_600_000;
