@@ -1,5 +1,6 @@
 // Artifact rules shared by the server (presign, download links) and the reporter (what it uploads):
-// the content-type allow-list, the size and count bounds, and object keys (docs/contract.md §8). Pure.
+// the size and count bounds and object keys (docs/contract.md §8); the content-type allow-list is in
+// src/domain/content-types.ts. Pure.
 import { createHash } from 'node:crypto';
 
 export const MAX_ARTIFACT_BYTES = 50 * 1024 * 1024;
@@ -8,54 +9,6 @@ export const MAX_PRESIGN_ITEMS = 200;
 export const UPLOAD_URL_TTL_SECONDS = 900;
 /** Download URLs are minted on every page view, so they can be short. */
 export const DOWNLOAD_URL_TTL_SECONDS = 300;
-
-export const ALLOWED_CONTENT_TYPES = [
-  'image/png',
-  'image/jpeg',
-  'image/webp',
-  'video/webm',
-  'video/mp4',
-  'application/zip',
-  'application/json',
-  'text/plain',
-  'text/html',
-] as const;
-export type AllowedContentType = (typeof ALLOWED_CONTENT_TYPES)[number];
-
-const ALLOWED = new Set<string>(ALLOWED_CONTENT_TYPES);
-
-/** `Image/PNG; charset=x` → `image/png`: compared lowercased with parameters cut. */
-export function normalizeContentType(contentType: string): string {
-  return (contentType.split(';')[0] ?? '').trim().toLowerCase();
-}
-
-/** The allowed type `contentType` names, or null when it is not on the list. */
-export function allowedContentType(contentType: string): AllowedContentType | null {
-  const t = normalizeContentType(contentType);
-  return ALLOWED.has(t) ? (t as AllowedContentType) : null;
-}
-
-const TYPE_BY_EXTENSION: Record<string, AllowedContentType> = {
-  png: 'image/png',
-  jpg: 'image/jpeg',
-  jpeg: 'image/jpeg',
-  webp: 'image/webp',
-  webm: 'video/webm',
-  mp4: 'video/mp4',
-  zip: 'application/zip',
-  json: 'application/json',
-  har: 'application/json',
-  txt: 'text/plain',
-  log: 'text/plain',
-  html: 'text/html',
-  htm: 'text/html',
-};
-
-/** The accepted type of a file by its extension; null for anything else (a `.gif` is not sent as text). */
-export function contentTypeForFile(fileName: string): AllowedContentType | null {
-  const dot = fileName.lastIndexOf('.');
-  return dot < 0 ? null : (TYPE_BY_EXTENSION[fileName.slice(dot + 1).toLowerCase()] ?? null);
-}
 
 const MAX_SEGMENT_CHARS = 120;
 const SAFE_CHAR = /[A-Za-z0-9._-]/;

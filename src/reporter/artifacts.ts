@@ -8,7 +8,8 @@ import http from 'node:http';
 import https from 'node:https';
 import path from 'node:path';
 import { z } from 'zod';
-import { MAX_ARTIFACT_BYTES, MAX_PRESIGN_ITEMS, allowedContentType, contentTypeForFile, normalizeContentType, type AllowedContentType } from '../artifacts/keys.js';
+import { MAX_ARTIFACT_BYTES, MAX_PRESIGN_ITEMS } from '../artifacts/keys.js';
+import { UNKNOWN_CONTENT_TYPE, allowedContentType, contentTypeForFile, normalizeContentType, type AllowedContentType } from '../domain/content-types.js';
 import type { ArtifactRef, ExecutionInput } from '../domain/batch.js';
 import { expandReportPatterns } from './expand-patterns.js';
 
@@ -138,7 +139,7 @@ function collectCandidates(opts: UploadArtifactsOptions, warn: (line: string) =>
  */
 function fallbackContentType(contentType: string, file: string): AllowedContentType | null {
   const t = normalizeContentType(contentType);
-  if (t === 'application/octet-stream') return contentTypeForFile(file);
+  if (t === UNKNOWN_CONTENT_TYPE) return contentTypeForFile(file);
   return t.startsWith('text/') ? 'text/plain' : null;
 }
 

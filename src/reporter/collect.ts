@@ -5,6 +5,7 @@ import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { ArtifactRef, AttributeValue, ExecutionError, ExecutionInput } from '../domain/batch.js';
 import { canonicalJson } from '../domain/identity.js';
+import { UNKNOWN_CONTENT_TYPE, contentTypeForFile } from '../domain/content-types.js';
 import type { ReporterRun } from './types.js';
 
 /** One attempt of one test, as a runner adapter sees it. */
@@ -222,28 +223,13 @@ export function relativePath(file: string, base: string): string {
   return rel.split(path.sep).join('/');
 }
 
-/** Content types by extension, for attachments the runner gives none (the presign allow-list's). */
-const CONTENT_TYPES: Record<string, string> = {
-  '.png': 'image/png',
-  '.jpg': 'image/jpeg',
-  '.jpeg': 'image/jpeg',
-  '.webp': 'image/webp',
-  '.webm': 'video/webm',
-  '.mp4': 'video/mp4',
-  '.zip': 'application/zip',
-  '.json': 'application/json',
-  '.txt': 'text/plain',
-  '.log': 'text/plain',
-  '.md': 'text/plain',
-  '.html': 'text/html',
-};
-
 /** An artifact for a file the runner left on disk; undefined when the file is not there. */
 export function fileArtifact(name: string, contentType: string | undefined, filePath: string): ArtifactRef | undefined {
   try {
     const st = statSync(filePath);
     if (!st.isFile()) return undefined;
-    const type = contentType || CONTENT_TYPES[path.extname(filePath).toLowerCase()] || 'application/octet-stream';
+    // A runner that gives no type: typed by the file's name, as the JUnit receiver types its attachments.
+    const type = contentType || (contentTypeForFile(filePath) ?? UNKNOWN_CONTENT_TYPE);
     return { name, contentType: type, path: filePath, sizeBytes: st.size };
   } catch {
     return undefined;

@@ -1,13 +1,7 @@
 // Artifact keys, the content-type allow-list, and which executions an `--attach` file belongs to.
 import { describe, expect, it } from 'vitest';
-import {
-  allowedContentType,
-  artifactKey,
-  contentTypeForFile,
-  isProjectKey,
-  normalizeContentType,
-  seg,
-} from '../../src/artifacts/keys.js';
+import { artifactKey, isProjectKey, seg } from '../../src/artifacts/keys.js';
+import { allowedContentType, contentTypeForFile, normalizeContentType } from '../../src/domain/content-types.js';
 import { S3ArtifactStore } from '../../src/artifacts/s3.js';
 import { loadServerSettings } from '../../src/config/daemon-env.js';
 import type { ExecutionInput, IngestBatch } from '../../src/domain/batch.js';

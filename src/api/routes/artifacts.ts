@@ -2,7 +2,8 @@
 // PUTs straight to the object store before it sends the batch carrying the keys.
 import { z } from 'zod';
 import { LIMITS } from '../../domain/batch.js';
-import { ALLOWED_CONTENT_TYPES, MAX_ARTIFACT_BYTES, MAX_PRESIGN_ITEMS, allowedContentType, artifactKey } from '../../artifacts/keys.js';
+import { MAX_ARTIFACT_BYTES, MAX_PRESIGN_ITEMS, artifactKey } from '../../artifacts/keys.js';
+import { ALLOWED_CONTENT_TYPES, allowedContentType } from '../../domain/content-types.js';
 import type { ArtifactSigner } from '../../artifacts/s3.js';
 import { idempotencyKeySchema } from '../../receivers/native/schema.js';
 import { ApiError, errors, zodIssues } from '../errors.js';

@@ -2,6 +2,7 @@
 import type { ArtifactRef } from '../../domain/batch.js';
 import { parseTimestamp } from '../../domain/time.js';
 import { STORABLE } from '../../domain/storable.js';
+import { UNKNOWN_CONTENT_TYPE, contentTypeForFile } from '../../domain/content-types.js';
 
 export const MAX_MESSAGE_CHARS = 4_000;
 export const MAX_STACK_CHARS = 32_000;
@@ -79,22 +80,9 @@ export function parseJUnitTimestamp(value: string | undefined): number | undefin
 /** 2000-01-01: no real CI report is older. */
 const PLACEHOLDER_BEFORE = 946_684_800_000;
 
-const CONTENT_TYPES: Record<string, string> = {
-  png: 'image/png',
-  jpg: 'image/jpeg',
-  jpeg: 'image/jpeg',
-  webp: 'image/webp',
-  webm: 'video/webm',
-  mp4: 'video/mp4',
-  zip: 'application/zip',
-  json: 'application/json',
-  html: 'text/html',
-};
-
+/** A reported file's type by its name; unknown ones go as octet-stream, never as text they may not be. */
 export function guessContentType(fileName: string): string {
-  const dot = fileName.lastIndexOf('.');
-  const ext = dot >= 0 ? fileName.slice(dot + 1).toLowerCase() : '';
-  return CONTENT_TYPES[ext] ?? 'text/plain';
+  return contentTypeForFile(fileName) ?? UNKNOWN_CONTENT_TYPE;
 }
 
 const ATTACHMENT = /\[\[ATTACHMENT\|([^\]\r\n]+)\]\]/g;
