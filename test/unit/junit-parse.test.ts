@@ -676,7 +676,7 @@ more log</system-out>
       { name: 'shot.png', contentType: 'image/png', path: '/tmp/shot.png' },
       { name: 'trace.zip', contentType: 'application/zip', path: 'C:\\out\\trace.zip' },
       { name: 'report.HTML', contentType: 'text/html', path: '/tmp/report.HTML' },
-      { name: 'notes', contentType: 'application/octet-stream', path: '/tmp/notes' },
+      { name: 'notes', contentType: 'text/plain', path: '/tmp/notes' },
     ]);
     expect(e.error).toEqual({ message: 'no button' });
   });
