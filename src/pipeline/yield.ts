@@ -1,5 +1,7 @@
-// The worker shares the event loop with the ingest API; long synchronous stretches would delay
-// every 202 behind them. Hot loops call `tick()` and give the loop a turn every `every` units.
+// Processors and exporters share an event loop with something that must not wait: on the pipeline
+// thread (the default) its replies from the main thread's store and queue and its pause/shutdown
+// messages; with SERVICE_PIPELINE_THREAD=false, the ingest API, whose every 202 would wait behind a
+// long synchronous stretch. Hot loops call `tick()` and give the loop a turn every `every` units.
 import { setImmediate as turn } from 'node:timers/promises';
 
 export class Yielder {
