@@ -1,17 +1,37 @@
 // `clickhouse` exporter: one deduplicated insert per table per lease. The lease id is the
 // insert_deduplication_token, so a redelivered lease (crash, visibility timeout) writes nothing
-// twice, in the tables and in every materialized view fed by them.
+// twice, in the tables and in every materialized view fed by them. The one stage that maps the
+// processors' typed outputs (src/pipeline/work-batch.ts) to table rows.
 import { z } from 'zod';
-import { addWrites, type ExporterFactory, type Host } from '../pipeline/component.js';
+import type { ExporterFactory, Host } from '../pipeline/component.js';
+import type { WorkBatch } from '../pipeline/work-batch.js';
 import { Yielder } from '../pipeline/yield.js';
 import { TEST_STATE_COLUMNS, testStateRow } from '../store/tests.js';
 import type { TsvColumns } from '../store/tsv.js';
-
-/** Tables written as TabSeparated (the big ones); others go as JSON rows. */
-const TSV_TABLES: Record<string, TsvColumns> = { test_state: TEST_STATE_COLUMNS };
+import { errorSignatureRow, healthEventRow, identityAliasRow, identityStitchRow, signatureBandRows } from '../store/processor-rows.js';
 import type { Store } from '../store/client.js';
 import { isTracePart, mergeRunPart, type RunRecord } from '../domain/records.js';
 import { EXECUTION_COLUMNS_IN, RUN_COLUMNS_IN, RunRepo, executionRow, identityRow, receiptRow, runRow } from '../store/runs.js';
+
+/** Tables written as TabSeparated (the big ones); others go as JSON rows. */
+const TSV_TABLES: Record<string, TsvColumns> = { test_state: TEST_STATE_COLUMNS };
+
+/**
+ * The rows of the processors' outputs other than identities, per table, in the order they are
+ * inserted (by table name, as always: a lease's insert order is part of what a redelivery repeats).
+ * Tables without rows are left out.
+ */
+export function processorRows(batch: WorkBatch): Map<string, Record<string, unknown>[]> {
+  const tables: [string, Record<string, unknown>[]][] = [
+    ['error_signatures', batch.signatures.map(errorSignatureRow)],
+    ['identity_aliases', batch.aliases.map(identityAliasRow)],
+    ['identity_stitches', batch.stitches.map(identityStitchRow)],
+    ['signature_bands', batch.signatures.flatMap(signatureBandRows)],
+    ['test_health_events', batch.healthEvents.map(healthEventRow)],
+    ['test_state', [...batch.testStates.values()].filter((u) => u.persist && !u.alreadyApplied).map((u) => testStateRow(u.record))],
+  ];
+  return new Map(tables.filter(([, rows]) => rows.length > 0));
+}
 
 export const clickhouseExporterFactory: ExporterFactory<Record<string, never>> = {
   kind: 'exporter',
@@ -37,14 +57,13 @@ export const clickhouseExporterFactory: ExporterFactory<Record<string, never>> =
           for (const e of i.executions) executions.push(executionRow(e, i.run));
           await y.tick(i.executions.length);
         }
-        const identities = batch.items.flatMap((i) => i.newIdentities.map(identityRow));
+        const identities = batch.identities.map(identityRow);
         const now = Date.now();
         // Executions before runs: a run that is listed always has its executions.
         await store.insertTsv('executions', EXECUTION_COLUMNS_IN, executions, `${token}:executions`);
         await store.insert('test_identities', identities, `${token}:identities`);
-        addWrites(batch, 'test_state', [...batch.testStates.values()].filter((u) => u.persist && !u.alreadyApplied).map((u) => testStateRow(u.record)));
-        // Rows from processors (test state, stitches, signatures, …): one insert per table, in a fixed order.
-        for (const [table, rows] of [...batch.writes.entries()].sort(([a], [b]) => a.localeCompare(b))) {
+        // The processors' outputs (test state, stitches, signatures, …): one insert per table, in a fixed order.
+        for (const [table, rows] of processorRows(batch)) {
           const spec = TSV_TABLES[table];
           if (spec) await store.insertTsv(table, spec, rows, `${token}:${table}`);
           else await store.insert(table, rows, `${token}:${table}`);

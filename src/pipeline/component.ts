@@ -4,16 +4,15 @@
 import type { Logger } from 'pino';
 import type { z } from 'zod';
 import type { DomainEvent } from '../domain/events.js';
-import type { ExecutionRecord, IdentityRecord, RunRecord } from '../domain/records.js';
-import type { Job, Outbox } from '../queue/types.js';
+import type { Outbox } from '../queue/types.js';
 import type { Store } from '../store/client.js';
-import type { TestStateRecord } from '../store/tests.js';
 import type { ServiceConfig } from '../config/service-yml.js';
 import type { ResolvedServiceConfig } from '../config/project-settings.js';
 import type { NotificationSettings, TrackerSettings } from '../config/integrations.js';
 import type { AiSettings } from '../config/ai.js';
 import type { IngestService } from '../api/ingest-service.js';
 import type { AnyRouteDef } from '../api/route.js';
+import type { WorkBatch } from './work-batch.js';
 
 /** The data a pipeline carries: batches of executions, or domain events. */
 export type Signal = 'executions' | 'events';
@@ -52,47 +51,8 @@ export interface Component {
   shutdown(): Promise<void>;
 }
 
-/** One job of a lease, as processors enrich it. */
-export interface WorkItem {
-  job: Job;
-  run: RunRecord;
-  executions: ExecutionRecord[];
-  /** Identities first seen in this item (written by the exporter). */
-  newIdentities: IdentityRecord[];
-  events: DomainEvent[];
-}
-
-export interface WorkBatch {
-  leaseId: string;
-  items: WorkItem[];
-  /** "Now" for the lease: the start of its newest run, capped at its arrival (deterministic). */
-  now: number;
-  /** Tests whose state this lease updates, keyed `${projectId}:${testId}` (scoring, quarantine). */
-  testStates: Map<string, TestUpdate>;
-  /** Rows processors produce for other tables, written by the clickhouse exporter, one insert per table. */
-  writes: Map<string, Record<string, unknown>[]>;
-}
-
-/** A test's new state plus what this lease observed of it (not stored). */
-export interface TestUpdate {
-  record: TestStateRecord;
-  /** The state before this lease (null for a test never scored). */
-  previous: TestStateRecord | null;
-  /** Per run the test ran in this lease, oldest first: whether every attempt passed. */
-  outcome: { runs: boolean[] };
-  /** True when the stored state already holds this lease (a redelivery): nothing to recompute. */
-  alreadyApplied: boolean;
-  /** Write the state now. Clean passes that move nothing are kept in memory and written later
-   * (write-behind); anything a reader or the next restart must see is written with the lease. */
-  persist: boolean;
-}
-
-export function addWrites(batch: WorkBatch, table: string, rows: Record<string, unknown>[]): void {
-  if (rows.length === 0) return;
-  const list = batch.writes.get(table);
-  if (list) list.push(...rows);
-  else batch.writes.set(table, [...rows]);
-}
+// The work batch (a lease as processors enrich it) and its typed outputs: ./work-batch.ts.
+export { WorkBatch, type TestUpdate, type WorkItem } from './work-batch.js';
 
 export interface ExecutionsProcessor extends Component {
   processBatch(batch: WorkBatch): Promise<void>;

@@ -10,16 +10,8 @@ import { isOutOfSpace } from '../domain/storage-errors.js';
 import { sanitizeBatch } from '../domain/storable.js';
 import type { Lease, WorkerQueue } from '../queue/types.js';
 import type { Store } from '../store/client.js';
-import type {
-  Component,
-  EventsExporter,
-  EventsProcessor,
-  ExecutionsExporter,
-  ExecutionsProcessor,
-  Host,
-  WorkBatch,
-  WorkItem,
-} from './component.js';
+import type { Component, EventsExporter, EventsProcessor, ExecutionsExporter, ExecutionsProcessor, Host } from './component.js';
+import { WorkBatch, type WorkItem } from './work-batch.js';
 import type { PipelineGraph, PipelineSpec } from './graph.js';
 
 export interface RuntimeOptions {
@@ -236,7 +228,7 @@ export class PipelineRuntime implements PipelineHandle {
           // surrogates are replaced in place, as the door does.)
           sanitizeBatch(job.batch);
           const run = buildRun({ projectId: job.projectId, receiptId: job.receiptId, source: job.source, batch: job.batch, receivedAt: job.receivedAt });
-          items.push({ job, run, executions: [], newIdentities: [], events: [] });
+          items.push({ job, run, executions: [] });
         } catch (err) {
           // A job that cannot be read or stored is set aside alone; the rest of the lease goes on.
           if (lease.plan) throw err;
@@ -247,10 +239,10 @@ export class PipelineRuntime implements PipelineHandle {
       // history is scored and quarantined in its own time, and a redelivery computes the same.
       const received = items.reduce((m, i) => Math.max(m, i.job.receivedAt), 0) || Date.now();
       const now = Math.min(received, items.reduce((m, i) => Math.max(m, i.job.batch.run.startedAt), 0) || received);
-      const batch: WorkBatch = { leaseId: lease.id, items, now, testStates: new Map(), writes: new Map() };
+      const batch = new WorkBatch({ leaseId: lease.id, items, now });
       for (const [i, proc] of p.processors.entries()) await this.timed(p.spec.processors[i]!, () => proc.processBatch(batch));
       if (!lease.plan) {
-        const events = p.emitsEvents ? collectEvents(items) : [];
+        const events = p.emitsEvents ? collectEvents(batch) : [];
         await this.timed('plan', () => queue.savePlan(lease.id, { events }));
         frozenHere = true;
       }
@@ -342,10 +334,15 @@ export class PipelineRuntime implements PipelineHandle {
   }
 }
 
-function collectEvents(items: WorkItem[]): DomainEvent[] {
+/**
+ * The lease's plan: the events processors emitted, each project's just before the `run.processed`
+ * of its first job (the order the outbox has always had), and one `run.processed` per job.
+ */
+function collectEvents(batch: WorkBatch): DomainEvent[] {
   const out: DomainEvent[] = [];
-  for (const item of items) {
-    out.push(...item.events);
+  const pending = new Set(batch.emittingProjects());
+  for (const item of batch.items) {
+    if (pending.delete(item.job.projectId)) out.push(...batch.emitted(item.job.projectId));
     // One event per accepted batch. An OTLP trace arriving in parts emits one per part (`partial`);
     // its counts are the part's own, the run's totals are at GET /v1/runs/:runId.
     out.push({
@@ -366,6 +363,8 @@ function collectEvents(items: WorkItem[]): DomainEvent[] {
       },
     });
   }
+  // Events of a project without a job in the lease (none today): still delivered, never dropped.
+  for (const projectId of pending) out.push(...batch.emitted(projectId));
   return out;
 }
 

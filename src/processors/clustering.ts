@@ -7,22 +7,19 @@
 import { z } from 'zod';
 import { bandKeys, bestCluster, lshParams, LshIndex, MinHasher } from '../domain/minhash.js';
 import { errorSignature, type ErrorSignature } from '../domain/signature.js';
-import { addWrites, type Host, type ProcessorFactory } from '../pipeline/component.js';
+import { defineProcessor } from '../pipeline/helpers/processor.js';
 import { Yielder } from '../pipeline/yield.js';
-import { chTime } from '../store/time.js';
 import { SignatureRepo } from '../store/signatures.js';
 
 const config = z.object({ threshold: z.number().min(0).max(1).optional() }).strict();
 
-export const clusteringProcessorFactory: ProcessorFactory<z.output<typeof config>> = {
-  kind: 'processor',
+export const clusteringProcessorFactory = defineProcessor({
   type: 'clustering',
   description: 'error signatures and MinHash/LSH clusters on failed executions',
-  signals: ['executions'],
   configSchema: config,
-  createExecutions: (cfg) => {
-    let repo: SignatureRepo | undefined;
-    let threshold = 0.5;
+  start: (host, cfg) => {
+    const repo = new SignatureRepo(host.store);
+    const threshold = cfg.threshold ?? host.clusterThreshold ?? 0.5;
     const hasher = new MinHasher();
     // signature id → cluster id; a signature's cluster never changes once assigned. Only facts read
     // back from storage are cached: what a lease creates may still fail to commit, and its retry
@@ -41,13 +38,7 @@ export const clusteringProcessorFactory: ProcessorFactory<z.output<typeof config
       return sig;
     };
     return {
-      async start(host: Host) {
-        repo = new SignatureRepo(host.store);
-        threshold = cfg.threshold ?? host.clusterThreshold ?? 0.5;
-      },
-      async shutdown() {},
       async processBatch(batch) {
-        if (!repo) throw new Error('clustering processor used before start');
         const { bands } = lshParams(threshold);
         const y = new Yielder(500);
         // 1. Signatures of this lease's failures, per project.
@@ -64,8 +55,6 @@ export const clusteringProcessorFactory: ProcessorFactory<z.output<typeof config
             await y.tick();
           }
         }
-        const signatureRows: Record<string, unknown>[] = [];
-        const bandRows: Record<string, unknown>[] = [];
         // Clusters of the signatures this lease creates (not cached beyond the lease).
         const created = new Map<string, string>();
         for (const [projectId, sigs] of perProject) {
@@ -96,19 +85,19 @@ export const clusteringProcessorFactory: ProcessorFactory<z.output<typeof config
             created.set(`${projectId}:${hash}`, clusterId);
             index.add(hash, sketch);
             info.set(hash, { clusterId, sketch });
-            signatureRows.push({
-              project_id: projectId,
-              signature_id: hash,
-              cluster_id: clusterId,
-              error_type: sig.type,
-              normalized_message: sig.normalizedMessage,
+            batch.signatures.push({
+              projectId,
+              signatureId: hash,
+              clusterId,
+              errorType: sig.type,
+              normalizedMessage: sig.normalizedMessage,
               frames: sig.frames,
-              sketch: [...sketch],
+              sketch,
+              bandKeys: keys,
               similarity: best?.similarity ?? 1,
-              first_seen_at: chTime(at),
-              example_execution: executionId,
+              firstSeenAt: at,
+              exampleExecutionId: executionId,
             });
-            for (const k of keys) bandRows.push({ project_id: projectId, band_key: k, signature_id: hash });
           }
         }
         // 4. Ids onto the executions.
@@ -122,9 +111,7 @@ export const clusteringProcessorFactory: ProcessorFactory<z.output<typeof config
         }
         // Only after step 4, which reads it.
         if (known.size > 500_000) known.clear();
-        addWrites(batch, 'error_signatures', signatureRows);
-        addWrites(batch, 'signature_bands', bandRows);
       },
     };
   },
-};
+});

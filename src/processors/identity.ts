@@ -3,38 +3,30 @@
 // another file: alias + stitch L2, `identity.moved`) → renamed (same file, suite and params, a
 // clearly closest title: alias + stitch L3 with its confidence) → new (`identity.created`).
 import { z } from 'zod';
-import type { DomainEvent } from '../domain/events.js';
 import { stableUuid } from '../domain/ids.js';
 import { normalizeTestPath, paramsHash } from '../domain/identity.js';
-import { IdentityCache, buildExecutions, buildIdentity, type ExecutionRecord, type IdentityRecord } from '../domain/records.js';
+import { IdentityCache, buildExecutions, buildIdentity, type ExecutionRecord } from '../domain/records.js';
 import { candidateIndex, resolveIdentity, type KnownIdentity, type Resolution } from '../domain/stitch.js';
-import { addWrites, type Host, type ProcessorFactory, type WorkBatch } from '../pipeline/component.js';
+import { defineProcessor } from '../pipeline/helpers/processor.js';
+import type { WorkBatch } from '../pipeline/work-batch.js';
 import { Yielder } from '../pipeline/yield.js';
 import { IdentityRepo } from '../store/identities.js';
-import { chTime } from '../store/time.js';
 
 const MAX_CACHE = 1_000_000;
 
-export const identityProcessorFactory: ProcessorFactory<Record<string, never>> = {
-  kind: 'processor',
+export const identityProcessorFactory = defineProcessor({
   type: 'identity',
   description: 'assigns every execution a stable test identity: exact, alias, moved (L2), renamed (L3), new',
-  signals: ['executions'],
   configSchema: z.object({}).strict(),
-  createExecutions: () => {
-    let repo: IdentityRepo | undefined;
+  start: (host) => {
+    const repo = new IdentityRepo(host.store);
     const cache = new IdentityCache();
     // Only facts read back from storage are cached (identities and aliases are never deleted);
     // what this lease creates may still fail to commit.
     const knownIds = new Set<string>();
     const aliasCache = new Map<string, string>();
     return {
-      async start(host: Host) {
-        repo = new IdentityRepo(host.store);
-      },
-      async shutdown() {},
       async processBatch(batch) {
-        if (!repo) throw new Error('identity processor used before start');
         const y = new Yielder();
         const byProject = new Map<string, ExecutionRecord[]>();
         for (const item of batch.items) {
@@ -52,7 +44,7 @@ export const identityProcessorFactory: ProcessorFactory<Record<string, never>> =
       },
     };
   },
-};
+});
 
 async function resolveProject(
   repo: IdentityRepo,
@@ -86,11 +78,6 @@ async function resolveProject(
   const fresh = unknown.filter((e) => !resolved.has(e.fingerprint));
 
   // 2. Moved / renamed / new for fingerprints never seen.
-  const item = batch.items.find((i) => i.job.projectId === projectId)!;
-  const newIdentities: IdentityRecord[] = [];
-  const aliasRows: Record<string, unknown>[] = [];
-  const stitchRows: Record<string, unknown>[] = [];
-  const events: DomainEvent[] = [];
   if (fresh.length > 0) {
     const incoming = fresh.map((e) => ({ e, key: { filePath: normalizeTestPath(e.input.filePath), suite: e.input.suite.trim(), title: e.input.title.trim(), paramsHash: paramsHash(e.input.params) } }));
     const candidates: KnownIdentity[] = (await repo.stitchCandidates(projectId, incoming.map((x) => x.key))).map((c) => ({ ...c, filePath: normalizeTestPath(c.filePath) }));
@@ -110,8 +97,8 @@ async function resolveProject(
         resolved.set(e.fingerprint, e.testId);
         present.add(e.testId);
         const identity = buildIdentity(e);
-        newIdentities.push(identity);
-        events.push({
+        batch.identities.push(identity);
+        batch.emit(projectId, {
           id: stableUuid('identity.created', projectId, e.testId),
           type: 'identity.created',
           projectId,
@@ -126,23 +113,23 @@ async function resolveProject(
       resolved.set(e.fingerprint, res.id);
       const level = res.kind === 'moved' ? 'L2' : 'L3';
       const confidence = res.kind === 'renamed' ? res.confidence : 1;
-      aliasRows.push({ project_id: projectId, fingerprint: e.fingerprint, test_id: res.id, created_at: chTime(batch.now) });
-      stitchRows.push({
-        project_id: projectId,
-        test_id: res.id,
+      batch.aliases.push({ projectId, fingerprint: e.fingerprint, testId: res.id, createdAt: batch.now });
+      batch.stitches.push({
+        projectId,
+        testId: res.id,
         level,
-        from_file_path: res.from.filePath,
-        from_title: res.from.title,
-        to_file_path: e.input.filePath,
-        to_title: e.input.title,
+        fromFilePath: res.from.filePath,
+        fromTitle: res.from.title,
+        toFilePath: e.input.filePath,
+        toTitle: e.input.title,
         confidence,
-        created_at: chTime(batch.now),
+        createdAt: batch.now,
       });
       // The identity now shows its current name: a row with a newer version replaces the old one.
       // The version is the processing time, so the stitch decided last wins even when runs arrive
       // out of order; first_seen_at is the stitch time (the original's is in its older rows).
-      newIdentities.push({ ...buildIdentity(e), id: res.id, firstSeenAt: batch.now, version: Date.now(), stitched: true });
-      events.push({
+      batch.identities.push({ ...buildIdentity(e), id: res.id, firstSeenAt: batch.now, version: Date.now(), stitched: true });
+      batch.emit(projectId, {
         id: stableUuid('identity.moved', projectId, res.id, e.fingerprint),
         type: 'identity.moved',
         projectId,
@@ -153,9 +140,4 @@ async function resolveProject(
   }
 
   for (const e of executions) e.testId = resolved.get(e.fingerprint) ?? e.testId;
-  // New identities are written once, by the item that carries the project's events.
-  item.newIdentities.push(...newIdentities);
-  item.events.push(...events);
-  addWrites(batch, 'identity_aliases', aliasRows);
-  addWrites(batch, 'identity_stitches', stitchRows);
 }

@@ -3,19 +3,16 @@ import { z } from 'zod';
 import { dropIgnored, normalizeExecution } from '../domain/normalize.js';
 import { compileIgnore } from '../domain/ignore-globs.js';
 import { buildRun } from '../domain/records.js';
-import type { Host, ProcessorFactory } from '../pipeline/component.js';
+import { defineProcessor } from '../pipeline/helpers/processor.js';
 import { Yielder } from '../pipeline/yield.js';
 
 const KEEP_ALL = (): boolean => false;
 
-export const normalizeProcessorFactory: ProcessorFactory<Record<string, never>> = {
-  kind: 'processor',
+export const normalizeProcessorFactory = defineProcessor({
   type: 'normalize',
   description: 'trims names, unifies path separators, caps message sizes, drops ignored files, recounts the run',
-  signals: ['executions'],
   configSchema: z.object({}).strict(),
-  createExecutions: () => {
-    let host: Host | undefined;
+  start: (host) => {
     // Compiled `ignore` lists by their patterns: projects usually share the service.yml list, and
     // a project's list changes only when its settings do.
     const matchers = new Map<string, (filePath: string) => boolean>();
@@ -31,12 +28,7 @@ export const normalizeProcessorFactory: ProcessorFactory<Record<string, never>> 
       return m;
     };
     return {
-      async start(h: Host) {
-        host = h;
-      },
-      async shutdown() {},
       async processBatch(batch) {
-        if (!host) throw new Error('normalize processor used before start');
         const y = new Yielder();
         for (const item of batch.items) {
           const b = item.job.batch;
@@ -51,4 +43,4 @@ export const normalizeProcessorFactory: ProcessorFactory<Record<string, never>> 
       },
     };
   },
-};
+});

@@ -4,27 +4,17 @@
 import { z } from 'zod';
 import { stableUuid } from '../domain/ids.js';
 import { stepQuarantine } from '../domain/quarantine.js';
-import { addWrites, type Host, type ProcessorFactory } from '../pipeline/component.js';
-import { chTime } from '../store/time.js';
+import { defineProcessor } from '../pipeline/helpers/processor.js';
 import { TestRepo } from '../store/tests.js';
 
-export const quarantineProcessorFactory: ProcessorFactory<Record<string, never>> = {
-  kind: 'processor',
+export const quarantineProcessorFactory = defineProcessor({
   type: 'quarantine',
   description: 'auto-quarantines flaky candidates and releases them after clean runs (quarantine.changed)',
-  signals: ['executions'],
   configSchema: z.object({}).strict(),
-  createExecutions: () => {
-    let repo: TestRepo | undefined;
-    let host: Host | undefined;
+  start: (host) => {
+    const repo = new TestRepo(host.store);
     return {
-      async start(h: Host) {
-        repo = new TestRepo(h.store);
-        host = h;
-      },
-      async shutdown() {},
       async processBatch(batch) {
-        if (!repo || !host) throw new Error('quarantine processor used before start');
         const byProject = new Map<string, string[]>();
         for (const u of batch.testStates.values()) {
           // Redeliveries, and states only being flushed from memory (not run in this lease), stay as they are.
@@ -33,14 +23,12 @@ export const quarantineProcessorFactory: ProcessorFactory<Record<string, never>>
           list.push(u.record.testId);
           byProject.set(u.record.projectId, list);
         }
-        const rows: Record<string, unknown>[] = [];
         for (const [projectId, ids] of byProject) {
           // Each project's own quarantine.enabled / cooldownRuns.
           const { quarantine } = (await host.projectConfig(projectId)).config;
           const policy = { enabled: quarantine.enabled, cooldownRuns: quarantine.cooldownRuns };
           // One read of the project's (few) overrides beats an IN list of every touched test.
           const overrides = await repo.overrides(projectId, null);
-          const firstItem = batch.items.find((i) => i.job.projectId === projectId);
           for (const testId of ids) {
             const u = batch.testStates.get(`${projectId}:${testId}`)!;
             const step = stepQuarantine(u.previous?.auto ?? null, overrides.get(testId) ?? null, policy, u.outcome, u.record.candidate, u.record.score, batch.now, u.record.lastFlakedAt);
@@ -48,8 +36,8 @@ export const quarantineProcessorFactory: ProcessorFactory<Record<string, never>>
             u.record.auto = step.next;
             if (step.next.autoQuarantined !== before.autoQuarantined || step.next.cleanRuns !== before.cleanRuns || step.next.releasedAt !== before.releasedAt) u.persist = true;
             if (!step.changed) continue;
-            rows.push({ project_id: projectId, test_id: testId, kind: step.changed === 'quarantined' ? 'quarantined' : 'released', at: chTime(batch.now), score: u.record.score });
-            firstItem?.events.push({
+            batch.healthEvents.push({ projectId, testId, kind: step.changed === 'quarantined' ? 'quarantined' : 'released', at: batch.now, score: u.record.score });
+            batch.emit(projectId, {
               id: stableUuid('quarantine.changed', projectId, testId, batch.leaseId),
               type: 'quarantine.changed',
               projectId,
@@ -58,8 +46,7 @@ export const quarantineProcessorFactory: ProcessorFactory<Record<string, never>>
             });
           }
         }
-        addWrites(batch, 'test_health_events', rows);
       },
     };
   },
-};
+});

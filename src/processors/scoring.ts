@@ -5,10 +5,10 @@ import { z } from 'zod';
 import type { DomainEvent } from '../domain/events.js';
 import { stableUuid } from '../domain/ids.js';
 import { applyObservation, emptyScoreState, scoreOf, type Observation } from '../domain/score.js';
-import { addWrites, type Host, type ProcessorFactory, type TestUpdate, type WorkBatch } from '../pipeline/component.js';
+import { defineProcessor } from '../pipeline/helpers/processor.js';
+import type { TestUpdate, WorkBatch } from '../pipeline/work-batch.js';
 import { Yielder } from '../pipeline/yield.js';
 import type { ServiceConfig } from '../config/service-yml.js';
-import { chTime } from '../store/time.js';
 import { TestRepo, type TestStateRecord } from '../store/tests.js';
 import type { TestStatus } from '../domain/batch.js';
 
@@ -83,15 +83,12 @@ export function scoringPolicy(service: ServiceConfig): { threshold: number; minS
   return { threshold: service.flaky.threshold, minSamples: service.flaky.minSamples };
 }
 
-export const scoringProcessorFactory: ProcessorFactory<Record<string, never>> = {
-  kind: 'processor',
+export const scoringProcessorFactory = defineProcessor({
   type: 'scoring',
   description: 'updates each touched test’s flakiness score and reason codes (score.updated, flaky.detected)',
-  signals: ['executions'],
   configSchema: z.object({}).strict(),
-  createExecutions: () => {
-    let repo: TestRepo | undefined;
-    let host: Host | undefined;
+  start: (host) => {
+    const repo = new TestRepo(host.store);
     // The worker is the only writer of test_state: a committed state can be kept in memory and
     // saves the read (and the JSON decode of the model) next time the test runs. It also lets
     // clean passes that change nothing visible be written behind (see WRITE_BEHIND_*): most tests
@@ -99,11 +96,6 @@ export const scoringProcessorFactory: ProcessorFactory<Record<string, never>> = 
     const cache = new StateCache(200_000);
     let lastFlush = Date.now();
     return {
-      async start(h: Host) {
-        repo = new TestRepo(h.store);
-        host = h;
-      },
-      async shutdown() {},
       committed(batch) {
         for (const u of batch.testStates.values()) {
           const key = `${u.record.projectId}:${u.record.testId}`;
@@ -112,7 +104,6 @@ export const scoringProcessorFactory: ProcessorFactory<Record<string, never>> = 
         }
       },
       async processBatch(batch) {
-        if (!repo || !host) throw new Error('scoring processor used before start');
         const touched = collectObservations(batch);
         // Per project, each touched test with its `${projectId}:${testId}` key (built once: the
         // cache and the lease's states are keyed by it, for every test of every lease).
@@ -123,8 +114,6 @@ export const scoringProcessorFactory: ProcessorFactory<Record<string, never>> = 
           else byProject.set(entry[1].projectId, [entry]);
         }
         const y = new Yielder(500);
-        const eventsByProject = new Map<string, DomainEvent[]>();
-        const healthRows: Record<string, unknown>[] = [];
         for (const [projectId, tests] of byProject) {
           // Each project's own flaky.threshold / minSamples (its settings may differ from service.yml).
           const params = scoringPolicy((await host.projectConfig(projectId)).config);
@@ -132,7 +121,6 @@ export const scoringProcessorFactory: ProcessorFactory<Record<string, never>> = 
           const missing: string[] = [];
           for (const [key, t] of tests) if (!cache.peek(key)) missing.push(t.testId);
           if (missing.length > 0) for (const [id, st] of await repo.states(projectId, missing)) stored.set(id, st);
-          const events: DomainEvent[] = [];
           for (const [key, t] of tests) {
             const testId = t.testId;
             const hit = cache.peek(key);
@@ -140,13 +128,12 @@ export const scoringProcessorFactory: ProcessorFactory<Record<string, never>> = 
             const update = scoreTest(t, prev, batch, params, hit?.dirty ?? 0);
             batch.testStates.set(key, update);
             if (!update.alreadyApplied) {
-              events.push(...scoreEvents(update, batch.now));
+              for (const event of scoreEvents(update, batch.now)) batch.emit(projectId, event);
               const h = healthTransition(update);
-              if (h) healthRows.push({ project_id: projectId, test_id: testId, kind: h, at: chTime(batch.now), score: update.record.score });
+              if (h) batch.healthEvents.push({ projectId, testId, kind: h, at: batch.now, score: update.record.score });
             }
             await y.tick();
           }
-          eventsByProject.set(projectId, events);
         }
         // Write-behind flush: states kept in memory for a while go out with this lease.
         if (Date.now() - lastFlush >= WRITE_BEHIND_MS) {
@@ -155,19 +142,10 @@ export const scoringProcessorFactory: ProcessorFactory<Record<string, never>> = 
             if (!batch.testStates.has(key)) batch.testStates.set(key, { record, previous: record, outcome: { runs: [] }, alreadyApplied: false, persist: true });
           }
         }
-        addWrites(batch, 'test_health_events', healthRows);
-        // Events ride on the first item of their project, so they leave with the lease's plan.
-        for (const item of batch.items) {
-          const ev = eventsByProject.get(item.job.projectId);
-          if (ev && ev.length > 0) {
-            item.events.push(...ev);
-            eventsByProject.delete(item.job.projectId);
-          }
-        }
       },
     };
   },
-};
+});
 
 /** Clean runs a state may stay unwritten, and how long, before it is written anyway. */
 const WRITE_BEHIND_RUNS = 20;

@@ -8,7 +8,7 @@ import { clickhouseExporterFactory } from '../../src/exporters/clickhouse.js';
 import { identityProcessorFactory } from '../../src/processors/identity.js';
 import { normalizeProcessorFactory } from '../../src/processors/normalize.js';
 import { buildRun } from '../../src/domain/records.js';
-import type { WorkBatch } from '../../src/pipeline/component.js';
+import { WorkBatch } from '../../src/pipeline/work-batch.js';
 import { nativeBatch, startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
 
 const logger = createLogger('silent');
@@ -38,19 +38,15 @@ describe('exactly-once under redelivery', () => {
     const identity = identityProcessorFactory.createExecutions!({}, settings('identity'));
     const exporter = clickhouseExporterFactory.createExecutions!({}, settings('clickhouse'));
     for (const c of [normalize, identity, exporter]) await c.start(host);
-    const batch: WorkBatch = {
+    const batch = new WorkBatch({
       leaseId: lease!.id,
       now: Date.now(),
-      testStates: new Map(),
-      writes: new Map(),
       items: lease!.jobs.map((job) => ({
         job,
         run: buildRun({ projectId: job.projectId, receiptId: job.receiptId, source: job.source, batch: job.batch, receivedAt: job.receivedAt }),
         executions: [],
-        newIdentities: [],
-        events: [],
       })),
-    };
+    });
     await normalize.processBatch(batch);
     await identity.processBatch(batch);
     await queue.savePlan(lease!.id, { events: [] });

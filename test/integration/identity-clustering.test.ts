@@ -11,9 +11,9 @@ import type { DomainEvent } from '../../src/domain/events.js';
 import { fingerprint } from '../../src/domain/identity.js';
 import { buildRun } from '../../src/domain/records.js';
 import { titleTokens, tokenJaccard } from '../../src/domain/stitch.js';
-import { clickhouseExporterFactory } from '../../src/exporters/clickhouse.js';
+import { clickhouseExporterFactory, processorRows } from '../../src/exporters/clickhouse.js';
 import { createLogger } from '../../src/logger.js';
-import type { WorkBatch } from '../../src/pipeline/component.js';
+import { WorkBatch } from '../../src/pipeline/work-batch.js';
 import { clusteringProcessorFactory } from '../../src/processors/clustering.js';
 import { identityProcessorFactory } from '../../src/processors/identity.js';
 import { normalizeProcessorFactory } from '../../src/processors/normalize.js';
@@ -486,30 +486,29 @@ describe('clustering when a lease fails after the clustering stage', () => {
     const exporter = clickhouseExporterFactory.createExecutions!({}, { id: 'clickhouse', logger });
     for (const c of [normalize, identity, clustering, exporter]) await c.start(host);
     const attempt = async (): Promise<WorkBatch> => {
-      const batch: WorkBatch = {
+      const batch = new WorkBatch({
         leaseId: lease.id,
         now: T0,
-        testStates: new Map(),
-        writes: new Map(),
         items: lease.jobs.map((job) => ({
           job,
           run: buildRun({ projectId: job.projectId, receiptId: job.receiptId, source: job.source, batch: job.batch, receivedAt: job.receivedAt }),
           executions: [],
-          newIdentities: [],
-          events: [],
         })),
-      };
+      });
       for (const p of [normalize, identity, clustering]) await p.processBatch(batch);
       return batch;
     };
 
     // First attempt: clustered, then the lease fails before anything is written.
     const first = await attempt();
-    expect(first.writes.get('error_signatures')).toHaveLength(2);
+    // What the exporter would write for each attempt (the processors' outputs as table rows).
+    const firstWrites = processorRows(first);
+    expect(firstWrites.get('error_signatures')).toHaveLength(2);
     // The retry must produce the same signature rows again, and they must reach the table.
     const retry = await attempt();
-    expect(retry.writes.get('error_signatures')?.map((r) => r.signature_id)).toEqual(first.writes.get('error_signatures')!.map((r) => r.signature_id));
-    expect(retry.writes.get('signature_bands')?.length).toBe(first.writes.get('signature_bands')!.length);
+    const retryWrites = processorRows(retry);
+    expect(retryWrites.get('error_signatures')?.map((r) => r.signature_id)).toEqual(firstWrites.get('error_signatures')!.map((r) => r.signature_id));
+    expect(retryWrites.get('signature_bands')?.length).toBe(firstWrites.get('signature_bands')!.length);
     await exporter.exportBatch(retry);
 
     const executions = await td.daemon.store.query<{ title: string; signature_id: string; cluster_id: string }>(
