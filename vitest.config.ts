@@ -3,6 +3,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // The browser suite has its own config and command (npm run test:browser: Chromium, web/dist).
+    exclude: ['test/browser/**'],
     // chDB binds one data directory per process: forks, not threads (test/helpers/daemon.ts keys
     // the path by pid, and each daemon gets a database of its own on it).
     pool: 'forks',
