@@ -79,15 +79,13 @@ export function buildApp(opts: AppOptions): App {
     payload.on('error', (e) => raw.destroy(e)).pipe(raw);
     if (encoding === 'identity' || encoding === '') return raw;
     if (encoding !== 'gzip') {
-      throw new ApiError(415, 'unsupported_content_type', `unsupported content-encoding "${encoding}"; use gzip or none`, {
-        body: { contentEncoding: encoding },
-      });
+      throw errors.unsupportedContentEncoding(encoding);
     }
     const gunzip = createGunzip();
     const inflated = capBytes(LIMITS.inflatedBytes, `inflated request body exceeds ${LIMITS.inflatedBytes} bytes`);
     raw.on('error', (e) => inflated.destroy(e)).pipe(gunzip);
     gunzip
-      .on('error', (e: Error) => inflated.destroy(e instanceof ApiError ? e : new ApiError(400, 'invalid_payload', `invalid gzip body: ${e.message}`)))
+      .on('error', (e: Error) => inflated.destroy(e instanceof ApiError ? e : errors.invalidBody(`invalid gzip body: ${e.message}`)))
       .pipe(inflated);
     // fastify compares Content-Length with the bytes on the wire, not the inflated ones.
     Object.defineProperty(inflated, 'receivedEncodedLength', { get: () => raw.seen, enumerable: true });
@@ -117,7 +115,8 @@ export function buildApp(opts: AppOptions): App {
   }
 
   fastify.setNotFoundHandler((request, reply) => {
-    void reply.code(404).send({ error: 'not_found', message: `no route for ${request.method} ${request.url.split('?')[0]}` });
+    const notFound = errors.routeNotFound(request.method, request.url.split('?')[0] ?? '');
+    void reply.code(notFound.statusCode).send(notFound.toBody());
   });
 
   return { fastify, routes: new RouteTable(fastify, opts.deps), registered };
@@ -169,7 +168,7 @@ function toApiError(error: FastifyError | ApiError): ApiError {
       return errors.payloadTooLarge('request body is too large');
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
-      return new ApiError(415, 'unsupported_content_type', error.message);
+      return errors.unsupportedMediaType(error.message);
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return errors.invalidPayload([{ path: '', message: 'the body is empty' }], 'the request body is empty');
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
@@ -180,12 +179,12 @@ function toApiError(error: FastifyError | ApiError): ApiError {
   if (error instanceof SyntaxError || (error.statusCode === 400 && /JSON/i.test(error.message))) {
     return errors.invalidPayload([{ path: '', message: error.message }], 'the body is not valid JSON');
   }
-  if (error.statusCode === 415) return new ApiError(415, 'unsupported_content_type', error.message);
+  if (error.statusCode === 415) return errors.unsupportedMediaType(error.message);
   if (error.statusCode === 413) return errors.payloadTooLarge(error.message);
   if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
-    return new ApiError(error.statusCode, 'bad_request', error.message);
+    return errors.clientError(error.statusCode, error.message);
   }
-  return new ApiError(500, 'internal_error', 'internal error');
+  return errors.internal();
 }
 
 /** Passes bytes through, failing with 413 once more than `max` have gone by. */

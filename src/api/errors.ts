@@ -88,4 +88,32 @@ export const errors = {
   uriTooLong: (message: string) => new ApiError(414, 'uri_too_long', message),
   headersTooLarge: (maxBytes: number) =>
     new ApiError(431, 'headers_too_large', `the request line and headers exceed ${maxBytes} bytes; send large values in the body`),
+  /** 400 with the status fastify gave (a 4xx it raised that no entry above names). */
+  clientError: (statusCode: number, message: string) => new ApiError(statusCode, 'bad_request', message),
+  /** 500: our own failure; the cause goes to the log, never to the client. */
+  internal: () => new ApiError(500, 'internal_error', 'internal error'),
+  routeNotFound: (method: string, path: string) => new ApiError(404, 'not_found', `no route for ${method} ${path}`),
+  /** 415 from fastify's content-type parsing, in its words. */
+  unsupportedMediaType: (message: string) => new ApiError(415, 'unsupported_content_type', message),
+  unsupportedContentEncoding: (encoding: string) =>
+    new ApiError(415, 'unsupported_content_type', `unsupported content-encoding "${encoding}"; use gzip or none`, { body: { contentEncoding: encoding } }),
+  /** 400 invalid_payload for a body that is unusable as a whole (no field to name in `issues`). */
+  invalidBody: (message: string) => new ApiError(400, 'invalid_payload', message),
+  unsupportedContractVersion: (message: string) =>
+    new ApiError(400, 'unsupported_contract_version', message, { issues: [{ path: 'contractVersion', message: 'unsupported major version' }] }),
+  /** 400: a JUnit report that is not XML we can read, or holds no test case. */
+  unreadableJUnit: (code: 'invalid_junit_xml' | 'empty_report' | 'too_many_testcases', message: string) => new ApiError(400, code, message),
+  conflict: (message: string) => new ApiError(409, 'conflict', message),
+  /** 501: no object storage on this server (SERVICE_S3_BUCKET unset). */
+  artifactsDisabled: () => new ApiError(501, 'artifacts_disabled', 'artifact storage is not configured on this server (SERVICE_S3_BUCKET is unset)'),
+  /** 415: artifact `index` of a presign request has a type outside the allow-list. */
+  artifactTypeNotAllowed: (contentType: string, index: number, allowed: readonly string[]) =>
+    new ApiError(415, 'unsupported_content_type', `artifact content type "${contentType}" is not allowed; allowed: ${allowed.join(', ')}`, {
+      issues: [{ path: `artifacts.${index}.contentType`, message: 'content type not allowed' }],
+      body: { contentType },
+    }),
+  /** 429: one export per project at a time. */
+  exportRunning: () => new ApiError(429, 'rate_limited', 'an export of this project is already running', { headers: { 'retry-after': '10' } }),
+  invalidCommitSha: () => new ApiError(400, 'invalid_commit_sha', 'commitSha must be 7 to 40 hexadecimal characters'),
+  invalidBaseBranch: () => new ApiError(400, 'invalid_base_branch', 'baseBranch must be 1 to 255 characters of letters, digits, _ . / -'),
 };

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { UUID_RE } from '../../domain/ids.js';
 import { SCOPES, SLUG_RE, type ProjectRepo } from '../../store/projects.js';
 import type { Authenticator } from '../auth.js';
-import { ApiError, errors } from '../errors.js';
+import { errors } from '../errors.js';
 import { defineRoute, type AnyRouteDef } from '../route.js';
 
 const scopesSchema = z.array(z.enum(SCOPES)).max(SCOPES.length).default([]);
@@ -20,7 +20,7 @@ export function adminRoutes(projects: ProjectRepo, auth: Authenticator): AnyRout
       response: z.object({ id: z.string(), slug: z.string() }),
       successStatus: 201,
       async handler({ body }) {
-        if (await projects.bySlug(body.slug)) throw new ApiError(409, 'conflict', `project "${body.slug}" already exists`);
+        if (await projects.bySlug(body.slug)) throw errors.conflict(`project "${body.slug}" already exists`);
         const p = await projects.create(body.slug, body.name);
         return { id: p.id, slug: p.slug };
       },

@@ -6,7 +6,7 @@ import { MAX_ARTIFACT_BYTES, MAX_PRESIGN_ITEMS, artifactKey } from '../../artifa
 import { ALLOWED_CONTENT_TYPES, allowedContentType } from '../../domain/content-types.js';
 import type { ArtifactSigner } from '../../artifacts/s3.js';
 import { idempotencyKeySchema } from '../../receivers/native/schema.js';
-import { ApiError, errors, zodIssues } from '../errors.js';
+import { errors, zodIssues } from '../errors.js';
 import { defineRoute, type AnyRouteDef } from '../route.js';
 
 export const presignRequestSchema = z.object({
@@ -57,7 +57,7 @@ export function artifactRoutes(d: ArtifactRouteDeps): AnyRouteDef[] {
       async handler({ body, principal }) {
         const projectId = principal!.projectId;
         const signer = d.signer;
-        if (!signer) throw new ApiError(501, 'artifacts_disabled', 'artifact storage is not configured on this server (SERVICE_S3_BUCKET is unset)');
+        if (!signer) throw errors.artifactsDisabled();
         if (d.projectArtifactsEnabled && !(await d.projectArtifactsEnabled(projectId))) {
           throw errors.notFound('artifact storage is turned off for this project');
         }
@@ -68,12 +68,7 @@ export function artifactRoutes(d: ArtifactRouteDeps): AnyRouteDef[] {
         const keys = new Set<string>();
         const planned = req.artifacts.map((a, i) => {
           const contentType = allowedContentType(a.contentType);
-          if (!contentType) {
-            throw new ApiError(415, 'unsupported_content_type', `artifact content type "${a.contentType}" is not allowed; allowed: ${ALLOWED_CONTENT_TYPES.join(', ')}`, {
-              issues: [{ path: `artifacts.${i}.contentType`, message: 'content type not allowed' }],
-              body: { contentType: a.contentType },
-            });
-          }
+          if (!contentType) throw errors.artifactTypeNotAllowed(a.contentType, i, ALLOWED_CONTENT_TYPES);
           const key = artifactKey(projectId, req.idempotencyKey, a.executionIndex, a.name);
           // Two files under one key would overwrite each other.
           if (keys.has(key)) throw errors.invalidPayload([{ path: `artifacts.${i}.name`, message: 'duplicate name for this executionIndex' }]);

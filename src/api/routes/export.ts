@@ -8,7 +8,7 @@ import { projectPrefix } from '../../artifacts/keys.js';
 import type { ArtifactInventory } from '../../project-export/artifacts.js';
 import { exportLines, planExport, type ExportPlan } from '../../project-export/project-export.js';
 import type { Store } from '../../store/client.js';
-import { ApiError, errors } from '../errors.js';
+import { errors } from '../errors.js';
 import { defineRoute, type AnyRouteDef } from '../route.js';
 
 /** Level 1: gzip is the export's bottleneck, and level 6 makes the file only ~8% smaller at half the speed. */
@@ -62,9 +62,7 @@ export function exportRoutes(deps: ExportRouteDeps): AnyRouteDef[] {
       produces: ['application/gzip'],
       async handler({ principal, reply }) {
         const projectId = principal!.projectId;
-        if (!running.claim(projectId)) {
-          throw new ApiError(429, 'rate_limited', 'an export of this project is already running', { headers: { 'retry-after': '10' } });
-        }
+        if (!running.claim(projectId)) throw errors.exportRunning();
         let plan: ExportPlan | null;
         try {
           plan = await planExport(deps.store, projectId);

@@ -12,7 +12,7 @@ import { effectiveQuarantine } from '../../domain/quarantine.js';
 import { toNumber, type Store } from '../../store/client.js';
 import type { CodeownersRepo } from '../../store/codeowners.js';
 import type { TestRepo } from '../../store/tests.js';
-import { ApiError, errors } from '../errors.js';
+import { errors } from '../errors.js';
 import { defineRoute, type AnyRouteDef } from '../route.js';
 import { cell } from '../../domain/markdown.js';
 
@@ -142,7 +142,7 @@ interface FailingRow {
 
 function commitShaOf(raw: string | undefined): string {
   const sha = raw?.trim() ?? '';
-  if (!COMMIT_SHA_RE.test(sha)) throw new ApiError(400, 'invalid_commit_sha', 'commitSha must be 7 to 40 hexadecimal characters');
+  if (!COMMIT_SHA_RE.test(sha)) throw errors.invalidCommitSha();
   return sha.toLowerCase();
 }
 
@@ -350,9 +350,7 @@ export function prRoutes(d: PrRouteDeps): AnyRouteDef[] {
       response: gateResponseSchema,
       async handler({ query, principal }) {
         const sha = commitShaOf(query.commitSha);
-        if (query.baseBranch !== undefined && !BASE_BRANCH_RE.test(query.baseBranch)) {
-          throw new ApiError(400, 'invalid_base_branch', 'baseBranch must be 1 to 255 characters of letters, digits, _ . / -');
-        }
+        if (query.baseBranch !== undefined && !BASE_BRANCH_RE.test(query.baseBranch)) throw errors.invalidBaseBranch();
         const projectId = principal!.projectId;
         const view = await loadCommit(d, projectId, sha);
         if (!view) return { found: false as const };

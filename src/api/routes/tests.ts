@@ -13,7 +13,7 @@ import type { BoardEntry, TestRepo } from '../../store/tests.js';
 import type { IdentityRepo } from '../../store/identities.js';
 import { artifactViewSchema, withArtifactLinks } from '../../artifacts/links.js';
 import type { ArtifactSigner } from '../../artifacts/s3.js';
-import { ApiError, errors } from '../errors.js';
+import { errors } from '../errors.js';
 import { defineRoute, type AnyRouteDef } from '../route.js';
 
 const bool = z.union([z.boolean(), z.enum(['true', 'false', '1', '0'])]).transform((v) => v === true || v === 'true' || v === '1');
@@ -246,7 +246,7 @@ export function testRoutes(d: TestRouteDeps): AnyRouteDef[] {
       response: z.object({ ok: z.literal(true) }),
       async handler({ query, body, principal }) {
         const content = body.content.trim();
-        if (content.length > 200_000) throw new ApiError(400, 'invalid_payload', 'content exceeds 200,000 characters');
+        if (content.length > 200_000) throw errors.invalidBody('content exceeds 200,000 characters');
         // An empty upload is far more often a failed read on the client (a missing file piped
         // through jq) than a wish to drop every owner, so clearing has to be asked for by name.
         if (content.length === 0 && !query.allowEmpty) {

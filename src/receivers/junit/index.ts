@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { CURRENT_CONTRACT_VERSION, LIMITS, type IngestBatch } from '../../domain/batch.js';
 import { reportPartKey, splitExecutions } from '../../domain/report-parts.js';
 import type { ReceiverFactory } from '../../pipeline/component.js';
-import { ApiError, errors, zodIssues } from '../../api/errors.js';
+import { errors, zodIssues } from '../../api/errors.js';
 import { idempotencyKeySchema, resourceSchema } from '../native/schema.js';
 import { ingestReceiptSchema, ingestRoute } from '../shared.js';
 import { parseJUnit } from './parse.js';
@@ -37,7 +37,7 @@ export const junitReceiverFactory: ReceiverFactory<Record<string, never>> = {
             `${result.message}; a report may have at most ${LIMITS.maxJUnitExecutions}: split it, e.g. one report per CI shard (\`flakehouse report\` with SERVICE_SHARD_INDEX/SERVICE_SHARD_TOTAL, or one request per XML file)`,
           );
         }
-        if (!result.ok) throw new ApiError(400, result.error, result.message);
+        if (!result.ok) throw errors.unreadableJUnit(result.error, result.message);
         const run = { status: result.runStatus, startedAt: result.startedAt, finishedAt: result.finishedAt };
         // A large report becomes parts of a bounded size, one job each, that make one run: the
         // worker's memory is bounded by the part (src/domain/report-parts.ts).

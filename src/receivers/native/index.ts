@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { ReceiverFactory } from '../../pipeline/component.js';
 import { ingestReceiptSchema, ingestRoute } from '../shared.js';
 import { isSupportedContractVersion, nativeBatchSchema, unsupportedContractMessage } from './schema.js';
-import { ApiError, errors, zodIssues } from '../../api/errors.js';
+import { errors, zodIssues } from '../../api/errors.js';
 
 export const nativeReceiverFactory: ReceiverFactory<Record<string, never>> = {
   kind: 'receiver',
@@ -22,9 +22,7 @@ export const nativeReceiverFactory: ReceiverFactory<Record<string, never>> = {
         const parsed = nativeBatchSchema.safeParse(body);
         if (!parsed.success) throw errors.invalidPayload(zodIssues(parsed.error));
         if (!isSupportedContractVersion(parsed.data.contractVersion)) {
-          throw new ApiError(400, 'unsupported_contract_version', unsupportedContractMessage(parsed.data.contractVersion), {
-            issues: [{ path: 'contractVersion', message: 'unsupported major version' }],
-          });
+          throw errors.unsupportedContractVersion(unsupportedContractMessage(parsed.data.contractVersion));
         }
         return [parsed.data];
       },
