@@ -5,14 +5,14 @@
 import { appendFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import { badgesResponseSchema } from '../api/routes/badge.js';
-import { STRICTNESS, gateResponseSchema, summaryResponseSchema, type Strictness } from '../api/routes/pr.js';
 import { BADGE_VARIANTS, type BadgeVariant } from '../domain/badge.js';
+import { STRICTNESS, type Strictness } from '../domain/gate.js';
+import { commentMarkdown, gateText, isStickyComment } from '../domain/pr-markdown.js';
+import { BASE_BRANCH_RE, COMMIT_SHA_RE, badgesResponseSchema, gateResponseSchema, summaryResponseSchema, type GateBody, type SummaryBody } from '../domain/pr-schemas.js';
 import type { CiDetection } from '../reporter/ci-detect.js';
 import { commitFromLastReport, readLastReport, type LastReport } from '../reporter/last-report.js';
 import { detectRunCi } from '../reporter/send.js';
 import { loadReporterSettings, type ReporterSettings } from '../reporter/settings.js';
-import { commentMarkdown, gateText, isStickyComment, type GateBody, type SummaryBody } from './pr-markdown.js';
 
 export const PR_COMMANDS = ['summary', 'comment', 'gate', 'badge'] as const;
 export type PrCommand = (typeof PR_COMMANDS)[number];
@@ -116,7 +116,7 @@ function causeOf(err: unknown): string {
 
 function commitOf(ctx: Context, flag: string | undefined): string {
   const sha = flag ?? ctx.ci.commitSha ?? ctx.settings.commitSha ?? commitOfLastReport(ctx);
-  if (!/^[0-9a-f]{7,40}$/i.test(sha)) throw new PrUsageError(`--commit: expected 7 to 40 hex characters, got "${sha}"`);
+  if (!COMMIT_SHA_RE.test(sha)) throw new PrUsageError(`--commit: expected 7 to 40 hex characters, got "${sha}"`);
   return sha.toLowerCase();
 }
 
@@ -137,7 +137,7 @@ function commitOfLastReport(ctx: Context): string {
 
 function baseOf(ctx: Context, flag: string | undefined): string | undefined {
   const b = flag ?? ctx.ci.baseBranch ?? ctx.lastReport?.baseBranch;
-  if (b !== undefined && !/^[\w./-]{1,255}$/.test(b)) throw new PrUsageError(`--base: "${b}" is not a branch name (letters, digits, _ . / -)`);
+  if (b !== undefined && !BASE_BRANCH_RE.test(b)) throw new PrUsageError(`--base: "${b}" is not a branch name (letters, digits, _ . / -)`);
   return b;
 }
 

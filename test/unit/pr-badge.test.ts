@@ -4,7 +4,8 @@ import sax from 'sax';
 import { describe, expect, it } from 'vitest';
 import { matchesEtag } from '../../src/api/routes/badge.js';
 import { nextLink } from '../../src/cli/pr.js';
-import { commentMarkdown, type SummaryBody } from '../../src/cli/pr-markdown.js';
+import { commentMarkdown } from '../../src/domain/pr-markdown.js';
+import type { SummaryBody } from '../../src/domain/pr-schemas.js';
 import { badgeFor, badgeSvg, parseBadgeFile, type BadgeFacts } from '../../src/domain/badge.js';
 
 const none: BadgeFacts = { passRate: null, flaky: 0, quarantined: 0, worst: null };

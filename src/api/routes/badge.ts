@@ -8,8 +8,10 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { BADGE_LABELS, BADGE_VARIANTS, HEALTH_WINDOW_DAYS, UNKNOWN_BADGE, badgeFor, badgeSvg, parseBadgeFile, shieldsJson, type Badge, type BadgeFacts, type BadgeFormat } from '../../domain/badge.js';
+import { badgesResponseSchema } from '../../domain/pr-schemas.js';
 import { effectiveQuarantine } from '../../domain/quarantine.js';
-import { toNumber, type Store } from '../../store/client.js';
+import { BadgeFactsRepo } from '../../store/badges.js';
+import type { Store } from '../../store/client.js';
 import { BADGE_TOKEN_RE, type ProjectRepo } from '../../store/projects.js';
 import type { TestRepo } from '../../store/tests.js';
 import { errors } from '../errors.js';
@@ -46,16 +48,10 @@ class TtlCache<V> {
   }
 }
 
-export const badgesResponseSchema = z.object({
-  project: z.string(),
-  badgeToken: z.string(),
-  publicApiUrl: z.string().nullable(),
-  badges: z.array(z.object({ variant: z.enum(BADGE_VARIANTS), label: z.string(), svg: z.string(), json: z.string() })),
-});
-
 export function badgeRoutes(d: BadgeRouteDeps): AnyRouteDef[] {
   const projectOfToken = new TtlCache<string | null>();
   const factsOfProject = new TtlCache<BadgeFacts>();
+  const repo = new BadgeFactsRepo(d.store);
 
   async function resolve(badgeToken: string, now: number): Promise<string | null> {
     if (!BADGE_TOKEN_RE.test(badgeToken)) return null;
@@ -69,7 +65,7 @@ export function badgeRoutes(d: BadgeRouteDeps): AnyRouteDef[] {
   async function facts(projectId: string, now: number): Promise<BadgeFacts> {
     const cached = factsOfProject.get(projectId, now);
     if (cached) return cached;
-    const fresh = await loadFacts(d, projectId, now);
+    const fresh = await loadFacts(d, repo, projectId, now);
     factsOfProject.set(projectId, fresh, now);
     return fresh;
   }
@@ -153,25 +149,10 @@ export function matchesEtag(header: string | string[] | undefined, etag: string)
   return list.includes('*') || list.includes(etag);
 }
 
-async function loadFacts(d: BadgeRouteDeps, projectId: string, now: number): Promise<BadgeFacts> {
-  const { store } = d;
+async function loadFacts(d: BadgeRouteDeps, repo: BadgeFactsRepo, projectId: string, now: number): Promise<BadgeFacts> {
   const startDay = new Date(Math.floor(now / DAY_MS) * DAY_MS - (HEALTH_WINDOW_DAYS - 1) * DAY_MS).toISOString().slice(0, 10);
-  const [flagged, overrides, daily] = await Promise.all([
-    // Candidates and automatically quarantined tests; people's decisions come from the overrides.
-    store.query<{ test_id: string }>(
-      `SELECT test_id FROM ${store.table('test_state')} FINAL
-       WHERE project_id = {projectId:UUID} AND (candidate = 1 OR auto_quarantined = 1)`,
-      { projectId },
-    ),
-    d.tests.overrides(projectId, null),
-    store.query<{ graded: number | string; passed: number | string }>(
-      `SELECT sum(executions) - sum(skipped) AS graded, sum(passed) AS passed
-       FROM ${store.table('daily_test_stats')}
-       WHERE project_id = {projectId:UUID} AND day >= {startDay:Date}`,
-      { projectId, startDay },
-    ),
-  ]);
-  const ids = [...new Set([...flagged.map((r) => r.test_id), ...overrides.keys()])];
+  const [flagged, overrides, totals] = await Promise.all([repo.flaggedTestIds(projectId), d.tests.overrides(projectId, null), repo.passTotals(projectId, startDay)]);
+  const ids = [...new Set([...flagged, ...overrides.keys()])];
   const states = await d.tests.states(projectId, ids);
   let flaky = 0;
   let quarantined = 0;
@@ -186,6 +167,5 @@ async function loadFacts(d: BadgeRouteDeps, projectId: string, now: number): Pro
     flaky++;
     if (!worst || s.score > worst.score) worst = { suite: s.suite, title: s.title, score: s.score };
   }
-  const graded = toNumber(daily[0]?.graded);
-  return { passRate: graded > 0 ? toNumber(daily[0]?.passed) / graded : null, flaky, quarantined, worst };
+  return { passRate: totals.graded > 0 ? totals.passed / totals.graded : null, flaky, quarantined, worst };
 }

@@ -3,15 +3,14 @@
 // flakiness costs. `owner` narrows every figure to the tests whose file the owner holds
 // (CODEOWNERS resolved in memory, then `test_id IN`).
 //
-// Sources: test_health_events (flaked / stabilized / quarantined / released transitions),
-// test_state + quarantine_overrides (the current state), daily_test_stats (the rollup: never
-// pruned, so the window is not limited by execution retention).
+// What it reads, and from which tables, is src/store/project-health.ts.
 import { z } from 'zod';
 import { ownerMatches } from '../../domain/codeowners.js';
 import { effectiveQuarantine } from '../../domain/quarantine.js';
 import type { ServiceConfig } from '../../config/service-yml.js';
-import { toNumber, type Store } from '../../store/client.js';
+import type { Store } from '../../store/client.js';
 import type { CodeownersRepo } from '../../store/codeowners.js';
+import { ProjectHealthRepo } from '../../store/project-health.js';
 import type { TestRepo } from '../../store/tests.js';
 import { defineRoute, type AnyRouteDef } from '../route.js';
 
@@ -47,8 +46,6 @@ export interface ProjectHealthDeps {
   /** The project's own policy (its settings' `cost`); `service` when absent. */
   projectConfig?: (projectId: string) => Promise<{ config: ServiceConfig }>;
 }
-
-type Num = number | string;
 
 export function dayText(ms: number): string {
   return new Date(ms).toISOString().slice(0, 10);
@@ -128,7 +125,7 @@ export function projectHealthRoutes(d: ProjectHealthDeps): AnyRouteDef[] {
 }
 
 export async function projectHealth(d: ProjectHealthDeps, projectId: string, days: number, owner: string | undefined, now: number): Promise<ProjectHealth> {
-  const { store } = d;
+  const repo = new ProjectHealthRepo(d.store);
   const service = d.projectConfig ? (await d.projectConfig(projectId)).config : d.service;
   const today = Math.floor(now / DAY_MS) * DAY_MS;
   const rangeStart = today - (days - 1) * DAY_MS;
@@ -137,79 +134,39 @@ export async function projectHealth(d: ProjectHealthDeps, projectId: string, day
   // Owner filter: the owner's tests by their identity's file path.
   let ownerIds: string[] | null = null;
   if (owner !== undefined) {
-    const [identities, owners] = await Promise.all([
-      store.query<{ id: string; file_path: string }>(
-        `SELECT id, file_path FROM ${store.table('test_identities')} FINAL WHERE project_id = {projectId:UUID}`,
-        { projectId },
-      ),
-      d.codeowners.resolver(projectId),
-    ]);
-    ownerIds = identities.filter((i) => ownerMatches(owners(i.file_path), owner)).map((i) => i.id);
+    const [identities, owners] = await Promise.all([repo.testFiles(projectId), d.codeowners.resolver(projectId)]);
+    ownerIds = identities.filter((i) => ownerMatches(owners(i.filePath), owner)).map((i) => i.id);
   }
   if (ownerIds !== null && ownerIds.length === 0) return emptyHealth(service, days, dayList, rangeStart, today);
-  const only = ownerIds === null ? '' : ' AND test_id IN {ownerIds:Array(UUID)}';
-  const p = { projectId, ownerIds: ownerIds ?? [], startMs: rangeStart, startDay: dayText(rangeStart), today: dayText(today) };
 
-  const [episodes, open, weeklyRows, autoIds, overrideIds, qEvents, daily] = await Promise.all([
-    store.query<{ test_id: string; kind: string; at_ms: Num }>(
-      `SELECT test_id, kind, toUnixTimestamp64Milli(at) AS at_ms
-       FROM ${store.table('test_health_events')} FINAL
-       WHERE project_id = {projectId:UUID} AND kind IN ('flaked', 'stabilized')${only}
-         AND test_id IN (SELECT test_id FROM ${store.table('test_health_events')}
-                         WHERE project_id = {projectId:UUID} AND kind = 'stabilized'
-                           AND at >= fromUnixTimestamp64Milli({startMs:Int64}, 'UTC')${only})
-       ORDER BY test_id, at`,
-      p,
-    ),
-    store.query<{ n: Num }>(`SELECT count() AS n FROM ${store.table('test_state')} FINAL WHERE project_id = {projectId:UUID} AND candidate = 1${only}`, p),
-    store.query<{ week: string; introduced: Num; resolved: Num }>(
-      `SELECT toString(toMonday(at)) AS week, countIf(kind = 'flaked') AS introduced, countIf(kind = 'stabilized') AS resolved
-       FROM ${store.table('test_health_events')} FINAL
-       WHERE project_id = {projectId:UUID} AND kind IN ('flaked', 'stabilized')
-         AND at >= fromUnixTimestamp64Milli({startMs:Int64}, 'UTC')${only}
-       GROUP BY week`,
-      p,
-    ),
-    store.query<{ test_id: string }>(`SELECT test_id FROM ${store.table('test_state')} FINAL WHERE project_id = {projectId:UUID} AND auto_quarantined = 1${only}`, p),
-    store.query<{ test_id: string }>(`SELECT test_id FROM ${store.table('quarantine_overrides')} FINAL WHERE project_id = {projectId:UUID}${only}`, p),
-    store.query<{ kind: string; at_ms: Num }>(
-      `SELECT kind, toUnixTimestamp64Milli(at) AS at_ms
-       FROM ${store.table('test_health_events')} FINAL
-       WHERE project_id = {projectId:UUID} AND kind IN ('quarantined', 'released') AND at >= fromUnixTimestamp64Milli({startMs:Int64}, 'UTC')${only}`,
-      p,
-    ),
-    store.query<{ d: string; executions: Num; passed: Num; skipped: Num; flaky: Num; rerun_ms: Num }>(
-      `SELECT toString(day) AS d, sum(executions) AS executions, sum(passed) AS passed, sum(skipped) AS skipped,
-              sum(flaky) AS flaky, sum(rerun_ms_sum) AS rerun_ms
-       FROM ${store.table('daily_test_stats')}
-       WHERE project_id = {projectId:UUID} AND day >= {startDay:Date} AND day <= {today:Date}${only}
-       GROUP BY d ORDER BY d`,
-      p,
-    ),
+  const [episodes, openCount, byWeek, autoIds, overrideIds, qEvents, daily] = await Promise.all([
+    repo.repairEvents(projectId, rangeStart, ownerIds),
+    repo.openFlakyCount(projectId, ownerIds),
+    repo.weeklyTransitions(projectId, rangeStart, ownerIds),
+    repo.autoQuarantinedIds(projectId, ownerIds),
+    repo.overriddenIds(projectId, ownerIds),
+    repo.quarantineEvents(projectId, rangeStart, ownerIds),
+    repo.dailyTotals(projectId, dayText(rangeStart), dayText(today), ownerIds),
   ]);
 
   // MTTR
-  const repairs = repairTimes(
-    episodes.map((e) => ({ testId: e.test_id, kind: e.kind, at: toNumber(e.at_ms) })),
-    rangeStart,
-  );
+  const repairs = repairTimes(episodes, rangeStart);
   const mean = repairs.length > 0 ? repairs.reduce((a, b) => a + b, 0) / repairs.length : null;
   const med = median(repairs);
 
   // Introduced vs resolved, every ISO week of the window.
-  const byWeek = new Map(weeklyRows.map((r) => [r.week, r]));
   const weekly: ProjectHealth['weekly'] = [];
   for (let w = mondayOf(rangeStart); w <= today; w += 7 * DAY_MS) {
     const r = byWeek.get(dayText(w));
-    weekly.push({ weekStart: dayText(w), introduced: toNumber(r?.introduced), resolved: toNumber(r?.resolved) });
+    weekly.push({ weekStart: dayText(w), introduced: r?.introduced ?? 0, resolved: r?.resolved ?? 0 });
   }
 
   // Quarantine backlog now (automatic state and people's overrides), and walked back per day.
-  const ids = [...new Set([...autoIds.map((r) => r.test_id), ...overrideIds.map((r) => r.test_id)])];
+  const ids = [...new Set([...autoIds, ...overrideIds])];
   const [states, overrides] = await Promise.all([d.tests.states(projectId, ids), d.tests.overrides(projectId, ids)]);
   let currentBacklog = 0;
   // Both the scorer and people's decisions (POST …/quarantine) record quarantined/released events.
-  const changes: { at: number; delta: 1 | -1 }[] = qEvents.map((e) => ({ at: toNumber(e.at_ms), delta: e.kind === 'quarantined' ? 1 : -1 }));
+  const changes: { at: number; delta: 1 | -1 }[] = qEvents.map((e) => ({ at: e.at, delta: e.kind === 'quarantined' ? 1 : -1 }));
   for (const id of ids) {
     if (effectiveQuarantine(states.get(id)?.auto ?? null, overrides.get(id) ?? null).quarantined) currentBacklog++;
   }
@@ -220,17 +177,17 @@ export async function projectHealth(d: ProjectHealthDeps, projectId: string, day
   let rerunMs = 0;
   let flakyOccurrences = 0;
   for (const r of daily) {
-    const graded = toNumber(r.executions) - toNumber(r.skipped);
-    rerunMs += toNumber(r.rerun_ms);
-    flakyOccurrences += toNumber(r.flaky);
-    if (graded > 0) reliabilityTrend.push({ day: r.d, passRate: round(toNumber(r.passed) / graded, 4), total: graded });
+    const graded = r.executions - r.skipped;
+    rerunMs += r.rerunMs;
+    flakyOccurrences += r.flaky;
+    if (graded > 0) reliabilityTrend.push({ day: r.day, passRate: round(r.passed / graded, 4), total: graded });
   }
 
   return {
     rangeDays: days,
     mttr: {
       resolvedCount: repairs.length,
-      openCount: toNumber(open[0]?.n),
+      openCount,
       meanMs: mean === null ? null : Math.round(mean),
       medianMs: med === null ? null : Math.round(med),
     },

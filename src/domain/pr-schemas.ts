@@ -1,0 +1,95 @@
+// Requests and answers of the routes the CI commands call (docs/contract.md §6): GET
+// /v1/runs/summary, /v1/runs/gate and /v1/badges. The routes validate with them and the CLI parses
+// the answers with them, so both sides agree by construction; being in src/domain, importing them
+// pulls in no server code (the CLI runs on CI machines).
+import { z } from 'zod';
+import { BADGE_VARIANTS } from './badge.js';
+import { CLASSIFICATIONS, STRICTNESS, VERDICTS } from './gate.js';
+
+/** A commit sha as the summary and the gate accept it: 7 to 40 hex characters (an abbreviation matches). */
+export const COMMIT_SHA_RE = /^[0-9a-f]{7,40}$/i;
+/** A base branch name the gate accepts. */
+export const BASE_BRANCH_RE = /^[\w./-]{1,255}$/;
+
+export const summaryQuerySchema = z.object({ commitSha: z.string().optional() });
+
+export const gateQuerySchema = z.object({
+  commitSha: z.string().optional(),
+  baseBranch: z.string().optional(),
+  // An unknown value means `new`, as in Flakemetry: its gate action reads any non-2xx as "not
+  // processed yet" and skips the gate, so a 400 here would let a PR through that should block.
+  strictness: z.enum(STRICTNESS).catch('new'),
+});
+
+export const summaryTestSchema = z.object({
+  testIdentityId: z.string(),
+  filePath: z.string(),
+  suite: z.string(),
+  title: z.string(),
+  status: z.enum(['fail', 'flaky']),
+  errorMessage: z.string().nullable(),
+  score: z.number(),
+  quarantined: z.boolean(),
+  /** The top reason's message, as Flakemetry sends it (its PR comment shows it). */
+  topReason: z.string().nullable(),
+  /** The top reason's code (e.g. PASS_ON_RERUN). */
+  topReasonCode: z.string().nullable(),
+});
+
+export const summaryResponseSchema = z.object({
+  found: z.literal(true),
+  summary: z.object({
+    commitSha: z.string(),
+    branch: z.string(),
+    prNumber: z.number().nullable(),
+    runStatus: z.string(),
+    /** False while a run of the commit is still arriving (an OTLP trace whose run span is not in yet). */
+    complete: z.boolean(),
+    failed: z.number(),
+    flaky: z.number(),
+    /** Distinct tests that ran (not only skipped) in the commit's runs. */
+    totalTests: z.number(),
+    tests: z.array(summaryTestSchema),
+  }),
+  markdown: z.string(),
+});
+
+export const gateTestSchema = summaryTestSchema.extend({
+  classification: z.enum(CLASSIFICATIONS),
+  baseFailRate: z.number(),
+  baseSampleSize: z.number(),
+});
+
+export const gateResponseSchema = z.union([
+  z.object({ found: z.literal(false) }),
+  z.object({
+    found: z.literal(true),
+    gate: z.object({
+      commitSha: z.string(),
+      branch: z.string(),
+      baseBranch: z.string(),
+      prNumber: z.number().nullable(),
+      runStatus: z.string(),
+      /** False while a run of the commit is still arriving: a verdict on part of a run. */
+      complete: z.boolean(),
+      newFailures: z.number(),
+      knownFlakes: z.number(),
+      strictness: z.enum(STRICTNESS),
+      verdict: z.enum(VERDICTS),
+      tests: z.array(gateTestSchema),
+    }),
+    markdown: z.string(),
+  }),
+]);
+
+export const badgesResponseSchema = z.object({
+  project: z.string(),
+  badgeToken: z.string(),
+  publicApiUrl: z.string().nullable(),
+  badges: z.array(z.object({ variant: z.enum(BADGE_VARIANTS), label: z.string(), svg: z.string(), json: z.string() })),
+});
+
+export type SummaryTestBody = z.infer<typeof summaryTestSchema>;
+export type SummaryBody = z.infer<typeof summaryResponseSchema>['summary'];
+export type GateTestBody = z.infer<typeof gateTestSchema>;
+export type GateBody = Extract<z.infer<typeof gateResponseSchema>, { found: true }>['gate'];

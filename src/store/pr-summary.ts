@@ -1,0 +1,143 @@
+// What GET /v1/runs/summary and /v1/runs/gate read: the runs of one commit, its failing tests
+// merged over those runs, and the base branch's recent history of those tests.
+import type { RunStatus } from '../domain/batch.js';
+import type { BaseHistory } from '../domain/gate.js';
+import type { CommitRun } from '../domain/pr-summary.js';
+import { toNumber, type Store } from './client.js';
+
+/** Runs of one commit considered (shards × reruns); more than this is not a real commit. */
+const MAX_RUNS = 1000;
+
+/** A test that failed or flaked in at least one execution of the runs, counted over all of them. */
+export interface CommitFailingTest {
+  testId: string;
+  /** File, suite and title of its newest execution. */
+  filePath: string;
+  suite: string;
+  title: string;
+  fails: number;
+  passes: number;
+  flakies: number;
+  /** The newest non-empty error of a failed or flaky execution; '' when none. */
+  errorMessage: string;
+}
+
+interface RunRow {
+  id: string;
+  commit_sha: string;
+  branch: string;
+  base_branch: string;
+  pr_number: number | string | null;
+  status: RunStatus;
+  shard_index: number | string;
+  started_ms: number | string;
+  source: string;
+  has_run_span: number | string;
+  idempotency_key: string;
+}
+
+interface FailingRow {
+  test_id: string;
+  file_path: string;
+  suite: string;
+  title: string;
+  fails: number | string;
+  passes: number | string;
+  flakies: number | string;
+  error_message: string;
+}
+
+export class PrSummaryRepo {
+  constructor(private readonly store: Store) {}
+
+  /**
+   * Runs whose sha matches `sha` either way (a stored sha it is a prefix of, or a stored short sha
+   * it starts with; never one under 7 characters), newest first.
+   */
+  async commitRuns(projectId: string, sha: string): Promise<CommitRun[]> {
+    const rows = await this.store.query<RunRow>(
+      `SELECT id, commit_sha, branch, base_branch, pr_number, status, shard_index, toUnixTimestamp64Milli(started_at) AS started_ms, source, has_run_span, idempotency_key
+       FROM ${this.store.table('runs')} FINAL
+       WHERE project_id = {projectId:UUID} AND length(commit_sha) >= 7
+         AND (startsWith(commit_sha, {sha:String}) OR startsWith({sha:String}, commit_sha))
+       ORDER BY started_at DESC, id DESC
+       LIMIT {limit:UInt32}`,
+      { projectId, sha, limit: MAX_RUNS },
+    );
+    return rows.map((r) => ({
+      id: r.id,
+      commitSha: r.commit_sha,
+      branch: r.branch,
+      baseBranch: r.base_branch,
+      prNumber: r.pr_number === null ? null : toNumber(r.pr_number),
+      status: r.status,
+      shardIndex: toNumber(r.shard_index),
+      startedAt: toNumber(r.started_ms),
+      source: r.source,
+      hasRunSpan: toNumber(r.has_run_span) === 1,
+      idempotencyKey: r.idempotency_key,
+    }));
+  }
+
+  /** Tests that failed or flaked in any of the runs, with their counts over all of them. */
+  async failingTests(projectId: string, runIds: readonly string[]): Promise<CommitFailingTest[]> {
+    const rows = await this.store.query<FailingRow>(
+      `SELECT test_id,
+              argMax(file_path, started_at) AS file_path,
+              argMax(suite, started_at) AS suite,
+              argMax(title, started_at) AS title,
+              countIf(status = 'fail') AS fails,
+              countIf(status = 'pass') AS passes,
+              countIf(status = 'flaky') AS flakies,
+              argMaxIf(error_message, started_at, status IN ('fail', 'flaky') AND error_message != '') AS error_message
+       FROM ${this.store.table('executions')}
+       WHERE project_id = {projectId:UUID} AND run_id IN {runIds:Array(UUID)}
+       GROUP BY test_id
+       HAVING fails > 0 OR flakies > 0`,
+      { projectId, runIds },
+    );
+    return rows.map((r) => ({
+      testId: r.test_id,
+      filePath: r.file_path,
+      suite: r.suite,
+      title: r.title,
+      fails: toNumber(r.fails),
+      passes: toNumber(r.passes),
+      flakies: toNumber(r.flakies),
+      errorMessage: r.error_message,
+    }));
+  }
+
+  /** Distinct tests that ran (not only skipped) in the runs. */
+  async testedCount(projectId: string, runIds: readonly string[]): Promise<number> {
+    const rows = await this.store.query<{ n: number | string }>(
+      `SELECT uniqExact(test_id) AS n FROM ${this.store.table('executions')}
+       WHERE project_id = {projectId:UUID} AND run_id IN {runIds:Array(UUID)} AND status != 'skip'`,
+      { projectId, runIds },
+    );
+    return toNumber(rows[0]?.n);
+  }
+
+  /**
+   * Per test: its graded runs on `baseBranch` in the last `days` days, leaving out the commit's own
+   * runs (`excludeRunIds`), and how many of them failed or flaked. Tests with no such run are absent.
+   */
+  async baseHistory(projectId: string, baseBranch: string, testIds: readonly string[], excludeRunIds: readonly string[], days: number): Promise<Map<string, BaseHistory>> {
+    if (testIds.length === 0) return new Map();
+    const rows = await this.store.query<{ test_id: string; graded: number | string; bad: number | string }>(
+      `SELECT test_id, count() AS graded, countIf(bad = 1) AS bad
+       FROM (
+         SELECT test_id, run_id, max(status IN ('fail', 'flaky')) AS bad
+         FROM ${this.store.table('executions')}
+         WHERE project_id = {projectId:UUID} AND test_id IN {ids:Array(UUID)}
+           AND started_at >= now64(3) - toIntervalDay({days:UInt32})
+           AND branch = {baseBranch:String} AND status != 'skip'
+           AND run_id NOT IN {exclude:Array(UUID)}
+         GROUP BY test_id, run_id
+       )
+       GROUP BY test_id`,
+      { projectId, ids: testIds, days, baseBranch, exclude: excludeRunIds },
+    );
+    return new Map(rows.map((r) => [r.test_id, { graded: toNumber(r.graded), bad: toNumber(r.bad) }]));
+  }
+}

@@ -1,0 +1,118 @@
+// What GET /v1/health reads (docs/contract.md §6, §10): test_health_events (flaked / stabilized /
+// quarantined / released transitions), test_state and quarantine_overrides (the current state) and
+// daily_test_stats (the rollup: never pruned, so a window is not limited by execution retention).
+//
+// Every method takes `ownerIds`: null for the whole project, else only those tests (an owner's).
+import { toNumber, type Store } from './client.js';
+
+type Num = number | string;
+
+export class ProjectHealthRepo {
+  constructor(private readonly store: Store) {}
+
+  /** Each test identity's file path (to resolve CODEOWNERS against). */
+  async testFiles(projectId: string): Promise<{ id: string; filePath: string }[]> {
+    const rows = await this.store.query<{ id: string; file_path: string }>(
+      `SELECT id, file_path FROM ${this.store.table('test_identities')} FINAL WHERE project_id = {projectId:UUID}`,
+      { projectId },
+    );
+    return rows.map((r) => ({ id: r.id, filePath: r.file_path }));
+  }
+
+  /** Every flaked and stabilized event, at any time, of the tests stabilized since `startMs`: their repairs' episodes. */
+  async repairEvents(projectId: string, startMs: number, ownerIds: readonly string[] | null): Promise<{ testId: string; kind: string; at: number }[]> {
+    const only = onlyOwners(ownerIds);
+    const rows = await this.store.query<{ test_id: string; kind: string; at_ms: Num }>(
+      `SELECT test_id, kind, toUnixTimestamp64Milli(at) AS at_ms
+       FROM ${this.store.table('test_health_events')} FINAL
+       WHERE project_id = {projectId:UUID} AND kind IN ('flaked', 'stabilized')${only}
+         AND test_id IN (SELECT test_id FROM ${this.store.table('test_health_events')}
+                         WHERE project_id = {projectId:UUID} AND kind = 'stabilized'
+                           AND at >= fromUnixTimestamp64Milli({startMs:Int64}, 'UTC')${only})
+       ORDER BY test_id, at`,
+      { projectId, ownerIds: ownerIds ?? [], startMs },
+    );
+    return rows.map((r) => ({ testId: r.test_id, kind: r.kind, at: toNumber(r.at_ms) }));
+  }
+
+  /** Flaky candidates now: episodes not yet repaired. */
+  async openFlakyCount(projectId: string, ownerIds: readonly string[] | null): Promise<number> {
+    const rows = await this.store.query<{ n: Num }>(
+      `SELECT count() AS n FROM ${this.store.table('test_state')} FINAL WHERE project_id = {projectId:UUID} AND candidate = 1${onlyOwners(ownerIds)}`,
+      { projectId, ownerIds: ownerIds ?? [] },
+    );
+    return toNumber(rows[0]?.n);
+  }
+
+  /** Flaked (introduced) and stabilized (resolved) events since `startMs`, per ISO week (its Monday, YYYY-MM-DD). */
+  async weeklyTransitions(projectId: string, startMs: number, ownerIds: readonly string[] | null): Promise<Map<string, { introduced: number; resolved: number }>> {
+    const rows = await this.store.query<{ week: string; introduced: Num; resolved: Num }>(
+      `SELECT toString(toMonday(at)) AS week, countIf(kind = 'flaked') AS introduced, countIf(kind = 'stabilized') AS resolved
+       FROM ${this.store.table('test_health_events')} FINAL
+       WHERE project_id = {projectId:UUID} AND kind IN ('flaked', 'stabilized')
+         AND at >= fromUnixTimestamp64Milli({startMs:Int64}, 'UTC')${onlyOwners(ownerIds)}
+       GROUP BY week`,
+      { projectId, ownerIds: ownerIds ?? [], startMs },
+    );
+    return new Map(rows.map((r) => [r.week, { introduced: toNumber(r.introduced), resolved: toNumber(r.resolved) }]));
+  }
+
+  /** Tests the scorer quarantined. */
+  async autoQuarantinedIds(projectId: string, ownerIds: readonly string[] | null): Promise<string[]> {
+    const rows = await this.store.query<{ test_id: string }>(
+      `SELECT test_id FROM ${this.store.table('test_state')} FINAL WHERE project_id = {projectId:UUID} AND auto_quarantined = 1${onlyOwners(ownerIds)}`,
+      { projectId, ownerIds: ownerIds ?? [] },
+    );
+    return rows.map((r) => r.test_id);
+  }
+
+  /** Tests people decided on (quarantine or release). */
+  async overriddenIds(projectId: string, ownerIds: readonly string[] | null): Promise<string[]> {
+    const rows = await this.store.query<{ test_id: string }>(
+      `SELECT test_id FROM ${this.store.table('quarantine_overrides')} FINAL WHERE project_id = {projectId:UUID}${onlyOwners(ownerIds)}`,
+      { projectId, ownerIds: ownerIds ?? [] },
+    );
+    return rows.map((r) => r.test_id);
+  }
+
+  /** Quarantined and released events since `startMs`, by the scorer or by people. */
+  async quarantineEvents(projectId: string, startMs: number, ownerIds: readonly string[] | null): Promise<{ kind: string; at: number }[]> {
+    const rows = await this.store.query<{ kind: string; at_ms: Num }>(
+      `SELECT kind, toUnixTimestamp64Milli(at) AS at_ms
+       FROM ${this.store.table('test_health_events')} FINAL
+       WHERE project_id = {projectId:UUID} AND kind IN ('quarantined', 'released') AND at >= fromUnixTimestamp64Milli({startMs:Int64}, 'UTC')${onlyOwners(ownerIds)}`,
+      { projectId, ownerIds: ownerIds ?? [], startMs },
+    );
+    return rows.map((r) => ({ kind: r.kind, at: toNumber(r.at_ms) }));
+  }
+
+  /** Per day from `startDay` to `endDay` (YYYY-MM-DD, inclusive), in order; days without executions are absent. */
+  async dailyTotals(
+    projectId: string,
+    startDay: string,
+    endDay: string,
+    ownerIds: readonly string[] | null,
+  ): Promise<{ day: string; executions: number; passed: number; skipped: number; flaky: number; rerunMs: number }[]> {
+    const rows = await this.store.query<{ d: string; executions: Num; passed: Num; skipped: Num; flaky: Num; rerun_ms: Num }>(
+      `SELECT toString(day) AS d, sum(executions) AS executions, sum(passed) AS passed, sum(skipped) AS skipped,
+              sum(flaky) AS flaky, sum(rerun_ms_sum) AS rerun_ms
+       FROM ${this.store.table('daily_test_stats')}
+       WHERE project_id = {projectId:UUID} AND day >= {startDay:Date} AND day <= {today:Date}${onlyOwners(ownerIds)}
+       GROUP BY d ORDER BY d`,
+      { projectId, ownerIds: ownerIds ?? [], startDay, today: endDay },
+    );
+    return rows.map((r) => ({
+      day: r.d,
+      executions: toNumber(r.executions),
+      passed: toNumber(r.passed),
+      skipped: toNumber(r.skipped),
+      flaky: toNumber(r.flaky),
+      rerunMs: toNumber(r.rerun_ms),
+    }));
+  }
+}
+
+/** The owner filter of a query, bound to `{ownerIds}`; nothing for the whole project. */
+function onlyOwners(ownerIds: readonly string[] | null): string {
+  return ownerIds === null ? '' : ' AND test_id IN {ownerIds:Array(UUID)}';
+}
