@@ -60,7 +60,7 @@ export interface ServerSettings {
   s3?: S3Settings;
   /** AI root-cause analysis; absent when SERVICE_AI_PROVIDER is unset (RCA off). */
   ai?: AiSettings;
-  /** The read-only ClickHouse SQL endpoint (README "Querying with SQL"). */
+  /** The read-only ClickHouse SQL endpoint (docs/sql.md). */
   sql: {
     enabled: boolean;
     /** Its own port, serving the endpoint at `/`; unset: only /clickhouse on the main port. */
@@ -184,7 +184,7 @@ const VARS = {
   rateLimitWindowMs: d({ name: 'SERVICE_RATE_LIMIT_WINDOW_MS', description: 'rate-limit window (ms)', field: intField(1), default: 60_000 }),
   pipelineThread: d({
     name: 'SERVICE_PIPELINE_THREAD',
-    description: 'run processors and exporters on a thread of their own, off the thread that answers HTTP (Flakehouse addition; false runs everything on one thread, see README "Threads")',
+    description: 'run processors and exporters on a thread of their own, off the thread that answers HTTP (Flakehouse addition; false runs everything on one thread, see docs/pipeline.md "Threads")',
     field: booleanField(),
     default: true,
   }),
@@ -224,7 +224,7 @@ const VARS = {
   }),
   sqlEnabled: d({
     name: 'SERVICE_SQL_ENABLED',
-    description: 'serve the read-only ClickHouse SQL endpoint at /clickhouse (README "Querying with SQL")',
+    description: 'serve the read-only ClickHouse SQL endpoint at /clickhouse (docs/sql.md)',
     field: booleanField(),
     default: true,
   }),

@@ -1,4 +1,4 @@
-// The SQL endpoint's rules (README "Querying with SQL"), as pure functions over what the engine
+// The SQL endpoint's rules (docs/sql.md), as pure functions over what the engine
 // reports about a query: EXPLAIN AST (the parse) and EXPLAIN QUERY TREE (the resolved tables,
 // table functions and functions). Rows are scoped by the engine itself (additional_table_filters,
 // readonly = 1); what is decided here is which statements, tables and functions a query may name

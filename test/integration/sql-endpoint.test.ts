@@ -1,7 +1,7 @@
-// The read-only ClickHouse SQL endpoint (README "Querying with SQL"), driven as analysts drive it:
+// The read-only ClickHouse SQL endpoint (docs/sql.md), driven as analysts drive it:
 // the official @clickhouse/client configured as for a ClickHouse server, and raw HTTP as curl
 // sends it. Two projects hold data; every probe of the security table must be refused or see only
-// the caller's rows; the README's queries run unchanged against the ingested data.
+// the caller's rows; the documented queries (docs/sql.md) run unchanged against the ingested data.
 import { existsSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -57,13 +57,10 @@ function bBatch(): Record<string, unknown> {
   };
 }
 
-/** The ```sql blocks of the README's "Querying with SQL" section. */
+/** The ```sql blocks of docs/sql.md (moved there from the README's "Querying with SQL"). */
 function readmeQueries(): string[] {
-  const readme = readFileSync(path.resolve(import.meta.dirname, '../../README.md'), 'utf8');
-  const start = readme.indexOf('\n## Querying with SQL');
-  const end = readme.indexOf('\n## ', start + 1);
-  const section = readme.slice(start, end);
-  return [...section.matchAll(/```sql\n([\s\S]*?)```/g)].map((m) => m[1]!.trim());
+  const doc = readFileSync(path.resolve(import.meta.dirname, '../../docs/sql.md'), 'utf8');
+  return [...doc.matchAll(/```sql\n([\s\S]*?)```/g)].map((m) => m[1]!.trim());
 }
 
 describe('the ClickHouse SQL endpoint', () => {

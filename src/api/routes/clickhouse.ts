@@ -1,4 +1,4 @@
-// The ClickHouse HTTP interface, read-only, over the embedded store (README "Querying with SQL"):
+// The ClickHouse HTTP interface, read-only, over the embedded store (docs/sql.md):
 // /clickhouse on the main port (and / on SERVICE_SQL_PORT). ClickHouse clients connect with user =
 // the project's slug (or `admin`) and password = the token.
 //
