@@ -71,9 +71,23 @@ function item(d: DeadJob, slugs: Map<string, string>): z.output<typeof deadJobSc
   };
 }
 
-function action(a: DeadJobAction | null): z.output<typeof actionSchema> {
-  if (!a) throw errors.notFound('dead job not found');
-  return { jobIds: a.jobIds, frozenLeaseId: a.frozenLeaseId ?? null };
+/** Requeue and drop differ only in what they do to the job (and its frozen lease-mates). */
+function actionRoute(method: 'POST' | 'DELETE', url: string, summary: string, act: (id: string) => Promise<DeadJobAction | null>): AnyRouteDef {
+  return defineRoute({
+    method,
+    url,
+    summary,
+    tags: ['admin'],
+    auth: { kind: 'admin' },
+    params: idParams,
+    paramsNotFound: true,
+    response: actionSchema,
+    async handler({ params }) {
+      const a = await act(params.id.toLowerCase());
+      if (!a) throw errors.notFound('dead job not found');
+      return { jobIds: a.jobIds, frozenLeaseId: a.frozenLeaseId ?? null };
+    },
+  });
 }
 
 export function deadJobRoutes(queue: DeadLetterQueue, projects: ProjectRepo): AnyRouteDef[] {
@@ -111,31 +125,17 @@ export function deadJobRoutes(queue: DeadLetterQueue, projects: ProjectRepo): An
         return { ...item(d, await slugs()), batch: d.job.batch as unknown as Record<string, unknown> };
       },
     }),
-    defineRoute({
-      method: 'POST',
-      url: '/v1/admin/dead-jobs/:id/requeue',
-      summary: 'Requeue a dead job (with its frozen lease-mates, as that same lease); processed like any job',
-      tags: ['admin'],
-      auth: { kind: 'admin' },
-      params: idParams,
-      paramsNotFound: true,
-      response: actionSchema,
-      async handler({ params }) {
-        return action(await queue.requeueDead(params.id.toLowerCase()));
-      },
-    }),
-    defineRoute({
-      method: 'DELETE',
-      url: '/v1/admin/dead-jobs/:id',
-      summary: 'Drop a dead job for good (with its frozen lease-mates); releases its idempotency key so the batch can be sent again',
-      tags: ['admin'],
-      auth: { kind: 'admin' },
-      params: idParams,
-      paramsNotFound: true,
-      response: actionSchema,
-      async handler({ params }) {
-        return action(await queue.dropDead(params.id.toLowerCase()));
-      },
-    }),
+    actionRoute(
+      'POST',
+      '/v1/admin/dead-jobs/:id/requeue',
+      'Requeue a dead job (with its frozen lease-mates, as that same lease); processed like any job',
+      (id) => queue.requeueDead(id),
+    ),
+    actionRoute(
+      'DELETE',
+      '/v1/admin/dead-jobs/:id',
+      'Drop a dead job for good (with its frozen lease-mates); releases its idempotency key so the batch can be sent again',
+      (id) => queue.dropDead(id),
+    ),
   ];
 }

@@ -98,6 +98,11 @@ function attr(tag: Tag, name: string): string {
   return (tag.attributes[name] ?? '').trim();
 }
 
+/** A `<failure>`/`<error>` or a surefire rerun/flaky element: its attributes, its text to come. */
+function failureInfo(tag: Tag): FailureInfo {
+  return { type: attr(tag, 'type'), message: attr(tag, 'message'), text: new TextBuffer(ERROR_TEXT_LIMIT), stackTrace: undefined, output: undefined };
+}
+
 function toError(info: FailureInfo): ExecutionError {
   const stackTrace = info.stackTrace?.text() ?? '';
   const text = stackTrace !== '' ? stackTrace : info.text.text();
@@ -233,25 +238,13 @@ export function parseJUnit(xml: string, opts: { now: number; maxExecutions?: num
     const retry = parent?.role === 'retry' ? tc.retries[tc.retries.length - 1] : undefined;
     if (parent?.role === 'testcase') {
       if (name === 'failure' || name === 'error') {
-        const info: FailureInfo = {
-          type: attr(tag, 'type'),
-          message: attr(tag, 'message'),
-          text: new TextBuffer(ERROR_TEXT_LIMIT),
-          stackTrace: undefined,
-          output: undefined,
-        };
+        const info = failureInfo(tag);
         tc.failures.push(info);
         frames.push({ role: 'failure', sink: info.text });
         return;
       }
       if (RETRY_ELEMENTS.has(name)) {
-        const info: FailureInfo = {
-          type: attr(tag, 'type'),
-          message: attr(tag, 'message'),
-          text: new TextBuffer(ERROR_TEXT_LIMIT),
-          stackTrace: undefined,
-          output: undefined,
-        };
+        const info = failureInfo(tag);
         tc.retries.push(info);
         frames.push({ role: 'retry', sink: info.text });
         return;
