@@ -1,0 +1,305 @@
+// The flaky board: scored tests, worst first, filtered and sorted through the URL (shareable),
+// paged on the server; quarantine/release with a reason; CSV of the filtered board.
+import { useState } from 'preact/hooks';
+import { api, type Inputs, type Outputs } from '../api.js';
+import type { PageProps } from '../app.js';
+import { navigate, projectPath, withQuery, type Location } from '../router.js';
+import { hasScope, useSession } from '../session.js';
+import { ReasonDialog } from '../ui/dialog.js';
+import { field } from '../ui/form.js';
+import { ago, pct, score } from '../ui/format.js';
+import { useQuery } from '../ui/query.js';
+import { Async, Empty, PageTitle, TableScroll } from '../ui/states.js';
+import { NoRunsHelp } from './no-runs.js';
+
+type BoardInput = Exclude<Inputs['flaky']['board'], void | undefined>;
+type BoardRow = Outputs['flaky']['board']['items'][number];
+
+export const PAGE_SIZE = 50;
+const SORTS = [
+  ['score', 'Score'],
+  ['flipRate', 'Flip rate'],
+  ['passOnRerunRate', 'Pass on rerun'],
+  ['lastSeen', 'Last seen'],
+  ['title', 'Title'],
+] as const;
+type Sort = (typeof SORTS)[number][0];
+
+/** The board's filters as the URL carries them. */
+export function boardInput(q: URLSearchParams, page: number, limit = PAGE_SIZE): BoardInput {
+  const input: BoardInput = { limit, offset: page * limit };
+  const text = (k: 'owner' | 'suite' | 'file') => {
+    const v = q.get(k)?.trim();
+    if (v) input[k] = v;
+  };
+  text('owner');
+  text('suite');
+  text('file');
+  const min = q.get('minScore');
+  if (min !== null && min !== '' && Number.isFinite(Number(min))) input.minScore = Number(min);
+  const quarantined = q.get('quarantined');
+  if (quarantined === 'true' || quarantined === 'false') input.quarantined = quarantined === 'true';
+  const sort = q.get('sort');
+  if (sort && SORTS.some(([s]) => s === sort)) input.sort = sort as Sort;
+  return input;
+}
+
+export function BoardPage({ params, loc }: PageProps) {
+  const slug = params.slug!;
+  const { session } = useSession();
+  const page = Math.max(0, Number(loc.query.get('page') ?? '0') || 0);
+  const input = boardInput(loc.query, page);
+  const q = useQuery(() => api(slug).flaky.board.query(input), [slug, input]);
+  const [dialog, setDialog] = useState<{ row: BoardRow; action: 'quarantine' | 'release' } | null>(null);
+  const canQuarantine = hasScope(session, 'quarantine');
+  const filtered = ['owner', 'suite', 'file', 'minScore', 'quarantined'].some((k) => loc.query.get(k));
+
+  return (
+    <>
+      <PageTitle title="Flaky board">Tests ranked by flakiness score, worst first.</PageTitle>
+      <Filters loc={loc} />
+      <Async q={q} what="the flaky board">
+        {(data) =>
+          data.items.length === 0 && page === 0 ? (
+            filtered ? (
+              <Empty title="No test matches these filters">
+                <p>
+                  <a href={loc.path}>Clear the filters</a> or lower the minimum score.
+                </p>
+              </Empty>
+            ) : (
+              <NoRunsHelp slug={slug} what="No scored tests yet" />
+            )
+          ) : (
+            <>
+              <div class="toolbar">
+                <span>
+                  Tests {page * PAGE_SIZE + 1}–{page * PAGE_SIZE + data.items.length}{data.nextCursor ? ' (more on the next page)' : ''}
+                  {q.loading ? <span aria-busy="true" class="muted"> updating</span> : null}
+                </span>
+                <CsvButton slug={slug} query={loc.query} />
+              </div>
+              <TableScroll label="Flaky tests">
+                <table class="striped board">
+                  <thead>
+                    <tr>
+                      <th scope="col">Test</th>
+                      <th scope="col" class="num">Score</th>
+                      <th scope="col">Trend</th>
+                      <th scope="col" class="num">Pass on rerun</th>
+                      <th scope="col" class="num">Flip rate</th>
+                      <th scope="col">Owners</th>
+                      <th scope="col">Last flaked</th>
+                      <th scope="col">Quarantine</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {data.items.map((row) => (
+                      <tr key={row.testIdentityId}>
+                        <td class="title-cell">
+                          <a href={projectPath(slug, 'tests', row.testIdentityId)}>{row.title}</a>
+                          <br />
+                          <small class="muted">
+                            {row.suite ? `${row.suite} · ` : ''}
+                            {row.filePath}
+                          </small>
+                        </td>
+                        <td class="num">
+                          {score(row.score)}
+                          {row.quarantineCandidate ? <span class="pill" title="score over the project's threshold">candidate</span> : null}
+                        </td>
+                        <td class={`trend-${row.trend}`}>{row.trend}</td>
+                        <td class="num">{pct(row.passOnRerunRate)}</td>
+                        <td class="num">{pct(row.flipRate)}</td>
+                        <td>{row.owners.length ? row.owners.join(', ') : <span class="muted">none</span>}</td>
+                        <td class="nowrap">{ago(row.lastFlakedAt)}</td>
+                        <td class="nowrap">
+                          {row.quarantined ? <span class="pill">quarantined</span> : <span class="muted">no</span>}{' '}
+                          {canQuarantine ? (
+                            <button
+                              type="button"
+                              class="small outline"
+                              aria-label={`${row.quarantined ? 'Release' : 'Quarantine'} ${row.title}`}
+                              onClick={() => setDialog({ row, action: row.quarantined ? 'release' : 'quarantine' })}
+                            >
+                              {row.quarantined ? 'Release' : 'Quarantine'}
+                            </button>
+                          ) : null}
+                        </td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </TableScroll>
+              <Pager loc={loc} page={page} hasNext={data.nextCursor !== undefined} />
+            </>
+          )
+        }
+      </Async>
+      {dialog ? (
+        <QuarantineDialog
+          slug={slug}
+          testIdentityId={dialog.row.testIdentityId}
+          title={dialog.row.title}
+          action={dialog.action}
+          onDone={q.reload}
+          onClose={() => setDialog(null)}
+        />
+      ) : null}
+    </>
+  );
+}
+
+export function QuarantineDialog({
+  slug,
+  testIdentityId,
+  title,
+  action,
+  onDone,
+  onClose,
+}: {
+  slug: string;
+  testIdentityId: string;
+  title: string;
+  action: 'quarantine' | 'release';
+  onDone: () => void;
+  onClose: () => void;
+}) {
+  return (
+    <ReasonDialog
+      title={action === 'quarantine' ? 'Quarantine this test' : 'Release this test'}
+      description={
+        action === 'quarantine'
+          ? `“${title}” will be reported as quarantined: its failures stop failing the gate. The decision and your reason are logged.`
+          : `“${title}” will count again: its failures fail the gate. The decision and your reason are logged.`
+      }
+      confirmLabel={action === 'quarantine' ? 'Quarantine' : 'Release'}
+      onConfirm={async (reason) => {
+        const t = api(slug).test;
+        if (action === 'quarantine') await t.quarantine.mutate({ testIdentityId, reason });
+        else await t.release.mutate({ testIdentityId, reason });
+        onDone();
+      }}
+      onClose={onClose}
+    />
+  );
+}
+
+function Filters({ loc }: { loc: Location }) {
+  const q = loc.query;
+  const apply = (form: HTMLFormElement) => {
+    const f = new FormData(form);
+    const get = (k: string) => field(f, k);
+    navigate(withQuery(loc, { owner: get('owner'), suite: get('suite'), file: get('file'), minScore: get('minScore'), quarantined: get('quarantined'), sort: get('sort'), page: null }));
+  };
+  return (
+    <form
+      class="filters"
+      aria-label="Board filters"
+      onSubmit={(e) => {
+        e.preventDefault();
+        apply(e.currentTarget);
+      }}
+    >
+      <label>
+        Owner
+        <input name="owner" defaultValue={q.get('owner') ?? ''} placeholder="@team or user" />
+      </label>
+      <label>
+        Suite
+        <input name="suite" defaultValue={q.get('suite') ?? ''} />
+      </label>
+      <label>
+        File
+        <input name="file" defaultValue={q.get('file') ?? ''} placeholder="src/cart.test.ts" />
+      </label>
+      <label>
+        Minimum score
+        <input name="minScore" type="number" min="0" max="1" step="0.05" defaultValue={q.get('minScore') ?? ''} placeholder="0" />
+      </label>
+      <label>
+        Quarantined
+        <select name="quarantined" defaultValue={q.get('quarantined') ?? ''} onChange={(e) => apply(e.currentTarget.form!)}>
+          <option value="">all tests</option>
+          <option value="true">quarantined only</option>
+          <option value="false">not quarantined</option>
+        </select>
+      </label>
+      <label>
+        Sort by
+        <select name="sort" defaultValue={q.get('sort') ?? 'score'} onChange={(e) => apply(e.currentTarget.form!)}>
+          {SORTS.map(([value, label]) => (
+            <option key={value} value={value}>
+              {label}
+            </option>
+          ))}
+        </select>
+      </label>
+      <button type="submit">Apply filters</button>
+    </form>
+  );
+}
+
+export function Pager({ loc, page, hasNext }: { loc: Location; page: number; hasNext: boolean }) {
+  if (page === 0 && !hasNext) return null;
+  return (
+    <nav class="pager" aria-label="Pages">
+      {page > 0 ? <a href={withQuery(loc, { page: page - 1 || null })}>← Previous page</a> : null}
+      <span>Page {page + 1}</span>
+      {hasNext ? <a href={withQuery(loc, { page: page + 1 })}>Next page →</a> : null}
+    </nav>
+  );
+}
+
+const CSV_COLUMNS = ['testIdentityId', 'title', 'suite', 'filePath', 'score', 'trend', 'passOnRerunRate', 'flipRate', 'owners', 'lastFlakedAt', 'quarantined', 'quarantineCandidate'] as const;
+
+function csvCell(v: unknown): string {
+  const s = Array.isArray(v) ? v.join(' ') : typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean' ? String(v) : '';
+  // Quote always; a leading = + - @ would be a formula in a spreadsheet.
+  const safe = /^[=+\-@\t\r]/.test(s) ? `'${s}` : s;
+  return `"${safe.replace(/"/g, '""')}"`;
+}
+
+export function boardCsv(rows: BoardRow[]): string {
+  const lines = [CSV_COLUMNS.join(',')];
+  for (const r of rows) lines.push(CSV_COLUMNS.map((c) => csvCell(r[c])).join(','));
+  return `${lines.join('\r\n')}\r\n`;
+}
+
+/** The whole filtered board (every page, up to 10,000 rows) as a CSV file. */
+function CsvButton({ slug, query }: { slug: string; query: URLSearchParams }) {
+  const [busy, setBusy] = useState(false);
+  const [failed, setFailed] = useState('');
+  const download = async () => {
+    setBusy(true);
+    setFailed('');
+    try {
+      const rows: BoardRow[] = [];
+      for (let page = 0; page < 20; page++) {
+        const data = await api(slug).flaky.board.query(boardInput(query, page, 500));
+        rows.push(...data.items);
+        if (!data.nextCursor) break;
+      }
+      const url = URL.createObjectURL(new Blob([boardCsv(rows)], { type: 'text/csv' }));
+      const a = document.createElement('a');
+      a.href = url;
+      a.download = `flaky-board-${slug}.csv`;
+      document.body.append(a);
+      a.click();
+      a.remove();
+      setTimeout(() => URL.revokeObjectURL(url), 10_000);
+    } catch (e) {
+      setFailed(e instanceof Error ? e.message : String(e));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <>
+      <button type="button" class="small secondary" aria-busy={busy} disabled={busy} onClick={() => void download()}>
+        Download CSV
+      </button>
+      {failed ? <span role="alert">CSV failed: {failed}</span> : null}
+    </>
+  );
+}

@@ -1,0 +1,151 @@
+// A commit or a pull request: the summary and the gate verdict as the PR comment shows them.
+import { api, type Outputs } from '../api.js';
+import type { PageProps } from '../app.js';
+import { projectPath } from '../router.js';
+import { CopyButton } from '../ui/copy.js';
+import { pct, score, shortSha } from '../ui/format.js';
+import { useQuery } from '../ui/query.js';
+import { Async, PageTitle, TableScroll } from '../ui/states.js';
+import { Status } from '../ui/status.js';
+
+type Pr = Outputs['pr']['summary'];
+
+export function CommitPage({ params }: PageProps) {
+  const slug = params.slug!;
+  const sha = params.sha!;
+  const q = useQuery(() => api(slug).pr.summary.query({ commitSha: sha }), [slug, sha]);
+  return (
+    <>
+      <PageTitle title={`Commit ${shortSha(sha)}`}>
+        <a href={`${projectPath(slug, 'runs')}?commitSha=${encodeURIComponent(sha)}`}>Runs of this commit</a>
+      </PageTitle>
+      <Async q={q} what="the commit summary">
+        {(data) => <PrView slug={slug} data={data} />}
+      </Async>
+    </>
+  );
+}
+
+export function PullPage({ params }: PageProps) {
+  const slug = params.slug!;
+  const pr = Number(params.prNumber);
+  const q = useQuery(() => api(slug).pr.summary.query({ prNumber: pr }), [slug, pr]);
+  return (
+    <>
+      <PageTitle title={`Pull request #${params.prNumber}`}>
+        <a href={`${projectPath(slug, 'runs')}?prNumber=${encodeURIComponent(params.prNumber!)}`}>Runs of this pull request</a>
+      </PageTitle>
+      <Async q={q} what="the pull request summary">
+        {(data) => <PrView slug={slug} data={data} />}
+      </Async>
+    </>
+  );
+}
+
+function PrView({ slug, data }: { slug: string; data: Pr }) {
+  const s = data.summary;
+  const g = data.gate;
+  const verdictClass = !g ? 'verdict-pending' : g.verdict === 'pass' ? 'verdict-pass' : 'verdict-fail';
+  return (
+    <>
+      <article class={verdictClass} aria-label="Gate verdict">
+        <h2 data-testid="gate-verdict">{!g ? 'No gate verdict' : g.verdict === 'pass' ? 'Gate: pass' : 'Gate: blocked'}</h2>
+        {g ? (
+          <p>
+            {g.newFailures} new failure{g.newFailures === 1 ? '' : 's'}, {g.knownFlakes} known flake{g.knownFlakes === 1 ? '' : 's'} against <code>{g.baseBranch}</code> (strictness{' '}
+            {g.strictness}).{g.complete ? '' : ' Runs of this commit are still arriving: the verdict may change.'}
+          </p>
+        ) : (
+          <p class="muted">The gate has not judged this commit.</p>
+        )}
+        <p>
+          Commit{' '}
+          <a href={projectPath(slug, 'commits', s.commitSha)}>
+            <code>{shortSha(s.commitSha)}</code>
+          </a>{' '}
+          on <code>{s.branch}</code>
+          {s.prNumber !== null ? (
+            <>
+              {' '}
+              · <a href={projectPath(slug, 'pulls', s.prNumber)}>#{s.prNumber}</a>
+            </>
+          ) : null}{' '}
+          · run <Status status={s.runStatus} /> · {s.totalTests} tests ran, <span data-testid="summary-failed">{s.failed}</span> failed,{' '}
+          <span data-testid="summary-flaky">{s.flaky}</span> flaky
+        </p>
+      </article>
+      {s.tests.length ? (
+        <TableScroll label="Failing and flaky tests">
+          <table class="striped">
+            <thead>
+              <tr>
+                <th scope="col">Test</th>
+                <th scope="col">Status</th>
+                <th scope="col">Gate</th>
+                <th scope="col" class="num">Score</th>
+                <th scope="col">Why</th>
+              </tr>
+            </thead>
+            <tbody>
+              {s.tests.map((t) => {
+                const gt = g?.tests.find((x) => x.testIdentityId === t.testIdentityId);
+                return (
+                  <tr key={t.testIdentityId}>
+                    <td class="title-cell">
+                      <a href={projectPath(slug, 'tests', t.testIdentityId)}>{t.title}</a>
+                      <br />
+                      <small class="muted">{t.filePath}</small>
+                      {t.errorMessage ? (
+                        <>
+                          <br />
+                          <small>{t.errorMessage.slice(0, 200)}</small>
+                        </>
+                      ) : null}
+                    </td>
+                    <td>
+                      <Status status={t.status} />
+                      {t.quarantined ? <span class="pill">quarantined</span> : null}
+                    </td>
+                    <td>
+                      {gt ? (
+                        <>
+                          {gt.classification.replace('_', ' ')}
+                          <br />
+                          <small class="muted">
+                            base fails {pct(gt.baseFailRate)} of {gt.baseSampleSize}
+                          </small>
+                        </>
+                      ) : (
+                        <span class="muted">–</span>
+                      )}
+                    </td>
+                    <td class="num">{score(t.score)}</td>
+                    <td>{t.topReason ?? <span class="muted">–</span>}</td>
+                  </tr>
+                );
+              })}
+            </tbody>
+          </table>
+        </TableScroll>
+      ) : (
+        <p>Every test of this commit passed.</p>
+      )}
+      <details>
+        <summary>The PR comment: summary (Markdown)</summary>
+        <p>
+          <CopyButton text={data.summaryMarkdown} label="Copy the summary comment" />
+        </p>
+        <pre class="markdown" data-testid="pr-markdown">{data.summaryMarkdown}</pre>
+      </details>
+      {data.gateMarkdown ? (
+        <details>
+          <summary>The PR comment: gate (Markdown)</summary>
+          <p>
+            <CopyButton text={data.gateMarkdown} label="Copy the gate comment" />
+          </p>
+          <pre class="markdown" data-testid="gate-markdown">{data.gateMarkdown}</pre>
+        </details>
+      ) : null}
+    </>
+  );
+}

@@ -1,0 +1,228 @@
+// Runs, newest first, filtered by branch, commit, PR and status (all in the URL), cursor-paged;
+// and one run with its executions.
+import { api, type Inputs } from '../api.js';
+import type { PageProps } from '../app.js';
+import { navigate, projectPath, withQuery, type Location } from '../router.js';
+import { Artifacts, isArtifactView } from '../ui/artifacts.js';
+import { field } from '../ui/form.js';
+import { duration, shortSha, when } from '../ui/format.js';
+import { useQuery } from '../ui/query.js';
+import { Async, Empty, PageTitle, TableScroll } from '../ui/states.js';
+import { Status } from '../ui/status.js';
+import { NoRunsHelp } from './no-runs.js';
+
+type RunsInput = Exclude<Inputs['runs']['list'], void | undefined>;
+const STATUSES = ['passed', 'failed', 'running', 'canceled'] as const;
+
+function runsInput(q: URLSearchParams): RunsInput {
+  const input: RunsInput = { limit: 25 };
+  const branch = q.get('branch')?.trim();
+  if (branch) input.branch = branch;
+  const sha = q.get('commitSha')?.trim();
+  if (sha) input.commitSha = sha;
+  const pr = Number(q.get('prNumber'));
+  if (q.get('prNumber') && Number.isInteger(pr) && pr > 0) input.prNumber = pr;
+  const status = q.get('status');
+  if (status && (STATUSES as readonly string[]).includes(status)) input.status = status as RunsInput['status'];
+  const cursor = q.get('cursor');
+  if (cursor) input.cursor = cursor;
+  return input;
+}
+
+export function RunsPage({ params, loc }: PageProps) {
+  const slug = params.slug!;
+  const input = runsInput(loc.query);
+  const q = useQuery(() => api(slug).runs.list.query(input), [slug, input]);
+  const filtered = ['branch', 'commitSha', 'prNumber', 'status'].some((k) => loc.query.get(k));
+  return (
+    <>
+      <PageTitle title="Runs">Test runs, newest first.</PageTitle>
+      <RunFilters loc={loc} />
+      <Async q={q} what="runs">
+        {(data) =>
+          data.items.length === 0 && !input.cursor ? (
+            filtered ? (
+              <Empty title="No run matches these filters">
+                <p>
+                  <a href={loc.path}>Show every run</a>.
+                </p>
+              </Empty>
+            ) : (
+              <NoRunsHelp slug={slug} what="No runs yet" />
+            )
+          ) : (
+            <>
+              <TableScroll label="Runs">
+                <table class="striped">
+                  <thead>
+                    <tr>
+                      <th scope="col">Started</th>
+                      <th scope="col">Status</th>
+                      <th scope="col">Branch</th>
+                      <th scope="col">Commit</th>
+                      <th scope="col">PR</th>
+                      <th scope="col" class="num">Tests</th>
+                      <th scope="col" class="num">Failed</th>
+                      <th scope="col" class="num">Flaky</th>
+                      <th scope="col" class="num">Duration</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {data.items.map((r) => (
+                      <tr key={r.id}>
+                        <td class="nowrap">
+                          <a href={projectPath(slug, 'runs', r.id)}>{when(r.startedAt)}</a>
+                        </td>
+                        <td>
+                          <Status status={r.status} />
+                        </td>
+                        <td>{r.branch}</td>
+                        <td>
+                          <a href={projectPath(slug, 'commits', r.commitSha)}>
+                            <code>{shortSha(r.commitSha)}</code>
+                          </a>
+                        </td>
+                        <td>{r.prNumber !== null ? <a href={projectPath(slug, 'pulls', r.prNumber)}>#{r.prNumber}</a> : <span class="muted">–</span>}</td>
+                        <td class="num">{r.counts.total}</td>
+                        <td class="num">{r.counts.failed}</td>
+                        <td class="num">{r.counts.flaky}</td>
+                        <td class="num">{duration(r.durationMs)}</td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </TableScroll>
+              <nav class="pager" aria-label="Pages">
+                {input.cursor ? <a href={withQuery(loc, { cursor: null })}>← Newest runs</a> : null}
+                {data.nextCursor ? <a href={withQuery(loc, { cursor: data.nextCursor })}>Older runs →</a> : null}
+              </nav>
+            </>
+          )
+        }
+      </Async>
+    </>
+  );
+}
+
+function RunFilters({ loc }: { loc: Location }) {
+  const q = loc.query;
+  const apply = (form: HTMLFormElement) => {
+    const f = new FormData(form);
+    const get = (k: string) => field(f, k);
+    navigate(withQuery(loc, { branch: get('branch'), commitSha: get('commitSha'), prNumber: get('prNumber'), status: get('status'), cursor: null }));
+  };
+  return (
+    <form
+      class="filters"
+      aria-label="Run filters"
+      onSubmit={(e) => {
+        e.preventDefault();
+        apply(e.currentTarget);
+      }}
+    >
+      <label>
+        Branch
+        <input name="branch" defaultValue={q.get('branch') ?? ''} placeholder="main" />
+      </label>
+      <label>
+        Commit
+        <input name="commitSha" defaultValue={q.get('commitSha') ?? ''} placeholder="3f2c1ab…" />
+      </label>
+      <label>
+        Pull request
+        <input name="prNumber" type="number" min="1" defaultValue={q.get('prNumber') ?? ''} />
+      </label>
+      <label>
+        Status
+        <select name="status" defaultValue={q.get('status') ?? ''} onChange={(e) => apply(e.currentTarget.form!)}>
+          <option value="">any</option>
+          {STATUSES.map((s) => (
+            <option key={s} value={s}>
+              {s}
+            </option>
+          ))}
+        </select>
+      </label>
+      <button type="submit">Apply filters</button>
+    </form>
+  );
+}
+
+export function RunPage({ params }: PageProps) {
+  const slug = params.slug!;
+  const runId = params.runId!;
+  const q = useQuery(() => api(slug).run.get.query({ runId }), [slug, runId]);
+  return (
+    <Async q={q} what="the run">
+      {(r) => {
+        const failing = r.executions.filter((e) => e.status !== 'pass' && e.status !== 'skip');
+        return (
+          <>
+            <PageTitle title={`Run on ${r.branch}`}>
+              <Status status={r.status} /> {when(r.startedAt)} · {duration(r.durationMs)} · {r.ciProvider} ({r.trigger})
+            </PageTitle>
+            <p>
+              Commit{' '}
+              <a href={projectPath(slug, 'commits', r.commitSha)}>
+                <code>{shortSha(r.commitSha)}</code>
+              </a>
+              {r.prNumber !== null ? (
+                <>
+                  {' '}
+                  · pull request <a href={projectPath(slug, 'pulls', r.prNumber)}>#{r.prNumber}</a>
+                </>
+              ) : null}{' '}
+              · <a href={`${projectPath(slug, 'runs')}?branch=${encodeURIComponent(r.branch)}`}>other runs on {r.branch}</a>
+            </p>
+            <section class="cards" aria-label="Counts">
+              {(['total', 'passed', 'failed', 'flaky', 'skipped'] as const).map((k) => (
+                <article key={k}>
+                  <small class="muted">{k}</small>
+                  <div class="value" data-testid={`run-${k}`}>
+                    {r.counts[k]}
+                  </div>
+                </article>
+              ))}
+            </section>
+            <h2>Executions{failing.length ? ` (${failing.length} not passing first)` : ''}</h2>
+            <TableScroll label="Executions">
+              <table class="striped">
+                <thead>
+                  <tr>
+                    <th scope="col">Test</th>
+                    <th scope="col">Status</th>
+                    <th scope="col" class="num">Attempt</th>
+                    <th scope="col" class="num">Duration</th>
+                    <th scope="col">Error</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {[...failing, ...r.executions.filter((e) => !failing.includes(e))].map((e) => (
+                    <tr key={e.id}>
+                      <td class="title-cell">
+                        <a href={projectPath(slug, 'executions', e.id)}>{e.title}</a>
+                        <br />
+                        <small class="muted">
+                          <a href={projectPath(slug, 'tests', e.testIdentityId)}>test page</a> · {e.filePath}
+                        </small>
+                      </td>
+                      <td>
+                        <Status status={e.status} />
+                      </td>
+                      <td class="num">{e.attempt}</td>
+                      <td class="num">{duration(e.durationMs)}</td>
+                      <td>
+                        {e.errorMessage ? <small>{e.errorMessage.slice(0, 200)}</small> : null}
+                        {e.artifacts.length ? <Artifacts items={e.artifacts.filter(isArtifactView).filter((a) => !a.contentType.startsWith('video/'))} /> : null}
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </TableScroll>
+          </>
+        );
+      }}
+    </Async>
+  );
+}

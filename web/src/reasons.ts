@@ -1,0 +1,15 @@
+// One sentence per score reason code (src/domain/score.ts REASON_CODES), for people who have not
+// read the model: what the evidence is and why it points at a flaky test.
+export const REASON_TEXT: Record<string, string> = {
+  SAME_SHA_VARIANCE: 'The test both passed and failed on the same commit: the code did not change, so the outcome depends on something else (timing, order, environment).',
+  PASS_ON_RERUN: 'The test failed and then passed when it was retried in the same run, the clearest sign of a flaky test.',
+  FAIL_ISOLATION: 'The test failed alone between passes while the rest of its run passed, so the failure belongs to this test rather than to a broken build; it weighs more on main, master, develop and trunk.',
+  HIGH_FLIP_RATE: 'Over its last 32 runs the test keeps switching between passing and failing more often than a real regression would.',
+  MIXED_OUTCOMES: 'Some of its recent runs failed on the first attempt and the others passed, with no clean streak in between.',
+  RECENT_INSTABILITY: 'A large share of its recent runs failed (time-weighted); when it failed many runs in a row it is marked broken, which lowers the flaky score instead.',
+  STABLE: 'No sign of flakiness in the executions scored so far.',
+};
+
+export function reasonText(code: string): string {
+  return REASON_TEXT[code] ?? 'A reason this version of the dashboard does not describe yet.';
+}
