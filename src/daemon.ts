@@ -9,6 +9,7 @@ import { buildApp, type App } from './api/app.js';
 import { openApiRoute } from './api/openapi.js';
 import { rcaRoutes } from './api/routes/rca.js';
 import { PROCEDURES, TRPC_MAX_BATCH, TRPC_PREFIX, createAppRouter, registerTrpc } from './api/trpc.js';
+import { setupDashboard, setupSessions } from './api/dashboard/setup.js';
 import { RcaRepo } from './store/rca.js';
 import { Authenticator } from './api/auth.js';
 import { IngestService } from './api/ingest-service.js';
@@ -68,6 +69,10 @@ export interface DaemonOptions {
   announce?: (line: string) => void;
   /** The rate limiter's clock (default Date.now); tests fix it inside a window. */
   rateLimitClock?: () => number;
+  /** The dashboard sessions' clock (default Date.now); tests move it past an expiry. */
+  sessionClock?: () => number;
+  /** The built dashboard (default web/dist of this package). */
+  dashboardDir?: string;
 }
 
 export interface Daemon {
@@ -151,6 +156,14 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     deps: { auth, rateLimiter, admitIngest: () => ingest.admit() },
     observe: (r) => telemetry.recordRequest(r),
   });
+  const dashboard = {
+    ...settings.dashboard,
+    s3: settings.s3,
+    ...(opts.sessionClock ? { now: opts.sessionClock } : {}),
+    ...(opts.dashboardDir ? { distDir: opts.dashboardDir } : {}),
+  };
+  // Bearer tokens, or a dashboard session cookie (parsed for every request, so registered first).
+  const callers = await setupSessions(app, auth, dashboard);
   // Per-project policy for the pipeline and the API: service.yml < project settings < environment.
   const projectConfigs = new ProjectConfigs(store, opts.service, logger);
   const tests = new TestRepo(store);
@@ -161,6 +174,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   const runningExports = new RunningExports();
   const runs = new RunRepo(store);
   const rca = new RcaRepo(store);
+  const channels = new ChannelRepo(store);
   const healthDeps = { store, tests, codeowners, service: opts.service.config, projectConfig: (projectId: string) => projectConfigs.get(projectId) };
   for (const r of [
     ...healthRoutes(storage),
@@ -173,7 +187,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     ...adminRoutes(projects, auth),
     ...deadJobRoutes(queue, projects),
     ...settingsRoutes(projects, projectConfigs),
-    ...notificationRoutes(new ChannelRepo(store)),
+    ...notificationRoutes(channels),
     ...badgeRoutes({ store, tests, projects, publicApiUrl: settings.publicApiUrl }),
     ...exportRoutes({ store, artifacts: artifactInventory, running: runningExports }),
   ]) {
@@ -254,7 +268,25 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   // The worker's counters as the pipeline reports them (mirrored from its thread), read at collection.
   if (work) telemetry.attachWorker(() => runtime.stats);
   app.routes.add(openApiRoute(() => app.routes.routes, { procedures: { path: TRPC_PREFIX, maxBatch: TRPC_MAX_BATCH, list: PROCEDURES } }));
-  await registerTrpc(app.fastify, createAppRouter({ auth, rateLimiter, runs, tests: { tests, identities, codeowners }, health: healthDeps, rca, artifacts }), auth);
+  const router = createAppRouter({
+    auth,
+    rateLimiter,
+    runs,
+    tests: { tests, identities, codeowners },
+    health: healthDeps,
+    rca,
+    artifacts,
+    store,
+    projects,
+    projectConfigs,
+    channels,
+    routes: () => app.routes.routes,
+    sessions: callers.sessions,
+    notifications: settings.notifications,
+    pipeline: { graph, runtime, queue },
+  });
+  await registerTrpc(app.fastify, router, callers);
+  await setupDashboard(app, callers, { auth, projects }, dashboard);
   await receivers.start();
   await pipeline?.start();
   // Retention is worker work: only a process that processes leases prunes.

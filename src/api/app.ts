@@ -4,7 +4,7 @@ import type { Socket } from 'node:net';
 import { STATUS_CODES } from 'node:http';
 import { Transform, type TransformCallback } from 'node:stream';
 import { createGunzip } from 'node:zlib';
-import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { LIMITS } from '../domain/batch.js';
 import { ApiError, errors } from './errors.js';
@@ -22,6 +22,8 @@ export interface App {
   routes: RouteTable;
   /** Every (method, url) fastify registered, route table or not: what /openapi.json is checked against. */
   registered: { method: string; url: string }[];
+  /** Answers a request no route took (the dashboard's pages), true when it did; null: plain 404s. */
+  pages: ((request: FastifyRequest, reply: FastifyReply) => Promise<boolean>) | null;
 }
 
 /** Request line plus headers (Node's default, pinned so NODE_OPTIONS cannot move it); more is 431, or 414 for the URL. */
@@ -114,12 +116,25 @@ export function buildApp(opts: AppOptions): App {
     });
   }
 
-  fastify.setNotFoundHandler((request, reply) => {
+  // The dashboard's pages answer what no API route took (src/api/dashboard): no routes of their own.
+  let pages: App['pages'] = null;
+  fastify.setNotFoundHandler(async (request, reply) => {
+    if (pages && (await pages(request, reply))) return reply;
     const notFound = errors.routeNotFound(request.method, request.url.split('?')[0] ?? '');
-    void reply.code(notFound.statusCode).send(notFound.toBody());
+    return reply.code(notFound.statusCode).send(notFound.toBody());
   });
 
-  return { fastify, routes: new RouteTable(fastify, opts.deps), registered };
+  return {
+    fastify,
+    routes: new RouteTable(fastify, opts.deps),
+    registered,
+    get pages() {
+      return pages;
+    },
+    set pages(f) {
+      pages = f;
+    },
+  };
 }
 
 /**

@@ -21,7 +21,11 @@ export class Authenticator {
   async authenticate(header: string | undefined): Promise<TokenPrincipal> {
     const token = bearer(header);
     if (!token || !TOKEN_RE.test(token)) throw errors.unauthorized();
-    const hash = sha256Hex(token);
+    return this.authenticateHash(sha256Hex(token));
+  }
+
+  /** The principal of the token with this SHA-256 (a dashboard session keeps only the hash): 401 once it is revoked. */
+  async authenticateHash(hash: string): Promise<TokenPrincipal> {
     const now = Date.now();
     const hit = this.cache.get(hash);
     let principal: TokenPrincipal | null;
@@ -41,6 +45,11 @@ export class Authenticator {
     for (const [hash, entry] of this.cache) if (entry.principal?.tokenId === tokenId) this.cache.delete(hash);
   }
 
+  /** Whether `token` is the admin token (false when the admin API is disabled). */
+  isAdminToken(token: string): boolean {
+    return this.adminToken !== undefined && safeEqual(token, this.adminToken);
+  }
+
   authenticateAdmin(header: string | undefined): void {
     const token = bearer(header);
     if (!this.adminToken) throw errors.unauthorized('the admin API is disabled: set SERVICE_ADMIN_TOKEN');
@@ -58,7 +67,8 @@ export function requireAnyScope(p: TokenPrincipal, scopes: readonly Scope[]): vo
   if (!scopes.some((s) => have.includes(s))) throw errors.insufficientScope(scopes.join('" or "'));
 }
 
-function bearer(header: string | undefined): string | undefined {
+/** The token of an `Authorization: Bearer <token>` header. */
+export function bearer(header: string | undefined): string | undefined {
   if (!header) return undefined;
   const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
   return m?.[1];

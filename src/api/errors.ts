@@ -64,6 +64,15 @@ export const errors = {
       `this idempotency key's batch (receipt ${receiptId}) failed processing and is parked as a dead job: nothing was stored. An operator can requeue it (POST /v1/admin/dead-jobs/${receiptId}/requeue, or \`flakehouse dead requeue ${receiptId}\`) or drop it (DELETE /v1/admin/dead-jobs/${receiptId}, or \`flakehouse dead drop ${receiptId}\`), after which the batch can be sent again`,
       { body: { receiptId } },
     ),
+  /** 403: a cookie-authenticated (dashboard) mutation without the session's x-csrf-token header, or from another origin. */
+  csrfFailed: (why: string) => new ApiError(403, 'csrf_failed', `cross-site request refused: ${why}`),
+  /** 403: the caller is signed in, but only the admin token may do this. */
+  adminRequired: () => new ApiError(403, 'admin_required', 'only the admin token (SERVICE_ADMIN_TOKEN) may do this'),
+  /** 403: a project's token (or session) naming another project in x-flakehouse-project. */
+  otherProject: (slug: string) => new ApiError(403, 'forbidden', `this token belongs to another project than "${slug}"`),
+  /** 400: an admin call that acts on one project without naming it. */
+  projectRequired: () =>
+    new ApiError(400, 'project_required', 'name the project with the x-flakehouse-project header (its slug): the admin token belongs to no project'),
   rateLimited: (retryAfterSec: number) =>
     new ApiError(429, 'rate_limited', 'too many requests for this project', { headers: { 'retry-after': String(retryAfterSec) } }),
   // The SQL endpoint (/clickhouse): messages in ClickHouse's `Code: N. DB::Exception: … (NAME)` form,

@@ -71,6 +71,8 @@ export interface ServerSettings {
     maxThreads: number;
     maxConcurrent: number;
   };
+  /** The dashboard served at / (static web/dist, sessions); docs/dashboard.md. */
+  dashboard: { enabled: boolean; sessionTtlHours: number };
 }
 
 export interface ServerEnvVar {
@@ -258,6 +260,18 @@ const VARS = {
     field: intField(1),
     default: 2,
   }),
+  dashboardEnabled: d({
+    name: 'SERVICE_DASHBOARD_ENABLED',
+    description: 'serve the dashboard at / and its sign-in routes (/v1/session); false leaves only the API',
+    field: booleanField(),
+    default: true,
+  }),
+  dashboardSessionTtlHours: d({
+    name: 'SERVICE_DASHBOARD_SESSION_TTL_HOURS',
+    description: 'hours a dashboard sign-in lasts before the token must be pasted again',
+    field: intField(1, 8760),
+    default: 12,
+  }),
   s3Bucket: o({ name: 'SERVICE_S3_BUCKET', description: 'artifact bucket; unset disables artifacts (presign answers 501)', field: stringField('a bucket name') }),
   s3Endpoint: o({
     name: 'SERVICE_S3_ENDPOINT',
@@ -387,6 +401,7 @@ export function loadServerSettings(env: NodeJS.ProcessEnv, cwd: string): ServerS
       maxThreads: req(VARS.sqlMaxThreads),
       maxConcurrent: req(VARS.sqlMaxConcurrent),
     },
+    dashboard: { enabled: req(VARS.dashboardEnabled), sessionTtlHours: req(VARS.dashboardSessionTtlHours) },
   };
   throwConfigErrors(errors);
   return stripUndefined(settings);

@@ -143,6 +143,22 @@ export class ProjectRepo {
     return true;
   }
 
+  /** A project's tokens (revoked ones too), newest first: what the dashboard's token list shows; never the secret. */
+  async listTokens(projectId: string): Promise<{ id: string; prefix: string; scopes: Scope[]; createdAt: string; revokedAt: string | null }[]> {
+    const rows = await this.store.query<{ id: string; prefix: string; scopes: Scope[]; created_ms: number | string; revoked_ms: number | string | null }>(
+      `SELECT id, prefix, scopes, toUnixTimestamp64Milli(created_at) AS created_ms, toUnixTimestamp64Milli(revoked_at) AS revoked_ms
+       FROM ${this.store.table('tokens')} FINAL WHERE project_id = {projectId:UUID} ORDER BY created_at DESC, id`,
+      { projectId },
+    );
+    return rows.map((r) => ({
+      id: r.id,
+      prefix: r.prefix,
+      scopes: r.scopes,
+      createdAt: new Date(toNumber(r.created_ms)).toISOString(),
+      revokedAt: r.revoked_ms === null ? null : new Date(toNumber(r.revoked_ms)).toISOString(),
+    }));
+  }
+
   async principalByHash(hash: string): Promise<(TokenPrincipal & { revoked: boolean }) | null> {
     const rows = await this.store.query<{ id: string; project_id: string; scopes: Scope[]; revoked: number }>(
       `SELECT id, project_id, scopes, revoked_at IS NOT NULL AS revoked FROM ${this.store.table('tokens')} FINAL WHERE token_hash = {hash:String} LIMIT 1`,

@@ -237,6 +237,9 @@ function toListItem(r: RunDbRow): RunListItem {
 
 export interface RunListFilter {
   branch?: string;
+  /** Runs whose commit sha starts with this (lower case hex). */
+  commitSha?: string;
+  prNumber?: number;
   status?: RunStatus;
   since?: number;
   until?: number;
@@ -254,6 +257,14 @@ export class RunRepo {
     if (f.branch !== undefined) {
       where.push('branch = {branch:String}');
       params.branch = f.branch;
+    }
+    if (f.commitSha !== undefined) {
+      where.push('startsWith(commit_sha, {commitSha:String})');
+      params.commitSha = f.commitSha;
+    }
+    if (f.prNumber !== undefined) {
+      where.push('pr_number = {prNumber:UInt32}');
+      params.prNumber = f.prNumber;
     }
     if (f.status !== undefined) {
       where.push('status = {status:String}');

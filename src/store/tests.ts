@@ -9,6 +9,7 @@ import { chTime } from './time.js';
 import { executionsWithReport } from './rca.js';
 import { parseStoredArtifacts } from '../artifacts/links.js';
 import type { TsvColumns } from './tsv.js';
+import { BoardRepo, type BoardQuery, type BoardRow } from './board.js';
 
 export interface TestStateRecord {
   projectId: string;
@@ -303,6 +304,11 @@ export class TestRepo {
       { projectId, minScore: f.minScore, limit: f.limit },
     );
     return rows.map(toBoardEntry);
+  }
+
+  /** The board filtered and sorted in SQL, one page or (limit null) every matching row (store/board.ts). */
+  boardPage(projectId: string, q: BoardQuery): Promise<{ rows: BoardRow[]; total: number }> {
+    return new BoardRepo(this.store).page(projectId, q);
   }
 
   async history(

@@ -23,6 +23,13 @@ export const runsQuerySchema = z.object({
   limit: z.coerce.number().int().min(1).max(100).default(20),
   cursor: z.string().optional(),
   branch: z.string().min(1).optional(),
+  /** A commit sha or its first characters (at least 4). */
+  commitSha: z
+    .string()
+    .regex(/^[0-9a-fA-F]{4,40}$/, 'expected 4 to 40 hexadecimal characters')
+    .transform((v) => v.toLowerCase())
+    .optional(),
+  prNumber: z.coerce.number().int().min(1).optional(),
   status: z.enum(RUN_STATUSES).optional(),
   since: timestampParam.optional(),
   until: timestampParam.optional(),

@@ -10,6 +10,7 @@ import { toIso } from '../../domain/time.js';
 import type { Outbox } from '../../queue/types.js';
 import type { CodeownersRepo } from '../../store/codeowners.js';
 import type { BoardEntry, TestRepo } from '../../store/tests.js';
+import { BOARD_SORTS } from '../../store/board.js';
 import type { IdentityRepo } from '../../store/identities.js';
 import { artifactViewSchema, withArtifactLinks } from '../../artifacts/links.js';
 import type { ArtifactSigner } from '../../artifacts/s3.js';
@@ -26,6 +27,16 @@ export const flakyQuerySchema = z.object({
   minScore: z.coerce.number().min(0).max(1).default(0),
   includeQuarantined: bool.default(true),
   owner: z.string().min(1).optional(),
+  // The dashboard's filters, sort and paging (docs/dashboard.md); absent, the board is as before.
+  /** Case-insensitive part of the suite / of the file path. */
+  suite: z.string().min(1).max(500).optional(),
+  file: z.string().min(1).max(1000).optional(),
+  /** true: only quarantined tests; false: none of them. */
+  quarantined: bool.optional(),
+  sort: z.enum(BOARD_SORTS).default('score'),
+  /** Rows to skip; `cursor` (the previous page's nextCursor) is the same, opaque. */
+  offset: z.coerce.number().int().min(0).max(1_000_000).optional(),
+  cursor: z.string().max(100).optional(),
 });
 
 export const flakyItemSchema = z.object({
@@ -87,7 +98,22 @@ export const testDetailSchema = z.object({
 
 const testParams = z.object({ testIdentityId: z.string().regex(UUID_RE) });
 export const testQuerySchema = z.object({ historyLimit: z.coerce.number().int().min(1).max(200).default(50) });
-export const flakyBoardSchema = z.object({ items: z.array(flakyItemSchema) });
+export const flakyBoardSchema = z.object({
+  items: z.array(flakyItemSchema),
+  /** Present when more rows match: pass it as `cursor` for the next page. */
+  nextCursor: z.string().optional(),
+});
+
+function boardCursor(offset: number): string {
+  return Buffer.from(`o:${offset}`).toString('base64url');
+}
+
+function boardOffset(query: { offset?: number; cursor?: string }): number {
+  if (query.cursor === undefined) return query.offset ?? 0;
+  const m = /^o:(\d{1,7})$/.exec(Buffer.from(query.cursor, 'base64url').toString('utf8'));
+  if (!m) throw errors.invalidQuery([{ path: 'cursor', message: 'malformed cursor' }]);
+  return Number(m[1]);
+}
 
 export interface TestRouteDeps {
   tests: TestRepo;
@@ -104,21 +130,31 @@ export async function flakyBoard(
   projectId: string,
   query: z.output<typeof flakyQuerySchema>,
 ): Promise<z.output<typeof flakyBoardSchema>> {
-  // Filters applied after the read (owners, quarantine) need a wider first page.
-  const wide = query.owner !== undefined || !query.includeQuarantined;
-  const states = await d.tests.board(projectId, { limit: wide ? Math.max(query.limit * 5, 1000) : query.limit, minScore: query.minScore, includeQuarantined: query.includeQuarantined });
-  const overrides = await d.tests.overrides(projectId, states.map((s) => s.testId));
+  const offset = boardOffset(query);
+  const onlyQuarantined = query.quarantined === true;
+  const noQuarantined = query.quarantined === false || !query.includeQuarantined;
+  // Filters applied after the read (owners, quarantine state) need every matching row; the others page in SQL.
+  const afterRead = query.owner !== undefined || onlyQuarantined || noQuarantined;
+  const sql = { minScore: query.minScore, suite: query.suite, file: query.file, sort: query.sort };
+  const { rows } = await d.tests.boardPage(projectId, afterRead ? { ...sql, offset: 0, limit: null } : { ...sql, offset, limit: query.limit + 1 });
+  const overrides = await d.tests.overrides(projectId, rows.map((s) => s.testId));
   const owners = await d.codeowners.resolver(projectId);
   const items = [];
-  for (const s of states) {
+  let skip = afterRead ? offset : 0;
+  for (const s of rows) {
     const quarantined = effectiveQuarantine(s.auto, overrides.get(s.testId) ?? null).quarantined;
-    if (quarantined && !query.includeQuarantined) continue;
+    if ((quarantined && noQuarantined) || (!quarantined && onlyQuarantined)) continue;
     const o = owners(s.filePath);
     if (query.owner !== undefined && !o.some((x) => ownerMatches([x], query.owner!))) continue;
+    if (skip > 0) {
+      skip--;
+      continue;
+    }
     items.push(flakyItem(s, quarantined, o));
-    if (items.length >= query.limit) break;
+    if (items.length > query.limit) break;
   }
-  return { items };
+  if (items.length <= query.limit) return { items };
+  return { items: items.slice(0, query.limit), nextCursor: boardCursor(offset + query.limit) };
 }
 
 /** The test page; a malformed id is as unknown as another project's: 404. */

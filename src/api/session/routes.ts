@@ -1,0 +1,111 @@
+// Dashboard sign-in (docs/dashboard.md): POST /v1/session exchanges a pasted token for a session
+// cookie, GET /v1/session tells a reloaded page who it is (and its CSRF token), DELETE signs out.
+import type {} from '@fastify/cookie'; // its request.cookies and reply.setCookie types
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import { sha256Hex } from '../../domain/ids.js';
+import { SCOPES, TOKEN_RE, type ProjectRepo } from '../../store/projects.js';
+import { effectiveScopes, type Authenticator } from '../auth.js';
+import { errors } from '../errors.js';
+import { defineRoute, type AnyRouteDef } from '../route.js';
+import { checkCsrf, cookieOf, type CallerAuth } from './caller.js';
+import { SESSION_COOKIE, type Session, type SessionPrincipal, type SessionStore } from './store.js';
+
+export const sessionViewSchema = z
+  .object({
+    csrfToken: z.string(),
+    expiresAt: z.string(),
+    principal: z.object({
+      kind: z.enum(['project', 'admin']),
+      projectId: z.string().optional(),
+      projectSlug: z.string().optional(),
+      scopes: z.array(z.enum(SCOPES)),
+    }),
+  })
+  .meta({ id: 'Session' });
+export type SessionView = z.infer<typeof sessionViewSchema>;
+
+function view(s: Session): SessionView {
+  const p = s.principal;
+  return {
+    csrfToken: s.csrfToken,
+    expiresAt: new Date(s.expiresAt).toISOString(),
+    principal: p.kind === 'admin' ? { kind: 'admin', scopes: p.scopes } : { kind: 'project', projectId: p.projectId, projectSlug: p.projectSlug, scopes: p.scopes },
+  };
+}
+
+export interface SessionRouteDeps {
+  sessions: SessionStore;
+  callers: CallerAuth;
+  auth: Authenticator;
+  projects: ProjectRepo;
+}
+
+/** Over https (directly or, with trustProxy, behind a proxy) the cookie is `Secure`. */
+function cookieOptions(request: FastifyRequest, maxAgeSec: number) {
+  return { httpOnly: true, sameSite: 'strict' as const, path: '/', maxAge: maxAgeSec, secure: request.protocol === 'https' };
+}
+
+function clearSessionCookie(request: FastifyRequest, reply: FastifyReply): void {
+  void reply.setCookie(SESSION_COOKIE, '', { ...cookieOptions(request, 0), expires: new Date(0) });
+}
+
+export function sessionRoutes(d: SessionRouteDeps): AnyRouteDef[] {
+  return [
+    defineRoute({
+      method: 'POST',
+      url: '/v1/session',
+      summary: 'Sign in to the dashboard: exchange a project token or the admin token for a session cookie',
+      tags: ['session'],
+      auth: { kind: 'none' },
+      body: z.object({ token: z.string().min(1).max(1000) }),
+      response: sessionViewSchema,
+      async handler({ body, request, reply }) {
+        const token = body.token.trim();
+        let principal: SessionPrincipal;
+        if (TOKEN_RE.test(token)) {
+          const p = await d.auth.authenticateHash(sha256Hex(token));
+          const project = await d.projects.byId(p.projectId);
+          if (!project) throw errors.unauthorized('the token is unknown or revoked');
+          principal = { kind: 'project', projectId: p.projectId, projectSlug: project.slug, scopes: effectiveScopes(p), tokenId: p.tokenId };
+        } else if (d.auth.isAdminToken(token)) principal = { kind: 'admin', scopes: [...SCOPES] };
+        else throw errors.unauthorized('the token is unknown or revoked');
+        // A sign-in replaces the session this browser had.
+        d.sessions.delete(cookieOf(request));
+        const { cookieValue, session } = d.sessions.create(principal, sha256Hex(token));
+        void reply.setCookie(SESSION_COOKIE, cookieValue, cookieOptions(request, Math.floor(d.sessions.ttlMs / 1000)));
+        return view(session);
+      },
+    }),
+    defineRoute({
+      method: 'GET',
+      url: '/v1/session',
+      summary: 'The signed-in session: who it is, its CSRF token and expiry; 401 when there is none',
+      tags: ['session'],
+      auth: { kind: 'none' },
+      response: sessionViewSchema,
+      async handler({ request }) {
+        return view(await d.callers.session(cookieOf(request)));
+      },
+    }),
+    defineRoute({
+      method: 'DELETE',
+      url: '/v1/session',
+      summary: 'Sign out: ends the session (needs the x-csrf-token header) and clears its cookie',
+      tags: ['session'],
+      auth: { kind: 'none' },
+      successStatus: 204,
+      // No content types: a 204 has no body (the OpenAPI answer is documented as such).
+      produces: [],
+      async handler({ request, reply }) {
+        const cookie = cookieOf(request);
+        const session = await d.callers.session(cookie);
+        checkCsrf(request, session);
+        d.sessions.delete(cookie);
+        clearSessionCookie(request, reply);
+        void reply.code(204).send();
+        return undefined;
+      },
+    }),
+  ];
+}

@@ -1,0 +1,40 @@
+// What the procedures need from the daemon: the repositories the REST routes use, and the route
+// table itself for the routes whose logic lives in their handler.
+import type { ArtifactSigner } from '../../artifacts/s3.js';
+import type { NotificationSettings } from '../../config/integrations.js';
+import type { ProjectConfigs } from '../../config/resolved-project-config.js';
+import type { PipelineGraph } from '../../pipeline/graph.js';
+import type { PipelineHandle } from '../../pipeline/runtime.js';
+import type { Queue } from '../../queue/types.js';
+import type { ChannelRepo } from '../../store/channels.js';
+import type { Store } from '../../store/client.js';
+import type { ProjectRepo } from '../../store/projects.js';
+import type { RcaRepo } from '../../store/rca.js';
+import type { RunRepo } from '../../store/runs.js';
+import type { Authenticator } from '../auth.js';
+import type { RateLimiter } from '../rate-limit.js';
+import type { AnyRouteDef } from '../route.js';
+import type { ProjectHealthDeps } from '../routes/project-health.js';
+import type { TestRouteDeps } from '../routes/tests.js';
+import type { SessionStore } from '../session/store.js';
+
+export interface TrpcDeps {
+  auth: Authenticator;
+  rateLimiter: RateLimiter;
+  runs: RunRepo;
+  tests: Pick<TestRouteDeps, 'tests' | 'identities' | 'codeowners'>;
+  health: ProjectHealthDeps;
+  rca: RcaRepo;
+  /** Signs artifact download URLs, as the REST routes do; null: refs without URLs. */
+  artifacts: ArtifactSigner | null;
+  store: Store;
+  projects: ProjectRepo;
+  projectConfigs: ProjectConfigs;
+  channels: ChannelRepo;
+  /** The route table: procedures call the REST handlers of routes whose logic lives there. */
+  routes: () => readonly AnyRouteDef[];
+  /** Sessions, to end the ones of a revoked token; null when the dashboard is off. */
+  sessions: SessionStore | null;
+  notifications: NotificationSettings;
+  pipeline: { graph: PipelineGraph; runtime: PipelineHandle; queue: Pick<Queue, 'stats' | 'depth' | 'deadJobs'> };
+}

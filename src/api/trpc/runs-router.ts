@@ -1,0 +1,73 @@
+// Procedures of the runs pages, the commit/PR page, RCA and project health.
+import { gateResponseSchema, summaryResponseSchema } from '../../domain/pr-schemas.js';
+import { SuiteHealthRepo } from '../../store/suite-health.js';
+import { errors } from '../errors.js';
+import { projectHealth } from '../routes/project-health.js';
+import { rcaForExecution } from '../routes/rca.js';
+import { getRun, listRuns, runsQuerySchema } from '../routes/runs.js';
+import type { ProcedureKinds } from './core.js';
+import type { TrpcDeps } from './deps.js';
+import { PROCEDURES } from './procedures.js';
+import { restHandler } from './rest-handler.js';
+
+const DAY_MS = 86_400_000;
+const dayOf = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
+const ratio = (n: number, of: number): number => (of > 0 ? Math.round((n / of) * 10_000) / 10_000 : 0);
+
+export function runsRouter(d: TrpcDeps, p: ProcedureKinds) {
+  const summary = restHandler(() => d.routes(), 'GET', '/v1/runs/summary', summaryResponseSchema);
+  const gate = restHandler(() => d.routes(), 'GET', '/v1/runs/gate', gateResponseSchema);
+
+  return {
+    runs: {
+      list: p.read.input(PROCEDURES['runs.list'].input).query(({ ctx, input }) => listRuns(d.runs, ctx.projectId, input)),
+    },
+    run: {
+      get: p.read.input(PROCEDURES['run.get'].input).query(({ ctx, input }) => getRun(d.runs, ctx.projectId, input.runId, d.artifacts)),
+    },
+    rca: {
+      get: p.read.input(PROCEDURES['rca.get'].input).query(({ ctx, input }) => rcaForExecution(d.rca, ctx.projectId, input.executionId)),
+    },
+    health: {
+      metrics: p.read.input(PROCEDURES['health.metrics'].input).query(({ ctx, input }) => projectHealth(d.health, ctx.projectId, input.days, input.owner, Date.now())),
+      suites: p.read.input(PROCEDURES['health.suites'].input).query(async ({ ctx, input }) => {
+        const today = Math.floor(Date.now() / DAY_MS) * DAY_MS;
+        const fromDay = input.day ?? dayOf(today - (input.days - 1) * DAY_MS);
+        const toDay = input.day ?? dayOf(today);
+        const days = await new SuiteHealthRepo(d.store).days(ctx.projectId, { fromDay, toDay, suite: input.suite });
+        const totals = new Map<string, { executions: number; failed: number; flaky: number; durationMs: number }>();
+        for (const r of days) {
+          const t = totals.get(r.suite) ?? { executions: 0, failed: 0, flaky: 0, durationMs: 0 };
+          t.executions += r.executions;
+          t.failed += r.failed;
+          t.flaky += r.flaky;
+          t.durationMs += r.durationMs;
+          totals.set(r.suite, t);
+        }
+        const suites = [...totals]
+          .map(([suite, t]) => ({ suite, ...t, failRate: ratio(t.failed, t.executions), flakyRate: ratio(t.flaky, t.executions) }))
+          .sort((a, b) => b.flakyRate + b.failRate - (a.flakyRate + a.failRate) || a.suite.localeCompare(b.suite));
+        return {
+          fromDay,
+          toDay,
+          suites,
+          days: days.map((r) => ({ ...r, failRate: ratio(r.failed, r.executions), flakyRate: ratio(r.flaky, r.executions) })),
+        };
+      }),
+    },
+    pr: {
+      summary: p.read.input(PROCEDURES['pr.summary'].input).query(async ({ ctx, input }) => {
+        let commitSha: string;
+        if ('prNumber' in input) {
+          const latest = (await listRuns(d.runs, ctx.projectId, runsQuerySchema.parse({ prNumber: input.prNumber, limit: 1 }))).items[0];
+          if (!latest) throw errors.notFound(`no run of PR #${input.prNumber} was ingested`);
+          commitSha = latest.commitSha;
+        } else commitSha = input.commitSha;
+        const query = { commitSha, baseBranch: input.baseBranch, strictness: input.strictness };
+        // The very handlers of GET /v1/runs/summary and /v1/runs/gate: the page shows what the PR comments say.
+        const [s, g] = await Promise.all([summary(ctx.principal, { query: { commitSha } }), gate(ctx.principal, { query })]);
+        return { commitSha, prNumber: s.summary.prNumber, summary: s.summary, summaryMarkdown: s.markdown, gate: g.found ? g.gate : null, gateMarkdown: g.found ? g.markdown : null };
+      }),
+    },
+  };
+}

@@ -1,0 +1,30 @@
+// A test's quarantine over time: the transitions the scorer and people caused (test_health_events:
+// flaked, stabilized, quarantined, released), newest last. People's reasons live with their latest
+// decision (quarantine_overrides keeps one row per test), which the caller shows beside the log.
+import { toIso } from '../domain/time.js';
+import { toNumber, type Store } from './client.js';
+
+export const HEALTH_EVENT_KINDS = ['flaked', 'stabilized', 'quarantined', 'released'] as const;
+export type HealthEventKind = (typeof HEALTH_EVENT_KINDS)[number];
+
+export interface HealthEvent {
+  kind: HealthEventKind;
+  at: string;
+  score: number;
+}
+
+export class QuarantineLogRepo {
+  constructor(private readonly store: Store) {}
+
+  async events(projectId: string, testId: string, limit: number): Promise<HealthEvent[]> {
+    const rows = await this.store.query<{ kind: HealthEventKind; at_ms: number | string; score: number }>(
+      `SELECT kind, toUnixTimestamp64Milli(at) AS at_ms, score FROM (
+         SELECT kind, at, score FROM ${this.store.table('test_health_events')} FINAL
+         WHERE project_id = {projectId:UUID} AND test_id = {testId:UUID}
+         ORDER BY at DESC, kind LIMIT {limit:UInt32})
+       ORDER BY at, kind`,
+      { projectId, testId, limit },
+    );
+    return rows.map((r) => ({ kind: r.kind, at: toIso(toNumber(r.at_ms)), score: Math.round(toNumber(r.score) * 10_000) / 10_000 }));
+  }
+}
