@@ -33,7 +33,7 @@ export interface TestDaemon {
 }
 
 export async function startTestDaemon(
-  opts: { env?: Record<string, string>; work?: boolean; dataDir?: string; database?: string; pipelineFile?: string; logger?: Logger; rateLimitClock?: () => number } = {},
+  opts: { env?: Record<string, string>; work?: boolean; dataDir?: string; database?: string; pipelineFile?: string; logger?: Logger; rateLimitClock?: () => number; sessionClock?: () => number; dashboardDir?: string } = {},
 ): Promise<TestDaemon> {
   const dataDir = opts.dataDir ?? mkdtempSync(path.join(tmpdir(), 'fh-test-data-'));
   const database = opts.database ?? `t_${randomBytes(6).toString('hex')}`;
@@ -59,6 +59,8 @@ export async function startTestDaemon(
     work: opts.work,
     pipelineFile: opts.pipelineFile,
     rateLimitClock: opts.rateLimitClock,
+    sessionClock: opts.sessionClock,
+    dashboardDir: opts.dashboardDir,
     announce: () => {},
   });
   const { readFileSync } = await import('node:fs');
