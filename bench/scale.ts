@@ -26,7 +26,7 @@ import { loadServiceConfig } from '../src/config/service-yml.js';
 import { startDaemon, type Daemon } from '../src/daemon.js';
 import { createLogger } from '../src/logger.js';
 import { runIdFor } from '../src/domain/records.js';
-import type { Store } from '../src/store/client.js';
+import type { OpenedStore, Store } from '../src/store/client.js';
 import { TestRepo } from '../src/store/tests.js';
 import { IdentityRepo } from '../src/store/identities.js';
 import { CodeownersRepo } from '../src/store/codeowners.js';
@@ -360,7 +360,7 @@ async function step<T>(name: string, f: () => Promise<T>): Promise<T> {
  * step on its own (median of 15) and each captured query in the engine (median of 10, chDB's own
  * elapsed time), with the parts / granules EXPLAIN says it reads.
  */
-async function profileRoute(store: Store, route: (s: Store) => Promise<void>): Promise<RouteProfile> {
+async function profileRoute(store: OpenedStore, route: (s: Store) => Promise<void>): Promise<RouteProfile> {
   const rec: Recorder = { captured: [], steps: [] };
   const recording: Store = {
     ...store,

@@ -28,10 +28,10 @@ import type { LoadedServiceConfig } from './config/service-yml.js';
 import { builtinRegistry } from './pipeline/builtin.js';
 import { loadPipelineFile, type PipelineGraph } from './pipeline/graph.js';
 import { PipelineRuntime, type PipelineHandle } from './pipeline/runtime.js';
-import type { Host } from './pipeline/component.js';
+import { buildHost, pipelineSettings } from './pipeline/host.js';
 import { PipelineThread } from './pipeline/thread/threaded.js';
 import { EmbeddedQueue } from './queue/embedded.js';
-import { openStore, type Store } from './store/client.js';
+import { openStore, type OpenedStore } from './store/client.js';
 import { migrate } from './store/migrate.js';
 import { ProjectRepo, SCOPES } from './store/projects.js';
 import { RunRepo } from './store/runs.js';
@@ -80,7 +80,7 @@ export interface Daemon {
   /** The HTTP application: its route table and what fastify registered (tests check /openapi.json against both). */
   app: App;
   port: number;
-  store: Store;
+  store: OpenedStore;
   queue: EmbeddedQueue;
   /** The processing pipeline (its own thread by default): events and counters. */
   runtime: PipelineHandle;
@@ -194,20 +194,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     app.routes.add(r);
   }
 
-  const host: Host = {
-    logger,
-    store,
-    service: opts.service.config,
-    projectConfig: (projectId) => projectConfigs.get(projectId),
-    clusterThreshold: settings.clusterThreshold,
-    http: app.routes,
-    ingest,
-    dataDir: settings.dataDir,
-    notifications: settings.notifications,
-    tracker: settings.tracker,
-    ai: settings.ai,
-    outbox: queue.outbox,
-  };
+  const componentSettings = pipelineSettings(settings);
+  const host = buildHost({ logger, store, projectConfigs, settings: componentSettings, outbox: queue.outbox, http: app.routes, ingest });
   const work = opts.work ?? true;
   // Receivers serve HTTP on this thread; processors and exporters run on the pipeline thread,
   // which reaches the store and the queue through this one.
@@ -228,14 +216,9 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
           pipelineFile: path.resolve(opts.pipelineFile ?? DEFAULT_PIPELINE),
           displayName: displayName(opts.pipelineFile),
           service: opts.service,
-          clusterThreshold: settings.clusterThreshold,
-          dataDir: settings.dataDir,
-          notifications: settings.notifications,
-          tracker: settings.tracker,
-          ...(settings.ai ? { ai: settings.ai } : {}),
+          settings: componentSettings,
           logLevel: logger.level,
-          database: store.database,
-          embedded: store.embedded,
+          store: { database: store.database, embedded: store.embedded },
           work,
           pollIntervalMs: settings.queue.pollIntervalMs,
         },

@@ -1,30 +1,24 @@
 // `debug` exporter, as in the OpenTelemetry Collector: logs what reaches it.
 import { z } from 'zod';
-import type { ExporterFactory } from '../pipeline/component.js';
+import { defineExporter } from '../pipeline/helpers/exporter.js';
 
 const config = z.object({ verbosity: z.enum(['basic', 'detailed']).default('basic') }).strict();
 
-export const debugExporterFactory: ExporterFactory<z.output<typeof config>> = {
-  kind: 'exporter',
+export const debugExporterFactory = defineExporter({
   type: 'debug',
   description: 'logs events (basic: type and ids at debug level; detailed: the payload)',
-  signals: ['events', 'executions'],
   configSchema: config,
-  createEvents: (cfg, { logger }) => ({
-    async start() {},
-    async shutdown() {},
+  startEvents: (_host, cfg, { logger }) => ({
     async exportEvent(event) {
       if (cfg.verbosity === 'detailed') logger.info({ event }, 'event');
       else logger.debug({ type: event.type, id: event.id, projectId: event.projectId }, 'event');
     },
   }),
-  createExecutions: (cfg, { logger }) => ({
-    async start() {},
-    async shutdown() {},
+  startExecutions: (_host, cfg, { logger }) => ({
     async exportBatch(batch) {
       const executions = batch.items.reduce((n, i) => n + i.executions.length, 0);
       if (cfg.verbosity === 'detailed') logger.info({ lease: batch.leaseId, runs: batch.items.map((i) => i.run) }, 'batch');
       else logger.debug({ lease: batch.leaseId, runs: batch.items.length, executions }, 'batch');
     },
   }),
-};
+});

@@ -4,14 +4,12 @@
 import type { Logger } from 'pino';
 import type { z } from 'zod';
 import type { DomainEvent } from '../domain/events.js';
-import type { Outbox } from '../queue/types.js';
+import type { IngestBatch, IngestSource } from '../domain/batch.js';
+import type { EnqueueResult, Outbox } from '../queue/types.js';
 import type { Store } from '../store/client.js';
 import type { ServiceConfig } from '../config/service-yml.js';
 import type { ResolvedServiceConfig } from '../config/project-settings.js';
-import type { NotificationSettings, TrackerSettings } from '../config/integrations.js';
-import type { AiSettings } from '../config/ai.js';
-import type { IngestService } from '../api/ingest-service.js';
-import type { AnyRouteDef } from '../api/route.js';
+import type { ServerSettings } from '../config/daemon-env.js';
 import type { WorkBatch } from './work-batch.js';
 
 /** The data a pipeline carries: batches of executions, or domain events. */
@@ -20,30 +18,47 @@ export const SIGNALS: readonly Signal[] = ['executions', 'events'];
 
 export type ComponentKind = 'receiver' | 'processor' | 'exporter' | 'connector';
 
+/**
+ * The daemon's settings (environment only, config/daemon-env.ts) components read: the data
+ * directory (where notify and the tracker keep their durable state), SERVICE_CLUSTER_THRESHOLD,
+ * the notification channels and SMTP, the issue tracker, the AI provider (absent: RCA off). One
+ * object, handed to the pipeline thread whole (pipeline/host.ts `pipelineSettings`).
+ */
+export type PipelineSettings = Pick<ServerSettings, 'dataDir' | 'clusterThreshold' | 'notifications' | 'tracker' | 'ai'>;
+
+/**
+ * Where a receiver that serves HTTP adds its routes (the API's route table). A route is declared
+ * with the API layer's `defineRoute`; the pipeline carries it to the table without reading it.
+ */
+export interface RouteRegistry {
+  add(route: { method: string; url: string }): void;
+}
+
+/** Where a receiver hands a decoded batch: resolves once the job is durable (the API's IngestService). */
+export interface IngestPort {
+  /** `admission`: the queue slots the request took at the door; one is given back when the enqueue settles. */
+  accept(projectId: string, source: IngestSource, batch: IngestBatch, admission?: { release(n?: number): void }): Promise<EnqueueResult>;
+}
+
+/** What a component is given at start. Built by pipeline/host.ts, the same way on both threads. */
 export interface Host {
   logger: Logger;
+  /** Queries and inserts; on the pipeline thread, calls to the main thread's store (thread/remote.ts). */
   store: Store;
   /** The resolved service.yml + environment policy (flaky, quarantine, ignore, …), without any project's settings. */
   service: ServiceConfig;
   /** One project's policy: service.yml < its settings < environment, each key with its source
    * (config/resolved-project-config.ts). Per-project stages read policy here, not from `service`. */
   projectConfig(projectId: string): Promise<ResolvedServiceConfig>;
-  /** SERVICE_CLUSTER_THRESHOLD. */
-  clusterThreshold?: number;
-  /** Present in roles that serve HTTP (serve, api): where receivers add their routes. */
-  http?: { add(def: AnyRouteDef): void };
-  /** Present in roles that accept ingest (serve, api). */
-  ingest?: IngestService;
-  /** The data directory: best-effort stages (notify, tracker) keep their durable state under it. */
-  dataDir?: string;
-  /** Notification channels from the environment, SMTP and the SSRF allowance. */
-  notifications?: NotificationSettings;
-  /** Issue-tracker credentials and target. */
-  tracker?: TrackerSettings;
-  /** AI provider settings; absent when SERVICE_AI_PROVIDER is unset (RCA off). */
-  ai?: AiSettings;
+  settings: PipelineSettings;
   /** For events that happen outside a lease (an RCA finished, a budget ran out): appended durably. */
-  outbox?: Pick<Outbox, 'append'>;
+  outbox: Pick<Outbox, 'append'>;
+  /** @deprecated `settings.clusterThreshold`; kept until the clustering processor reads that. */
+  clusterThreshold?: number;
+  /** Present on the thread that serves HTTP (serve, api roles): where receivers add their routes. */
+  http?: RouteRegistry;
+  /** Present where ingest is accepted (serve, api roles). */
+  ingest?: IngestPort;
 }
 
 export interface Component {

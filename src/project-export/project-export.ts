@@ -4,7 +4,7 @@
 // Row lines are written by ClickHouse itself: each dataset is one SELECT whose JSONEachRow output
 // already is `{"type":"row","dataset":…,"data":{…}}`, streamed block by block (Store.stream), so
 // rows never become JS objects and memory does not grow with the table.
-import type { Store } from '../store/client.js';
+import type { OpenedStore, Store } from '../store/client.js';
 import type { ArtifactInventory } from './artifacts.js';
 import { DATASETS, type Dataset } from './datasets.js';
 
@@ -112,7 +112,7 @@ export interface ExportOptions {
 }
 
 /** The export's bytes, uncompressed. Yields ClickHouse's chunks as they come; pulls lazily. */
-export async function* exportLines(store: Store, plan: ExportPlan, opts: ExportOptions): AsyncGenerator<Buffer> {
+export async function* exportLines(store: OpenedStore, plan: ExportPlan, opts: ExportOptions): AsyncGenerator<Buffer> {
   yield line({
     type: 'manifest',
     version: EXPORT_FORMAT_VERSION,

@@ -169,8 +169,11 @@ export interface OutboxReader {
   waitForEntries(timeoutMs: number): Promise<void>;
 }
 
-/** What the pipeline runtime needs of a queue: the outbox may be across a thread boundary. */
-export type WorkerQueue = Omit<Queue, 'outbox'> & { readonly outbox: OutboxReader };
+/**
+ * What the pipeline runtime uses of a queue: leases and the outbox, which may be across a thread
+ * boundary (pipeline/thread/remote.ts). Ingest, stats and dead jobs stay with the queue's owner.
+ */
+export type WorkerQueue = Pick<Queue, 'dequeue' | 'savePlan' | 'ack' | 'failJob' | 'nack' | 'waitForWork'> & { readonly outbox: OutboxReader };
 
 export interface Outbox extends OutboxReader {
   read(afterSeq: number, limit: number): OutboxEntry[];

@@ -3,7 +3,7 @@
 import { z } from 'zod';
 import type { IngestBatch, IngestSource } from '../domain/batch.js';
 import type { Host, Receiver } from '../pipeline/component.js';
-import type { RouteContext } from '../api/route.js';
+import { defineRoute, type RouteContext } from '../api/route.js';
 import { errors, type ErrorIssue } from '../api/errors.js';
 import { sanitizeBatch, UnstorableError } from '../domain/storable.js';
 
@@ -68,7 +68,7 @@ export function ingestRoute(spec: IngestRouteSpec): Receiver {
       const http = host.http;
       const ingest = host.ingest;
       if (!http || !ingest) return; // worker-only role: nothing to serve
-      http.add({
+      http.add(defineRoute({
         method: 'POST',
         url: spec.url,
         summary: spec.summary,
@@ -95,7 +95,7 @@ export function ingestRoute(spec: IngestRouteSpec): Receiver {
             ...(receipts.length > 1 && spec.listReceipts !== false ? { receipts } : {}),
           };
         },
-      });
+      }));
     },
     async shutdown() {},
   };

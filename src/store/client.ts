@@ -15,8 +15,11 @@ export interface StoreOptions {
   database: string;
 }
 
+/**
+ * Queries and inserts: the store as every thread has it. On the pipeline thread it is a proxy that
+ * calls the main thread's (pipeline/thread/remote.ts); what cannot cross a thread is in OpenedStore.
+ */
 export interface Store {
-  readonly client: ClickHouseClient;
   readonly database: string;
   readonly embedded: boolean;
   /** Fully qualified, quoted table name. */
@@ -35,16 +38,10 @@ export interface Store {
   /** As `insert`, but TabSeparated with an explicit column list: the fast path for big batches. */
   insertTsv(table: string, columns: TsvColumns, rows: readonly Record<string, unknown>[], dedupToken: string): Promise<void>;
   /**
-   * Streams a SELECT's JSONEachRow output in chunks, fetching the next only when the consumer asks,
-   * so a result of any size takes the memory of a block or two. (`query` cannot: the embedded chDB
-   * connection materialises the whole result first; here chDB streams on a session of its own over
-   * the same data directory, one stream per session.) Breaking out of the loop cancels the query.
-   */
-  stream(sql: string, params?: Record<string, unknown>, signal?: AbortSignal): AsyncIterable<Buffer>;
-  /**
-   * Embedded only (undefined on a server): a read-only connection of its own for an analyst's query
-   * (the SQL endpoint), on the same streaming sessions as `stream`. `setup` statements (SETs, USE)
-   * run first, in order; the caller ends with `SET readonly = 1` so nothing after can change them.
+   * Embedded only (undefined on a server and on the pipeline thread): a read-only connection of its
+   * own for an analyst's query (the SQL endpoint), on the same streaming sessions as `stream`.
+   * `setup` statements (SETs, USE) run first, in order; the caller ends with `SET readonly = 1` so
+   * nothing after can change them.
    */
   readSession?(setup: readonly string[]): Promise<ReadSession>;
   /** Inserts an already encoded JSONEachRow body (the pipeline thread encodes, this thread sends). */
@@ -52,6 +49,18 @@ export interface Store {
   /** Inserts an already encoded TabSeparated body (the pipeline thread encodes, this thread sends). */
   insertTsvBody(table: string, columnNames: readonly string[], body: string | Uint8Array, dedupToken: string): Promise<void>;
   close(): Promise<void>;
+}
+
+/** The store on the thread that opened it: also the raw client and streaming reads. */
+export interface OpenedStore extends Store {
+  readonly client: ClickHouseClient;
+  /**
+   * Streams a SELECT's JSONEachRow output in chunks, fetching the next only when the consumer asks,
+   * so a result of any size takes the memory of a block or two. (`query` cannot: the embedded chDB
+   * connection materialises the whole result first; here chDB streams on a session of its own over
+   * the same data directory, one stream per session.) Breaking out of the loop cancels the query.
+   */
+  stream(sql: string, params?: Record<string, unknown>, signal?: AbortSignal): AsyncIterable<Buffer>;
 }
 
 export interface ReadSession {
@@ -64,7 +73,7 @@ export interface ReadSession {
 
 const DB_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
 
-export async function openStore(opts: StoreOptions): Promise<Store> {
+export async function openStore(opts: StoreOptions): Promise<OpenedStore> {
   if (!DB_NAME.test(opts.database)) throw new Error(`invalid ClickHouse database name: ${opts.database}`);
   let client: ClickHouseClient;
   let embedded = false;
@@ -96,7 +105,7 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
   const streamSession = await streamSessions(embedded ? opts.chdbPath : undefined);
   await client.command({ query: `CREATE DATABASE IF NOT EXISTS \`${database}\`` });
 
-  const store: Store = {
+  const store: OpenedStore = {
     client,
     database,
     embedded,

@@ -9,6 +9,8 @@ import { identityProcessorFactory } from '../../src/processors/identity.js';
 import { normalizeProcessorFactory } from '../../src/processors/normalize.js';
 import { buildRun } from '../../src/domain/records.js';
 import { WorkBatch } from '../../src/pipeline/work-batch.js';
+import { buildHost, pipelineSettings } from '../../src/pipeline/host.js';
+import { loadServerSettings } from '../../src/config/daemon-env.js';
 import { nativeBatch, startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
 
 const logger = createLogger('silent');
@@ -33,7 +35,7 @@ describe('exactly-once under redelivery', () => {
     // Run the executions pipeline by hand, as the worker does, up to the writes: then "crash".
     const loaded = loadServiceConfig({ env: {}, cwd: td.dataDir });
     const configs = new ProjectConfigs(td.daemon.store, loaded);
-    const host = { logger, store: td.daemon.store, service: loaded.config, projectConfig: (id: string) => configs.get(id) };
+    const host = buildHost({ logger, store: td.daemon.store, projectConfigs: configs, settings: pipelineSettings(loadServerSettings(td.env, td.dataDir)), outbox: td.daemon.queue.outbox });
     const normalize = normalizeProcessorFactory.createExecutions!({}, settings('normalize'));
     const identity = identityProcessorFactory.createExecutions!({}, settings('identity'));
     const exporter = clickhouseExporterFactory.createExecutions!({}, settings('clickhouse'));

@@ -14,6 +14,8 @@ import { titleTokens, tokenJaccard } from '../../src/domain/stitch.js';
 import { clickhouseExporterFactory, processorRows } from '../../src/exporters/clickhouse.js';
 import { createLogger } from '../../src/logger.js';
 import { WorkBatch } from '../../src/pipeline/work-batch.js';
+import { buildHost, pipelineSettings } from '../../src/pipeline/host.js';
+import { loadServerSettings } from '../../src/config/daemon-env.js';
 import { clusteringProcessorFactory } from '../../src/processors/clustering.js';
 import { identityProcessorFactory } from '../../src/processors/identity.js';
 import { normalizeProcessorFactory } from '../../src/processors/normalize.js';
@@ -479,7 +481,8 @@ describe('clustering when a lease fails after the clustering stage', () => {
     const logger = createLogger('silent');
     const loaded = loadServiceConfig({ env: {}, cwd: td.dataDir });
     const configs = new ProjectConfigs(td.daemon.store, loaded);
-    const host = { logger, store: td.daemon.store, service: loaded.config, projectConfig: (id: string) => configs.get(id), clusterThreshold: 0.5 };
+    // SERVICE_CLUSTER_THRESHOLD at its default, 0.5.
+    const host = buildHost({ logger, store: td.daemon.store, projectConfigs: configs, settings: pipelineSettings(loadServerSettings(td.env, td.dataDir)), outbox: td.daemon.queue.outbox });
     const normalize = normalizeProcessorFactory.createExecutions!({}, { id: 'normalize', logger });
     const identity = identityProcessorFactory.createExecutions!({}, { id: 'identity', logger });
     const clustering = clusteringProcessorFactory.createExecutions!({}, { id: 'clustering', logger });

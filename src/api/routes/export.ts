@@ -7,7 +7,7 @@ import { createGzip } from 'node:zlib';
 import { projectPrefix } from '../../artifacts/keys.js';
 import type { ArtifactInventory } from '../../project-export/artifacts.js';
 import { exportLines, planExport, type ExportPlan } from '../../project-export/project-export.js';
-import type { Store } from '../../store/client.js';
+import type { OpenedStore } from '../../store/client.js';
 import { errors } from '../errors.js';
 import { defineRoute, type AnyRouteDef } from '../route.js';
 
@@ -44,7 +44,7 @@ export class RunningExports {
 }
 
 export interface ExportRouteDeps {
-  store: Store;
+  store: OpenedStore;
   /** The artifact bucket's lister; null when artifact storage is off. */
   artifacts: ArtifactInventory | null;
   running: RunningExports;

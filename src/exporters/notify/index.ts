@@ -25,7 +25,9 @@ import {
   type TestRef,
 } from '../../domain/notifications.js';
 import type { DomainEvent } from '../../domain/events.js';
-import type { EventsExporter, ExporterFactory, Host } from '../../pipeline/component.js';
+import type { Host } from '../../pipeline/component.js';
+import { BackgroundWorker } from '../../pipeline/helpers/background-worker.js';
+import { defineExporter, type RunningEventsExporter } from '../../pipeline/helpers/exporter.js';
 import { listChannels } from '../../store/channels.js';
 import { IdentityRepo } from '../../store/identities.js';
 import { ProjectRepo } from '../../store/projects.js';
@@ -47,59 +49,52 @@ const config = z
   .strict();
 type NotifyConfig = z.output<typeof config>;
 
-export const notifyExporterFactory: ExporterFactory<NotifyConfig> = {
-  kind: 'exporter',
+export const notifyExporterFactory = defineExporter({
   type: 'notify',
   description: 'notifications (Slack, Discord, email, signed webhooks) from domain events, deduplicated per channel, delivered in the background',
-  signals: ['events'],
   configSchema: config,
-  createEvents: (cfg, { logger }) => new Notifier(cfg, logger),
-};
+  startEvents: (host, cfg, { logger }) => new Notifier(host, cfg, logger),
+});
 
 /** How long a project's channel list is reused: bursts of events read it once. */
 const CHANNELS_TTL_MS = 2_000;
 /** How often stale dedupe keys are forgotten. */
 const PURGE_EVERY_MS = 3_600_000;
 
-class Notifier implements EventsExporter {
-  private host: Host | undefined;
-  private settings: NotificationSettings = { events: null, allowPrivateWebhooks: false };
-  private store: NotifyStore | undefined;
-  private mailer: Mailer | null = null;
-  private globals: ChannelSpec[] = [];
+class Notifier implements RunningEventsExporter {
+  private readonly settings: NotificationSettings;
+  private readonly store: NotifyStore;
+  private readonly mailer: Mailer | null;
+  private readonly globals: ChannelSpec[];
+  private readonly sender: BackgroundWorker;
+  /** The delivery being sent per channel id (one at a time per channel). */
+  private readonly inflight = new Map<string, Promise<void>>();
+  private readonly purgeTimer: NodeJS.Timeout;
   private readonly channelCache = new Map<string, { at: number; value: Promise<ChannelSpec[]> }>();
   private readonly slugs = new Map<string, string>();
   private readonly tests = new Map<string, TestRef>();
-  private readonly abort = new AbortController();
-  private stopping = false;
-  private loop: Promise<void> | undefined;
-  private wakeUp: (() => void) | undefined;
-  private purgeTimer: NodeJS.Timeout | undefined;
   /** Webhook channels already warned about (no secret), so the log says it once. */
   private readonly unsignedWarned = new Set<string>();
 
   constructor(
+    private readonly host: Host,
     private readonly cfg: NotifyConfig,
     private readonly logger: Logger,
-  ) {}
-
-  async start(host: Host): Promise<void> {
-    if (!host.dataDir) throw new Error('the notify exporter needs a data directory');
-    this.host = host;
-    this.settings = host.notifications ?? this.settings;
-    this.store = NotifyStore.open(path.join(host.dataDir, 'notify'));
-    if (this.settings.smtp) this.mailer = new Mailer(this.settings.smtp);
+  ) {
+    this.settings = host.settings.notifications;
+    this.store = NotifyStore.open(path.join(host.settings.dataDir, 'notify'));
+    this.mailer = this.settings.smtp ? new Mailer(this.settings.smtp) : null;
     this.globals = globalChannels(this.settings);
-    const backlog = this.store.count();
+    this.sender = new BackgroundWorker({ pass: () => this.sendDue(), logger });
+    // At shutdown in-flight sends are cut short; their deliveries stay queued and go out after a restart.
+    this.sender.signal.addEventListener('abort', () => this.mailer?.close(), { once: true });
     this.logger.info(
-      { channels: this.globals.map((c) => c.kind), events: this.settings.events ?? 'all', email: Boolean(this.mailer), backlog },
+      { channels: this.globals.map((c) => c.kind), events: this.settings.events ?? 'all', email: Boolean(this.mailer), backlog: this.store.count() },
       'notifications on',
     );
-    this.loop = this.run();
+    this.sender.start();
     const purge = (): void => {
-      this.store
-        ?.purge(Date.now() - this.windowMs())
-        .catch((err: unknown) => this.logger.warn({ err }, 'dedupe purge failed'));
+      this.store.purge(Date.now() - this.windowMs()).catch((err: unknown) => this.logger.warn({ err }, 'dedupe purge failed'));
     };
     purge();
     this.purgeTimer = setInterval(purge, PURGE_EVERY_MS);
@@ -107,19 +102,14 @@ class Notifier implements EventsExporter {
   }
 
   async shutdown(): Promise<void> {
-    this.stopping = true;
     clearInterval(this.purgeTimer);
-    // In-flight sends are cut short; their deliveries stay queued and go out after a restart.
-    this.abort.abort();
-    this.mailer?.close();
-    this.wakeUp?.();
-    await this.loop;
-    await this.store?.close();
+    await this.sender.stop();
+    await this.store.close();
   }
 
   async exportEvent(event: DomainEvent): Promise<void> {
     const n = toNotification(event);
-    if (!n || !this.store) return;
+    if (!n) return;
     const channels = (await this.channelsFor(n.projectId)).filter((c) => channelAccepts(c.events, n.type));
     // The same target configured twice (globally and for the project, say) gets one message;
     // the first listing wins, and the channel table (which holds webhook secrets) is read first.
@@ -128,7 +118,7 @@ class Notifier implements EventsExporter {
     const queued = await this.store.enqueue(n, [...unique.values()], Date.now(), this.windowMs());
     if (queued.length === 0) return;
     this.logger.debug({ type: n.type, dedupeKey: n.dedupeKey, channels: queued.map((d) => d.channel.kind) }, 'notification queued');
-    this.wakeUp?.();
+    this.sender.wake();
   }
 
   private windowMs(): number {
@@ -148,7 +138,7 @@ class Notifier implements EventsExporter {
   }
 
   private async readProjectChannels(projectId: string): Promise<ChannelSpec[]> {
-    const host = this.host!;
+    const host = this.host;
     const [rows, resolved] = await Promise.all([listChannels(host.store, projectId), host.projectConfig(projectId)]);
     const out: ChannelSpec[] = rows.map((r) =>
       channelSpec(r.kind, r.target, r.events, r.source, r.signingSecret ?? undefined),
@@ -163,41 +153,31 @@ class Notifier implements EventsExporter {
   // ---------------------------------------------------------------------------------------------
   // Sender
 
-  private async run(): Promise<void> {
-    const inflight = new Map<string, Promise<void>>();
-    while (!this.stopping) {
-      const now = Date.now();
-      let wait = 60_000;
-      const heads = new Map<string, Delivery>();
-      for (const d of this.store!.pending()) if (!heads.has(d.channel.id)) heads.set(d.channel.id, d);
-      for (const [channelId, d] of heads) {
-        if (inflight.has(channelId)) continue;
-        if (d.nextAt > now) {
-          wait = Math.min(wait, d.nextAt - now);
-          continue;
-        }
-        if (inflight.size >= this.cfg.concurrency) break;
-        inflight.set(
-          channelId,
-          this.attempt(d).finally(() => {
-            inflight.delete(channelId);
-            this.wakeUp?.();
-          }),
-        );
+  /** Starts what is due, at most one delivery per channel; resolves to the wait until the next is due. */
+  private async sendDue(): Promise<number> {
+    const now = Date.now();
+    let wait = 60_000;
+    const heads = new Map<string, Delivery>();
+    for (const d of this.store.pending()) if (!heads.has(d.channel.id)) heads.set(d.channel.id, d);
+    for (const [channelId, d] of heads) {
+      if (this.inflight.has(channelId)) continue;
+      if (d.nextAt > now) {
+        wait = Math.min(wait, d.nextAt - now);
+        continue;
       }
-      await new Promise<void>((resolve) => {
-        const t = setTimeout(resolve, wait);
-        this.wakeUp = () => {
-          clearTimeout(t);
-          resolve();
-        };
+      if (this.inflight.size >= this.cfg.concurrency) break;
+      const task = this.attempt(d).finally(() => {
+        this.inflight.delete(channelId);
+        this.sender.wake();
       });
+      this.inflight.set(channelId, task);
+      this.sender.track(task);
     }
-    await Promise.allSettled(inflight.values());
+    return wait;
   }
 
   private async attempt(d: Delivery): Promise<void> {
-    const store = this.store!;
+    const store = this.store;
     const n = d.notification;
     const where = { channel: d.channel.kind, target: describeTarget(d.channel), source: d.channel.source, type: n.type, dedupeKey: n.dedupeKey, projectId: n.projectId };
     try {
@@ -205,7 +185,7 @@ class Notifier implements EventsExporter {
       await store.done(d.seq);
       this.logger.info({ ...where, attempts: d.attempts + 1, latencyMs: Date.now() - d.queuedAt }, 'notification delivered');
     } catch (err) {
-      if (this.stopping) return; // left queued: it goes out after the restart
+      if (this.sender.stopping) return; // left queued: it goes out after the restart
       const e = err instanceof DeliveryError ? err : new DeliveryError(err instanceof Error ? err.message : String(err), false);
       const attempts = d.attempts + 1;
       try {
@@ -232,7 +212,7 @@ class Notifier implements EventsExporter {
     const ctx: MessageContext = { projectSlug: await this.slug(n.projectId), dashboardUrl: this.settings.dashboardUrl };
     const message = describe(n, ctx);
     const post = (body: string, headers: Record<string, string> = {}): Promise<number> =>
-      postJson(channel.target, body, { headers, allowPrivate: this.settings.allowPrivateWebhooks, timeoutMs: HTTP_TIMEOUT_MS, signal: this.abort.signal });
+      postJson(channel.target, body, { headers, allowPrivate: this.settings.allowPrivateWebhooks, timeoutMs: HTTP_TIMEOUT_MS, signal: this.sender.signal });
     switch (channel.kind) {
       case 'slack':
         await post(JSON.stringify(slackPayload(message)));
@@ -257,7 +237,7 @@ class Notifier implements EventsExporter {
       }
       case 'email':
         if (!this.mailer) throw new DeliveryError('email channel but no SMTP settings (SERVICE_SMTP_HOST, SERVICE_SMTP_FROM)', true);
-        if (this.abort.signal.aborted) throw new DeliveryError('aborted by shutdown', false);
+        if (this.sender.stopping) throw new DeliveryError('aborted by shutdown', false);
         await this.mailer.send({ to: channel.target, ...emailMessage(message, ctx) });
         return;
     }
@@ -271,7 +251,7 @@ class Notifier implements EventsExporter {
     const key = `${n.projectId}:${test.testId}`;
     let found = this.tests.get(key);
     if (!found) {
-      const row = await new IdentityRepo(this.host!.store).get(n.projectId, test.testId);
+      const row = await new IdentityRepo(this.host.store).get(n.projectId, test.testId);
       if (!row) return n;
       found = { testId: row.id, filePath: row.filePath, suite: row.suite, title: row.title };
       if (this.tests.size > 5000) this.tests.clear();
@@ -283,7 +263,7 @@ class Notifier implements EventsExporter {
   private async slug(projectId: string): Promise<string> {
     const known = this.slugs.get(projectId);
     if (known) return known;
-    for (const p of await new ProjectRepo(this.host!.store).list()) this.slugs.set(p.id, p.slug);
+    for (const p of await new ProjectRepo(this.host.store).list()) this.slugs.set(p.id, p.slug);
     return this.slugs.get(projectId) ?? projectId;
   }
 }

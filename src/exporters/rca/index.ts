@@ -23,8 +23,10 @@ import {
   type RcaPrompt,
   type RcaSimilar,
 } from '../../domain/rca.js';
-import type { EventsExporter, ExporterFactory, Host } from '../../pipeline/component.js';
-import type { Outbox } from '../../queue/types.js';
+import type { AiSettings } from '../../config/ai.js';
+import type { Host } from '../../pipeline/component.js';
+import { BackgroundWorker } from '../../pipeline/helpers/background-worker.js';
+import { defineExporter, type RunningEventsExporter } from '../../pipeline/helpers/exporter.js';
 import { RcaRepo, analysisId, type PendingAnalysis, type RcaAnalysis, type SimilarPast } from '../../store/rca.js';
 import { LlmError, createProvider, type LlmProvider } from './providers.js';
 
@@ -44,14 +46,19 @@ const config = z
   .strict();
 type RcaConfig = z.output<typeof config>;
 
-export const rcaExporterFactory: ExporterFactory<RcaConfig> = {
-  kind: 'exporter',
+export const rcaExporterFactory = defineExporter({
   type: 'rca',
   description: 'AI root-cause analysis of new error clusters (SERVICE_AI_PROVIDER), in the background, within ai.dailyTokenBudget',
-  signals: ['events'],
   configSchema: config,
-  createEvents: (cfg, { logger }) => new RcaAnalyzer(cfg, logger),
-};
+  startEvents: (host, cfg, { logger }) => {
+    const ai = host.settings.ai;
+    if (!ai) {
+      logger.debug('AI root-cause analysis off (SERVICE_AI_PROVIDER unset)');
+      return null;
+    }
+    return new RcaAnalyzer(host, cfg, logger, ai);
+  },
+});
 
 export interface RcaStats {
   queued: number;
@@ -66,17 +73,12 @@ const runProcessed = z.object({
   counts: z.object({ failed: z.number(), flaky: z.number() }).partial().optional(),
 });
 
-class RcaAnalyzer implements EventsExporter {
+class RcaAnalyzer implements RunningEventsExporter {
   readonly stats: RcaStats = { queued: 0, calls: 0, done: 0, failed: 0, tokens: 0 };
-  private host: Host | undefined;
-  private repo: RcaRepo | undefined;
-  private outbox: Pick<Outbox, 'append'> | undefined;
-  private provider: LlmProvider | null = null;
-  private threshold = 0.5;
-  private readonly abort = new AbortController();
-  private stopping = false;
-  private loop: Promise<void> | undefined;
-  private wakeUp: (() => void) | undefined;
+  private readonly repo: RcaRepo;
+  private readonly provider: LlmProvider;
+  private readonly threshold: number;
+  private readonly worker: BackgroundWorker;
   /** Analyses being worked on, by id → project. */
   private readonly inflight = new Map<string, string>();
   /** Projects whose budget is spent: not looked at again before this time. */
@@ -87,40 +89,31 @@ class RcaAnalyzer implements EventsExporter {
   private readonly noticed = new Set<string>();
 
   constructor(
+    private readonly host: Host,
     private readonly cfg: RcaConfig,
     private readonly logger: Logger,
-  ) {}
-
-  async start(host: Host): Promise<void> {
-    this.host = host;
-    this.threshold = host.clusterThreshold ?? 0.5;
-    if (!host.ai) {
-      this.logger.debug('AI root-cause analysis off (SERVICE_AI_PROVIDER unset)');
-      return;
-    }
-    if (!host.outbox) throw new Error('the rca exporter needs the outbox');
+    ai: AiSettings,
+  ) {
+    this.threshold = host.settings.clusterThreshold;
     this.repo = new RcaRepo(host.store);
-    this.outbox = host.outbox;
-    this.provider = createProvider(host.ai);
-    this.logger.info({ provider: host.ai.provider, model: host.ai.model, endpoint: host.ai.endpoint, timeoutMs: host.ai.timeoutMs }, 'AI root-cause analysis on');
-    this.loop = this.run();
+    this.provider = createProvider(ai);
+    this.worker = new BackgroundWorker({ pass: () => this.pass(), logger });
+    this.logger.info({ provider: ai.provider, model: ai.model, endpoint: ai.endpoint, timeoutMs: ai.timeoutMs }, 'AI root-cause analysis on');
+    this.worker.start();
   }
 
   async shutdown(): Promise<void> {
-    this.stopping = true;
     // A request cut short leaves its analysis queued: it runs again after a restart.
-    this.abort.abort();
-    this.wakeUp?.();
-    await this.loop;
+    await this.worker.stop();
   }
 
   async exportEvent(event: DomainEvent): Promise<void> {
-    if (event.type !== 'run.processed' || !this.provider || !this.repo) return;
+    if (event.type !== 'run.processed') return;
     const data = runProcessed.safeParse(event.data);
     if (!data.success) return;
     const counts = data.data.counts;
     if (counts && (counts.failed ?? 0) + (counts.flaky ?? 0) === 0) return;
-    const resolved = await this.host!.projectConfig(event.projectId);
+    const resolved = await this.host.projectConfig(event.projectId);
     if (!resolved.config.ai.rca) return;
     const clusters = await this.repo.failingClusters(event.projectId, data.data.runId);
     if (clusters.length === 0) return;
@@ -138,65 +131,54 @@ class RcaAnalyzer implements EventsExporter {
     await this.repo.write(fresh.map((c) => emptyAnalysis({ projectId: event.projectId, ...c, id: analysisId(event.projectId, c.clusterId), queuedAt: now })));
     this.stats.queued += fresh.length;
     this.logger.debug({ projectId: event.projectId, runId: data.data.runId, clusters: fresh.length }, 'root-cause analyses queued');
-    this.wakeUp?.();
+    this.worker.wake();
   }
 
   // ---------------------------------------------------------------------------------------------
   // The background loop
 
-  private async run(): Promise<void> {
-    const tasks = new Set<Promise<void>>();
-    while (!this.stopping) {
-      let wait = this.cfg.pollIntervalMs;
-      try {
-        const now = Date.now();
-        for (const [p, until] of this.pausedUntil) if (until <= now) this.pausedUntil.delete(p);
-        for (const [id, at] of this.retryAt) if (at <= now) this.retryAt.delete(id);
-        for (const until of [...this.pausedUntil.values(), ...this.retryAt.values()]) wait = Math.min(wait, until - now);
-        if (this.inflight.size < this.cfg.concurrency) {
-          // A project with a request in flight waits: its budget is checked one call at a time.
-          const busy = new Set([...this.inflight.values(), ...this.pausedUntil.keys()]);
-          const rows = await this.repo!.pending(this.cfg.concurrency * 4, [...busy], [...this.inflight.keys(), ...this.retryAt.keys()]);
-          for (const row of rows) {
-            if (this.inflight.size >= this.cfg.concurrency || this.stopping) break;
-            if (busy.has(row.projectId)) continue;
-            busy.add(row.projectId);
-            this.inflight.set(row.id, row.projectId);
-            const task = this.analyze(row)
-              .catch((err: unknown) => {
-                if (this.retryAt.size > 10_000) this.retryAt.clear();
-                this.retryAt.set(row.id, Date.now() + this.cfg.pollIntervalMs);
-                if (!this.stopping) this.logger.warn({ err, projectId: row.projectId, clusterId: row.clusterId }, 'root-cause analysis interrupted; stays queued');
-              })
-              .finally(() => {
-                this.inflight.delete(row.id);
-                tasks.delete(task);
-                this.wakeUp?.();
-              });
-            tasks.add(task);
-          }
+  /** Starts analyses up to the concurrency (one per project); resolves to the wait until something is due. */
+  private async pass(): Promise<number> {
+    let wait = this.cfg.pollIntervalMs;
+    try {
+      const now = Date.now();
+      for (const [p, until] of this.pausedUntil) if (until <= now) this.pausedUntil.delete(p);
+      for (const [id, at] of this.retryAt) if (at <= now) this.retryAt.delete(id);
+      for (const until of [...this.pausedUntil.values(), ...this.retryAt.values()]) wait = Math.min(wait, until - now);
+      if (this.inflight.size < this.cfg.concurrency) {
+        // A project with a request in flight waits: its budget is checked one call at a time.
+        const busy = new Set([...this.inflight.values(), ...this.pausedUntil.keys()]);
+        const rows = await this.repo.pending(this.cfg.concurrency * 4, [...busy], [...this.inflight.keys(), ...this.retryAt.keys()]);
+        for (const row of rows) {
+          if (this.inflight.size >= this.cfg.concurrency || this.worker.stopping) break;
+          if (busy.has(row.projectId)) continue;
+          busy.add(row.projectId);
+          this.inflight.set(row.id, row.projectId);
+          const task = this.analyze(row)
+            .catch((err: unknown) => {
+              if (this.retryAt.size > 10_000) this.retryAt.clear();
+              this.retryAt.set(row.id, Date.now() + this.cfg.pollIntervalMs);
+              if (!this.worker.stopping) this.logger.warn({ err, projectId: row.projectId, clusterId: row.clusterId }, 'root-cause analysis interrupted; stays queued');
+            })
+            .finally(() => {
+              this.inflight.delete(row.id);
+              this.worker.wake();
+            });
+          this.worker.track(task);
         }
-      } catch (err) {
-        if (!this.stopping) this.logger.warn({ err }, 'cannot read queued root-cause analyses');
       }
-      if (this.stopping) break;
-      await new Promise<void>((resolve) => {
-        const t = setTimeout(resolve, Math.max(10, wait));
-        this.wakeUp = () => {
-          clearTimeout(t);
-          resolve();
-        };
-      });
+    } catch (err) {
+      if (!this.worker.stopping) this.logger.warn({ err }, 'cannot read queued root-cause analyses');
     }
-    await Promise.allSettled(tasks);
+    return Math.max(10, wait);
   }
 
   /** One cluster: context → prompt → budget → model (one retry on an invalid answer) → stored. */
   private async analyze(row: PendingAnalysis): Promise<void> {
-    const repo = this.repo!;
-    const provider = this.provider!;
+    const repo = this.repo;
+    const provider = this.provider;
     const { projectId } = row;
-    const ai = (await this.host!.projectConfig(projectId)).config.ai;
+    const ai = (await this.host.projectConfig(projectId)).config.ai;
     if (!ai.rca) {
       await repo.write([{ ...emptyAnalysis(row), status: 'skipped', error: 'ai.rca is off for the project', completedAt: Date.now() }]);
       return;
@@ -224,9 +206,9 @@ class RcaAnalyzer implements EventsExporter {
       const startedAt = Date.now();
       try {
         this.stats.calls++;
-        answer = await provider.complete({ prompt, maxTokens: decision.maxTokens, signal: this.abort.signal });
+        answer = await provider.complete({ prompt, maxTokens: decision.maxTokens, signal: this.worker.signal });
       } catch (err) {
-        if (this.stopping) return;
+        if (this.worker.stopping) return;
         const e = err instanceof LlmError ? err : new LlmError('network', err instanceof Error ? err.message : String(err));
         this.logger.warn({ projectId, clusterId: row.clusterId, kind: e.kind, err: e.message, ms: Date.now() - startedAt }, 'root-cause analysis failed');
         await this.finish({ ...result, status: 'failed', error: e.message });
@@ -269,13 +251,13 @@ class RcaAnalyzer implements EventsExporter {
   /** Stores a finished analysis; a successful one is announced as `rca.created`. */
   private async finish(a: RcaAnalysis): Promise<void> {
     const completedAt = Date.now();
-    await this.repo!.write([{ ...a, completedAt }]);
+    await this.repo.write([{ ...a, completedAt }]);
     if (a.status !== 'done') {
       this.stats.failed++;
       return;
     }
     this.stats.done++;
-    await this.outbox!.append([
+    await this.host.outbox.append([
       {
         id: stableUuid('rca.created', a.projectId, a.clusterId),
         type: 'rca.created',
@@ -309,10 +291,10 @@ class RcaAnalyzer implements EventsExporter {
     if (!spent) return;
     const key = `${projectId}:${day}`;
     if (this.noticed.has(key)) return;
-    if (!(await this.repo!.budgetNoticed(projectId, day))) {
+    if (!(await this.repo.budgetNoticed(projectId, day))) {
       // Appended before it is recorded: a crash in between sends it twice under the same event id
       // (notify deduplicates by project and day) rather than never.
-      await this.outbox!.append([
+      await this.host.outbox.append([
         {
           id: stableUuid('ai.budget_spent', projectId, day),
           type: 'ai.budget_spent',
@@ -321,7 +303,7 @@ class RcaAnalyzer implements EventsExporter {
           data: { day, dailyTokenBudget: budget, tokensSpent: used },
         },
       ]);
-      await this.repo!.recordBudgetNotice(projectId, day, budget, used);
+      await this.repo.recordBudgetNotice(projectId, day, budget, used);
       this.logger.info({ projectId, day, budget, used }, 'AI token budget spent; root-cause analysis paused until the next UTC day');
     }
     if (this.noticed.size > 10_000) this.noticed.clear();
@@ -330,7 +312,7 @@ class RcaAnalyzer implements EventsExporter {
 
   /** What the model is shown: the failure, its frames, the test's history, similar analysed clusters. */
   private async context(row: PendingAnalysis): Promise<{ input: RcaInput; similarPast: SimilarPast[] } | null> {
-    const repo = this.repo!;
+    const repo = this.repo;
     const [failure, signature] = await Promise.all([repo.failure(row.projectId, row.executionId), repo.signature(row.projectId, row.signatureId)]);
     if (!failure) return null;
     const history = await repo.history(row.projectId, failure.testId, failure.startedAt, this.cfg.historyLimit);

@@ -26,7 +26,9 @@ import {
   type TrackerAction,
   type TrackerPolicy,
 } from '../../domain/tracker.js';
-import type { EventsExporter, ExporterFactory, Host } from '../../pipeline/component.js';
+import type { Host } from '../../pipeline/component.js';
+import { BackgroundWorker } from '../../pipeline/helpers/background-worker.js';
+import { defineExporter, type RunningEventsExporter } from '../../pipeline/helpers/exporter.js';
 import { IdentityRepo } from '../../store/identities.js';
 import { ProjectRepo } from '../../store/projects.js';
 import { GitHubIssues } from './github.js';
@@ -41,72 +43,65 @@ const config = z
   .strict();
 type TrackerConfig = z.output<typeof config>;
 
-export const trackerExporterFactory: ExporterFactory<TrackerConfig> = {
-  kind: 'exporter',
+export const trackerExporterFactory = defineExporter({
   type: 'tracker',
   description: 'a GitHub issue per persistently flaky test: opened after tracker.afterDays, updated, closed after tracker.recoveryDays stable',
-  signals: ['events'],
   configSchema: config,
-  createEvents: (cfg, { logger }) => new Tracker(cfg, logger),
-};
+  startEvents: (host, cfg, { logger }) => {
+    const { token } = host.settings.tracker;
+    if (!token) {
+      logger.debug('tracker off: SERVICE_TRACKER_TOKEN is not set');
+      return null;
+    }
+    return new Tracker(host, cfg, logger, token);
+  },
+});
 
 /** After a failed call, a project's tests wait this long (doubling, capped at the sweep interval). */
 const FIRST_BACKOFF_MS = 30_000;
 const REPOSITORY_TTL_MS = 600_000;
 
-class Tracker implements EventsExporter {
-  private host: Host | undefined;
-  private settings: TrackerSettings | undefined;
-  private root: RootDatabase | undefined;
-  private tests: Database<TrackedTest, string> | undefined;
-  private github: GitHubIssues | undefined;
-  private readonly abort = new AbortController();
+class Tracker implements RunningEventsExporter {
+  private readonly settings: TrackerSettings;
+  private readonly root: RootDatabase;
+  private readonly tests: Database<TrackedTest, string>;
+  private readonly github: GitHubIssues;
+  private readonly worker: BackgroundWorker;
   private readonly dirty = new Set<string>();
   private readonly backoff = new Map<string, { until: number; ms: number }>();
   private readonly repositories = new Map<string, { at: number; value: string | null }>();
   private readonly warned = new Set<string>();
-  private stopping = false;
-  private loop: Promise<void> | undefined;
-  private wakeUp: (() => void) | undefined;
+  private nextSweep: number;
 
   constructor(
+    private readonly host: Host,
     private readonly cfg: TrackerConfig,
     private readonly logger: Logger,
-  ) {}
-
-  async start(host: Host): Promise<void> {
-    this.host = host;
-    this.settings = host.tracker;
-    if (!this.settings?.token) {
-      this.logger.debug('tracker off: SERVICE_TRACKER_TOKEN is not set');
-      return;
-    }
-    if (!host.dataDir) throw new Error('the tracker exporter needs a data directory');
-    const dir = path.join(host.dataDir, 'tracker');
+    token: string,
+  ) {
+    this.settings = host.settings.tracker;
+    const dir = path.join(host.settings.dataDir, 'tracker');
     mkdirSync(dir, { recursive: true });
     this.root = open({ path: dir, maxDbs: 2, mapSize: 1024 * 1024 * 1024 });
     this.tests = this.root.openDB<TrackedTest, string>({ name: 'tests', encoding: 'json' });
-    this.github = new GitHubIssues(this.settings.url, this.settings.token, this.abort.signal);
+    this.worker = new BackgroundWorker({ pass: () => this.pass(), logger });
+    this.github = new GitHubIssues(this.settings.url, token, this.worker.signal);
     // An issue being opened when the process stopped is settled first (found by its marker, or created).
     for (const { key, value } of this.tests.getRange()) if (value.opening) this.dirty.add(key);
     this.logger.info({ url: this.settings.url, repository: this.settings.repository ?? '(from runs)', tracked: this.tests.getCount() }, 'tracker on');
-    this.loop = this.run();
+    this.nextSweep = Date.now() + this.cfg.sweepIntervalMs;
+    this.worker.start();
   }
 
   async shutdown(): Promise<void> {
-    this.stopping = true;
-    this.abort.abort();
-    this.wakeUp?.();
-    await this.loop;
-    if (this.root) {
-      await this.root.flushed;
-      await this.root.close();
-    }
+    await this.worker.stop();
+    await this.root.flushed;
+    await this.root.close();
   }
 
   async exportEvent(event: DomainEvent): Promise<void> {
     const db = this.tests;
-    if (!db || !TRACKER_EVENT_TYPES.has(event.type)) return;
+    if (!TRACKER_EVENT_TYPES.has(event.type)) return;
     const testId = event.data.testIdentityId;
     if (typeof testId !== 'string') return;
     const key = `${event.projectId}:${testId}`;
@@ -114,40 +109,31 @@ class Tracker implements EventsExporter {
     const next = observe(prev, event, Date.now());
     if (!next || next === prev) return;
     await db.put(key, next);
-    await this.root!.flushed;
+    await this.root.flushed;
     this.dirty.add(key);
-    this.wakeUp?.();
+    this.worker.wake();
   }
 
-  private async run(): Promise<void> {
-    let nextSweep = Date.now() + this.cfg.sweepIntervalMs;
-    while (!this.stopping) {
-      const work: { key: string; clock: 'events' | 'wall' }[] = [...this.dirty].map((key) => ({ key, clock: 'events' as const }));
-      this.dirty.clear();
-      if (Date.now() >= nextSweep) {
-        nextSweep = Date.now() + this.cfg.sweepIntervalMs;
-        const quietBefore = Date.now() - this.cfg.quietMs;
-        for (const { key, value } of this.tests!.getRange()) {
-          if (value.receivedAt <= quietBefore && (value.issue?.open || value.candidate)) work.push({ key, clock: 'wall' });
-        }
+  /** The tests whose events arrived, plus (each sweep interval) quiet ones; resolves to the wait until the next sweep. */
+  private async pass(): Promise<number> {
+    const work: { key: string; clock: 'events' | 'wall' }[] = [...this.dirty].map((key) => ({ key, clock: 'events' as const }));
+    this.dirty.clear();
+    if (Date.now() >= this.nextSweep) {
+      this.nextSweep = Date.now() + this.cfg.sweepIntervalMs;
+      const quietBefore = Date.now() - this.cfg.quietMs;
+      for (const { key, value } of this.tests.getRange()) {
+        if (value.receivedAt <= quietBefore && (value.issue?.open || value.candidate)) work.push({ key, clock: 'wall' });
       }
-      for (const w of work) {
-        if (this.stopping) break;
-        await this.reconcile(w.key, w.clock);
-      }
-      if (this.dirty.size > 0) continue;
-      await new Promise<void>((resolve) => {
-        const t = setTimeout(resolve, Math.max(0, nextSweep - Date.now()));
-        this.wakeUp = () => {
-          clearTimeout(t);
-          resolve();
-        };
-      });
     }
+    for (const w of work) {
+      if (this.worker.stopping) break;
+      await this.reconcile(w.key, w.clock);
+    }
+    return this.nextSweep - Date.now();
   }
 
   private async reconcile(key: string, clock: 'events' | 'wall'): Promise<void> {
-    const t = this.tests!.get(key);
+    const t = this.tests.get(key);
     if (!t) return;
     const backoff = this.backoff.get(t.projectId);
     if (backoff && backoff.until > Date.now()) return;
@@ -160,7 +146,7 @@ class Tracker implements EventsExporter {
       await this.apply(key, t, action, policy);
       this.backoff.delete(t.projectId);
     } catch (err) {
-      if (this.stopping) return;
+      if (this.worker.stopping) return;
       const ms = Math.min(this.cfg.sweepIntervalMs, (backoff?.ms ?? FIRST_BACKOFF_MS / 2) * 2);
       this.backoff.set(t.projectId, { until: Date.now() + ms, ms });
       // The next event of the test, or the next sweep, after the pause tries again.
@@ -170,12 +156,12 @@ class Tracker implements EventsExporter {
 
   /** The project's tracker policy, or null when the tracker is off for it. */
   private async policy(projectId: string): Promise<TrackerPolicy | null> {
-    const { tracker } = (await this.host!.projectConfig(projectId)).config;
+    const { tracker } = (await this.host.projectConfig(projectId)).config;
     return tracker.enabled ? { afterDays: tracker.afterDays, recoveryDays: tracker.recoveryDays } : null;
   }
 
   private async apply(key: string, tracked: TrackedTest, action: TrackerAction, policy: TrackerPolicy): Promise<void> {
-    const gh = this.github!;
+    const gh = this.github;
     const t = await this.named(key, tracked);
     const ctx = { projectSlug: await this.slug(t.projectId), testUrl: this.testUrl(t), policy };
     const where = { projectId: t.projectId, testId: t.testId };
@@ -216,28 +202,28 @@ class Tracker implements EventsExporter {
   /** The test with its names: score.updated carries only the id, and may be all the tracker saw yet. */
   private async named(key: string, t: TrackedTest): Promise<TrackedTest> {
     if (t.title) return t;
-    const row = await new IdentityRepo(this.host!.store).get(t.projectId, t.testId);
+    const row = await new IdentityRepo(this.host.store).get(t.projectId, t.testId);
     if (!row) return t;
     const names = { filePath: row.filePath, suite: row.suite, title: row.title };
-    await this.root!.transaction(() => {
-      const cur = this.tests!.get(key);
-      if (cur && !cur.title) void this.tests!.put(key, { ...cur, ...names });
+    await this.root.transaction(() => {
+      const cur = this.tests.get(key);
+      if (cur && !cur.title) void this.tests.put(key, { ...cur, ...names });
     });
     return { ...t, ...names };
   }
 
   /** Writes tracker-owned fields over the latest state (events may have moved the rest meanwhile). */
   private async patch(key: string, fields: Partial<Pick<TrackedTest, 'issue' | 'opening'>>): Promise<void> {
-    const db = this.tests!;
-    await this.root!.transaction(() => {
+    const db = this.tests;
+    await this.root.transaction(() => {
       const cur = db.get(key);
       if (cur) void db.put(key, { ...cur, ...fields });
     });
-    await this.root!.flushed;
+    await this.root.flushed;
   }
 
   private testUrl(t: TrackedTest): string | null {
-    const base = this.host?.notifications?.dashboardUrl;
+    const base = this.host.settings.notifications.dashboardUrl;
     return base ? `${base}/projects/${encodeURIComponent(this.slugs.get(t.projectId) ?? t.projectId)}/tests/${t.testId}` : null;
   }
 
@@ -246,16 +232,16 @@ class Tracker implements EventsExporter {
   private async slug(projectId: string): Promise<string> {
     const known = this.slugs.get(projectId);
     if (known) return known;
-    for (const p of await new ProjectRepo(this.host!.store).list()) this.slugs.set(p.id, p.slug);
+    for (const p of await new ProjectRepo(this.host.store).list()) this.slugs.set(p.id, p.slug);
     return this.slugs.get(projectId) ?? projectId;
   }
 
   /** SERVICE_TRACKER_REPOSITORY, else the repository the project's newest runs report. */
   private async repository(projectId: string): Promise<string | null> {
-    if (this.settings?.repository) return this.settings.repository;
+    if (this.settings.repository) return this.settings.repository;
     const hit = this.repositories.get(projectId);
     if (hit && Date.now() - hit.at < REPOSITORY_TTL_MS) return hit.value;
-    const store = this.host!.store;
+    const store = this.host.store;
     const rows = await store.query<{ repository: string }>(
       `SELECT repository FROM ${store.table('runs')} WHERE project_id = {projectId:UUID} AND repository != '' ORDER BY started_at DESC LIMIT 1`,
       { projectId },

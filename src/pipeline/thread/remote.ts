@@ -2,9 +2,9 @@
 // one engine per process and the queue keeps its ready/leased sets in one place), so every call is
 // a message. The heavy parts stay here: payloads are decoded and TSV bodies encoded in this thread,
 // and cross as transferred bytes.
-import type { ClickHouseClient, ClickHouseSettings } from '@clickhouse/client';
+import type { ClickHouseSettings } from '@clickhouse/client';
 import type { DomainEvent } from '../../domain/events.js';
-import type { DeadJob, DeadJobAction, DequeueOptions, EnqueueResult, Job, Lease, LeasePlan, NackOptions, OutboxEntry, OutboxReader, QueueStats, RawLease, StoredJob, WorkerQueue } from '../../queue/types.js';
+import type { DequeueOptions, Job, Lease, LeasePlan, NackOptions, OutboxEntry, OutboxReader, RawLease, StoredJob, WorkerQueue } from '../../queue/types.js';
 import type { Store } from '../../store/client.js';
 import { encodeTsv, type TsvColumns } from '../../store/tsv.js';
 import type { RpcClient } from './rpc.js';
@@ -21,9 +21,6 @@ export function remoteStore(rpc: RpcClient, database: string, embedded: boolean)
     await rpc.call('store.insertTsvBody', [t, columnNames, bytes, dedupToken], bytes.buffer instanceof ArrayBuffer ? [bytes.buffer] : []);
   };
   return {
-    get client(): ClickHouseClient {
-      throw new Error('the raw ClickHouse client is only available on the main thread');
-    },
     database,
     embedded,
     table,
@@ -40,9 +37,7 @@ export function remoteStore(rpc: RpcClient, database: string, embedded: boolean)
       await insertTsvBody(t, columns.names, await encodeTsv(rows, columns.names, columns.plain), dedupToken);
     },
     insertTsvBody,
-    stream: () => {
-      throw new Error('streaming reads are only available on the main thread');
-    },
+    // The main thread owns the store and closes it.
     close: () => Promise.resolve(),
   };
 }
@@ -59,7 +54,7 @@ function parseJsonEachRow<T>(text: string): T[] {
   return rows;
 }
 
-/** The queue operations the worker loop and the event dispatcher use. Ingest stays on the main thread. */
+/** The queue operations the worker loop and the event dispatcher use (WorkerQueue); the rest stays on the main thread. */
 export function remoteQueue(rpc: RpcClient): WorkerQueue {
   const outbox: OutboxReader = {
     append: (events: readonly DomainEvent[]) => rpc.call<void>('outbox.append', [events]),
@@ -69,11 +64,7 @@ export function remoteQueue(rpc: RpcClient): WorkerQueue {
     trim: (subscribers: readonly string[]) => rpc.call<void>('outbox.trim', [subscribers]),
     waitForEntries: (timeoutMs: number) => rpc.call<void>('outbox.waitForEntries', [timeoutMs]),
   };
-  const notHere = (what: string): never => {
-    throw new Error(`${what} is not available in the pipeline thread`);
-  };
   return {
-    enqueue: (): Promise<EnqueueResult> => notHere('enqueue'),
     async dequeue(opts: DequeueOptions): Promise<Lease | null> {
       const raw = await rpc.call<RawLease | null>('queue.dequeueRaw', [opts]);
       if (!raw) return null;
@@ -88,13 +79,6 @@ export function remoteQueue(rpc: RpcClient): WorkerQueue {
     failJob: (leaseId: string, jobId: string, error: string) => rpc.call<void>('queue.failJob', [leaseId, jobId, error]),
     nack: (leaseId: string, error: string, opts?: NackOptions) => rpc.call<void>('queue.nack', [leaseId, error, opts]),
     waitForWork: (timeoutMs: number) => rpc.call<void>('queue.waitForWork', [timeoutMs]),
-    stats: (): QueueStats => notHere('stats'),
-    depth: (): number => notHere('depth'),
-    deadJobs: (): DeadJob[] => notHere('deadJobs'),
-    deadJob: (): DeadJob | undefined => notHere('deadJob'),
-    requeueDead: (): Promise<DeadJobAction | null> => notHere('requeueDead'),
-    dropDead: (): Promise<DeadJobAction | null> => notHere('dropDead'),
-    close: () => Promise.resolve(),
     outbox,
   };
 }

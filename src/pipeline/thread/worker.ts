@@ -4,13 +4,13 @@
 import { readlinkSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
-import type { AiSettings } from '../../config/ai.js';
-import type { NotificationSettings, TrackerSettings } from '../../config/integrations.js';
 import { ProjectConfigs } from '../../config/resolved-project-config.js';
 import type { LoadedServiceConfig } from '../../config/service-yml.js';
 import { createLogger } from '../../logger.js';
 import { builtinRegistry } from '../builtin.js';
+import type { PipelineSettings } from '../component.js';
 import { loadPipelineFile } from '../graph.js';
+import { buildHost } from '../host.js';
 import { PipelineRuntime } from '../runtime.js';
 import { remoteQueue, remoteStore } from './remote.js';
 import { RpcClient } from './rpc.js';
@@ -24,14 +24,10 @@ export interface PipelineThreadData {
   /** How config errors name the file. */
   displayName: string;
   service: LoadedServiceConfig;
-  clusterThreshold?: number;
-  dataDir: string;
-  notifications: NotificationSettings;
-  tracker: TrackerSettings;
-  ai?: AiSettings;
+  settings: PipelineSettings;
   logLevel: string;
-  database: string;
-  embedded: boolean;
+  /** The main thread's store, as the proxy names it. */
+  store: { database: string; embedded: boolean };
   work: boolean;
   pollIntervalMs: number;
 }
@@ -47,24 +43,12 @@ const post = (m: ToMain): void => port.postMessage(m);
 const logger = createLogger(data.logLevel, { write: (line: string) => post({ kind: 'log', line }) });
 const rpc = new RpcClient(port);
 const graph = loadPipelineFile(data.pipelineFile, builtinRegistry(), data.displayName);
-const store = remoteStore(rpc, data.database, data.embedded);
+const store = remoteStore(rpc, data.store.database, data.store.embedded);
 const queue = remoteQueue(rpc);
-const projectConfigs = new ProjectConfigs(store, data.service, logger);
 const runtime = new PipelineRuntime({
   graph,
   role: 'processing',
-  host: {
-    logger,
-    store,
-    service: data.service.config,
-    projectConfig: (projectId) => projectConfigs.get(projectId),
-    clusterThreshold: data.clusterThreshold,
-    dataDir: data.dataDir,
-    notifications: data.notifications,
-    tracker: data.tracker,
-    ...(data.ai ? { ai: data.ai } : {}),
-    outbox: queue.outbox,
-  },
+  host: buildHost({ logger, store, projectConfigs: new ProjectConfigs(store, data.service, logger), settings: data.settings, outbox: queue.outbox }),
   queue,
   work: data.work,
   pollIntervalMs: data.pollIntervalMs,

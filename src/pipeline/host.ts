@@ -1,0 +1,43 @@
+// The one place a Host is built, on whichever thread runs components: the daemon's (receivers, and
+// everything in single-thread mode) and the pipeline thread's (processors, exporters, connectors).
+// Each thread passes its own store, outbox and logger (the pipeline thread's reach the main thread
+// by message); the settings are the same object on both.
+import type { Logger } from 'pino';
+import type { ServerSettings } from '../config/daemon-env.js';
+import type { ProjectConfigs } from '../config/resolved-project-config.js';
+import type { Outbox } from '../queue/types.js';
+import type { Store } from '../store/client.js';
+import type { Host, IngestPort, PipelineSettings, RouteRegistry } from './component.js';
+
+export interface HostParts {
+  logger: Logger;
+  store: Store;
+  /** This thread's cache of per-project policy; it also holds service.yml + environment (`base`). */
+  projectConfigs: Pick<ProjectConfigs, 'get' | 'base'>;
+  settings: PipelineSettings;
+  outbox: Pick<Outbox, 'append'>;
+  /** The thread that serves HTTP: where receivers add routes and hand batches. */
+  http?: RouteRegistry;
+  ingest?: IngestPort;
+}
+
+export function buildHost(parts: HostParts): Host {
+  const { projectConfigs, settings, http, ingest } = parts;
+  return {
+    logger: parts.logger,
+    store: parts.store,
+    service: projectConfigs.base.config,
+    projectConfig: (projectId) => projectConfigs.get(projectId),
+    settings,
+    outbox: parts.outbox,
+    clusterThreshold: settings.clusterThreshold,
+    ...(http ? { http } : {}),
+    ...(ingest ? { ingest } : {}),
+  };
+}
+
+/** The daemon's settings components read, as one object that crosses to the pipeline thread. */
+export function pipelineSettings(settings: ServerSettings): PipelineSettings {
+  const { dataDir, clusterThreshold, notifications, tracker, ai } = settings;
+  return { dataDir, clusterThreshold, notifications, tracker, ...(ai ? { ai } : {}) };
+}
