@@ -70,6 +70,16 @@ export default tseslint.config(
       }],
     },
   },
+  {
+    // The pipeline runs on a thread that serves no HTTP. What receivers need of the API (a route
+    // table, the ingest service) reaches them through the Host's own interfaces (component.ts).
+    files: ['src/pipeline/**'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        patterns: [{ group: ['**/api/**'], message: 'src/pipeline does not import the API layer: declare what it needs in pipeline/component.ts and let the daemon pass it in.' }],
+      }],
+    },
+  },
   { files: ['eslint.config.js', 'scripts/**/*.mjs', 'reporters/**/*.mjs', 'src/**/*.mjs'], ...tseslint.configs.disableTypeChecked },
   { files: ['scripts/**/*.mjs'], languageOptions: { globals: { console: 'readonly', URL: 'readonly', process: 'readonly' } } },
 );
