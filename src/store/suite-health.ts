@@ -24,22 +24,23 @@ export class SuiteHealthRepo {
 
   /** One row per (suite, day) with executions, oldest day first. */
   async days(projectId: string, f: SuiteFilter): Promise<SuiteDay[]> {
-    const rows = await this.store.query<{ day: string; suite: string; executions: number | string; failed: number | string; flaky: number | string; duration: number | string }>(
-      `SELECT toString(day) AS day, suite, sum(executions) AS executions, sum(failed) AS failed, sum(flaky) AS flaky, sum(duration_ms_sum) AS duration
-       FROM ${this.store.table('suite_daily')}
-       WHERE project_id = {projectId:UUID} AND day >= {fromDay:Date} AND day <= {toDay:Date}
-         ${f.suite !== undefined ? 'AND suite = {suite:String}' : ''}
-       GROUP BY day, suite
-       HAVING executions > 0
-       ORDER BY day, suite`,
+    // Summed again here: a SummingMergeTree holds several rows per key until its parts merge.
+    const rows = await this.store.query<{ day: string; suite: string; runs: number | string; fails: number | string; flakes: number | string; duration: number | string }>(
+      `SELECT toString(d) AS day, suite, sum(executions) AS runs, sum(failed) AS fails, sum(flaky) AS flakes, sum(duration_ms_sum) AS duration
+       FROM (SELECT day AS d, suite, executions, failed, flaky, duration_ms_sum FROM ${this.store.table('suite_daily')}
+             WHERE project_id = {projectId:UUID} AND day >= {fromDay:Date} AND day <= {toDay:Date}
+               ${f.suite !== undefined ? 'AND suite = {suite:String}' : ''})
+       GROUP BY d, suite
+       HAVING runs > 0
+       ORDER BY d, suite`,
       { projectId, fromDay: f.fromDay, toDay: f.toDay, suite: f.suite ?? '' },
     );
     return rows.map((r) => ({
       day: r.day,
       suite: r.suite,
-      executions: toNumber(r.executions),
-      failed: toNumber(r.failed),
-      flaky: toNumber(r.flaky),
+      executions: toNumber(r.runs),
+      failed: toNumber(r.fails),
+      flaky: toNumber(r.flakes),
       durationMs: toNumber(r.duration),
     }));
   }
