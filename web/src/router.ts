@@ -62,6 +62,8 @@ export function interceptLinks(): void {
     if (!a || !a.href || a.target || a.hasAttribute('download')) return;
     const url = new URL(a.href);
     if (url.origin !== window.location.origin || SERVER_PATHS.test(url.pathname)) return;
+    // An anchor on this page (the skip link, section links): the browser scrolls and focuses it.
+    if (url.hash && url.pathname === window.location.pathname && url.search === window.location.search) return;
     e.preventDefault();
     navigate(url.pathname + url.search + url.hash);
   });

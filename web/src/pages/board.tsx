@@ -190,7 +190,7 @@ function Filters({ loc }: { loc: Location }) {
   const apply = (form: HTMLFormElement) => {
     const f = new FormData(form);
     const get = (k: string) => field(f, k);
-    navigate(withQuery(loc, { owner: get('owner'), suite: get('suite'), file: get('file'), minScore: get('minScore'), quarantined: get('quarantined'), sort: get('sort'), page: null }));
+    navigate(withQuery(loc, { owner: get('owner'), suite: get('suite'), file: get('file'), minScore: get('minScore'), quarantined: get('quarantined'), sort: get('sort') === 'score' ? null : get('sort'), page: null }));
   };
   return (
     <form

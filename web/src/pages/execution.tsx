@@ -14,7 +14,7 @@ export function ExecutionPage({ params }: PageProps) {
   const id = params.executionId!;
   const q = useQuery(() => api(slug).execution.get.query({ executionId: id }), [slug, id]);
   return (
-    <Async q={q} what="the execution">
+    <Async q={q} what="the execution" page="Execution">
       {(e) => (
         <>
           <PageTitle title={e.title}>

@@ -53,9 +53,9 @@ function PipelineView() {
                   Pipeline <code>{p.id}</code> <small class="muted">{p.signal}</small>
                 </h2>
                 <div class="graph" role="group" aria-label={`Pipeline ${p.id}: receivers, processors, exporters`}>
-                  <Column title="Receivers" kind="receivers" ids={p.receivers} components={g.components} />
-                  <Column title="Processors" kind="processors" ids={p.processors} components={g.components} />
-                  <Column title="Exporters" kind="exporters" ids={p.exporters} components={g.components} />
+                  <Column pipeline={p.id} title="Receivers" kind="receivers" ids={p.receivers} components={g.components} />
+                  <Column pipeline={p.id} title="Processors" kind="processors" ids={p.processors} components={g.components} />
+                  <Column pipeline={p.id} title="Exporters" kind="exporters" ids={p.exporters} components={g.components} />
                 </div>
               </section>
             ))}
@@ -119,9 +119,9 @@ function Card({ label, value, note, testid }: { label: string; value: string; no
 
 const KIND: Record<string, string> = { receivers: 'receiver', processors: 'processor', exporters: 'exporter' };
 
-function Column({ title, kind, ids, components }: { title: string; kind: string; ids: string[]; components: Component[] }) {
+function Column({ pipeline, title, kind, ids, components }: { pipeline: string; title: string; kind: string; ids: string[]; components: Component[] }) {
   return (
-    <section class={`graph-column ${kind}`} aria-label={title}>
+    <section class={`graph-column ${kind}`} aria-label={`${title} of ${pipeline}`}>
       <h3>{title}</h3>
       {ids.length === 0 ? (
         <p class="muted">none</p>

@@ -153,7 +153,7 @@ export function RunPage({ params }: PageProps) {
   const runId = params.runId!;
   const q = useQuery(() => api(slug).run.get.query({ runId }), [slug, runId]);
   return (
-    <Async q={q} what="the run">
+    <Async q={q} what="the run" page="Run">
       {(r) => {
         const failing = r.executions.filter((e) => e.status !== 'pass' && e.status !== 'skip');
         return (

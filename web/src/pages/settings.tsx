@@ -244,7 +244,7 @@ function Tokens({ slug }: { slug: string }) {
       ) : null}
       <Async q={q} what="tokens">
         {(data) => (
-          <TableScroll label="Tokens">
+          <TableScroll label="Token list">
             <table class="striped">
               <thead>
                 <tr>

@@ -21,7 +21,7 @@ export function TestPage({ params }: PageProps) {
   const id = params.testIdentityId!;
   const q = useQuery(() => api(slug).test.get.query({ testIdentityId: id, historyLimit: 20 }), [slug, id]);
   return (
-    <Async q={q} what="the test">
+    <Async q={q} what="the test" page="Test">
       {(t) => <TestView slug={slug} t={t} reload={q.reload} />}
     </Async>
   );

@@ -50,11 +50,18 @@ export function Empty({ title, children }: { title: string; children?: Component
   );
 }
 
-/** The query's data, or its loading/error state. */
-export function Async<T>({ q, what, children }: { q: QueryState<T>; what: string; children: (data: T) => ComponentChildren }) {
-  if (q.error) return <ErrorView error={q.error} retry={q.reload} />;
-  if (q.data === undefined) return <Loading what={what} />;
-  return <>{children(q.data)}</>;
+/**
+ * The query's data, or its loading/error state. `page`: the page's title while its data is not
+ * there (pages whose h1 comes from the data still have one).
+ */
+export function Async<T>({ q, what, page, children }: { q: QueryState<T>; what: string; page?: string; children: (data: T) => ComponentChildren }) {
+  if (q.data !== undefined && !q.error) return <>{children(q.data)}</>;
+  return (
+    <>
+      {page ? <PageTitle title={page} /> : null}
+      {q.error ? <ErrorView error={q.error} retry={q.reload} /> : <Loading what={what} />}
+    </>
+  );
 }
 
 /** A table that scrolls sideways on narrow screens; focusable so keyboards can scroll it too. */
