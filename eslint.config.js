@@ -15,7 +15,7 @@ const IO_LAYERS = ['config', 'store', 'api', 'queue', 'pipeline', 'receivers', '
 
 export default tseslint.config(
   // The Jest sample project is plain CommonJS with Jest's globals; its runner checks it by running it.
-  { ignores: ['.tmp/**', 'node_modules/**', 'data/**', 'bench/results/**', 'coverage/**', 'bin/**', 'test/fixtures/runners/**/*.cjs', 'web/dist/**'] },
+  { ignores: ['.tmp/**', 'node_modules/**', 'data/**', 'bench/results/**', 'coverage/**', 'dist/**', 'bin/**', 'test/fixtures/runners/**/*.cjs', 'web/dist/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

@@ -5,6 +5,8 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     // The browser suite has its own config and command (npm run test:browser: Chromium, web/dist).
     exclude: ['test/browser/**'],
+    // Builds the CLI once (scripts/build-cli.mjs) for the tests that spawn it.
+    globalSetup: ['test/helpers/global-setup.ts'],
     // chDB binds one data directory per process: forks, not threads (test/helpers/daemon.ts keys
     // the path by pid, and each daemon gets a database of its own on it).
     pool: 'forks',

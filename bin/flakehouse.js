@@ -1,7 +1,19 @@
 #!/usr/bin/env node
-// Runs the TypeScript sources directly through tsx, so `npm ci && npm start` needs no build step.
-import { register } from 'tsx/esm/api';
+// Runs the ahead-of-time build (npm run build:cli) while it is newer than src/, and otherwise
+// the TypeScript sources through tsx, so `npm ci && npm start` needs no build step.
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { freshBuild } from './built-cli.js';
 
-register();
-const { main } = await import('../src/cli/main.ts');
+const built = freshBuild();
+let main;
+if (built) {
+  // Stack traces name src/ lines, as they do under tsx.
+  process.setSourceMapsEnabled(true);
+  ({ main } = await import(pathToFileURL(path.join(built, 'cli.js')).href));
+} else {
+  const { register } = await import('tsx/esm/api');
+  register();
+  ({ main } = await import('../src/cli/main.ts'));
+}
 process.exitCode = await main(process.argv.slice(2));

@@ -1,15 +1,12 @@
 // A new user's path with the real binaries: start prints a token; project and token commands work
 // against the running server; project B's token never sees project A's runs.
-import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { nativeBatch } from '../helpers/daemon.js';
-import { BIN, startServerProcess, type ServerProcess } from '../helpers/process.js';
+import { runCli, startServerProcess, type CliResult, type ServerProcess } from '../helpers/process.js';
 
-const run = promisify(execFile);
 const dataDir = mkdtempSync(path.join(tmpdir(), 'fh-e2e-cli-'));
 let server: ServerProcess | undefined;
 
@@ -18,15 +15,7 @@ afterAll(async () => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-async function cli(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const r = await run(process.execPath, [BIN, ...args], { env: { PATH: process.env.PATH ?? '', ...env } });
-    return { code: 0, stdout: r.stdout, stderr: r.stderr };
-  } catch (err) {
-    const e = err as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
-}
+const cli = (args: string[], env: Record<string, string>): Promise<CliResult> => runCli(args, { env });
 
 describe('flakehouse serve + project/token commands', () => {
   it('prints a bootstrap token once, and the admin commands manage projects and tokens', async () => {

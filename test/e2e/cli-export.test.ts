@@ -1,31 +1,20 @@
 // `flakehouse export` for real: the daemon and the CLI as processes; the file it writes is
 // gunzipped and read back. Refusals (no token, a bad token, no read scope, no server) are clear
 // errors with exit codes, and leave no file behind.
-import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nativeBatch } from '../helpers/daemon.js';
-import { BIN, bootstrapToken, startServerProcess, type ServerProcess } from '../helpers/process.js';
+import { bootstrapToken, runCli, startServerProcess, type CliResult, type ServerProcess } from '../helpers/process.js';
 
-const run = promisify(execFile);
 const dataDir = mkdtempSync(path.join(tmpdir(), 'fh-e2e-export-'));
 const workDir = mkdtempSync(path.join(tmpdir(), 'fh-e2e-export-out-'));
 let server: ServerProcess;
 let token: string;
 
-async function cli(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const r = await run(process.execPath, [BIN, ...args], { cwd: workDir, env: { PATH: process.env.PATH ?? '', ...env } });
-    return { code: 0, stdout: r.stdout, stderr: r.stderr };
-  } catch (err) {
-    const e = err as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
-}
+const cli = (args: string[], env: Record<string, string>): Promise<CliResult> => runCli(args, { cwd: workDir, env });
 
 function readExport(file: string): Record<string, unknown>[] {
   const text = gunzipSync(readFileSync(file)).toString('utf8');

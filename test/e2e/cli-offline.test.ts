@@ -1,12 +1,10 @@
 // The real `flakehouse` binary as a child process, for the commands that need no server.
-import { spawnSync } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { REPO_ROOT, runCli, type CliResult } from '../helpers/process.js';
 
-const REPO_ROOT = path.resolve(import.meta.dirname, '../..');
-const BIN = path.join(REPO_ROOT, 'bin/flakehouse.js');
 const TOKEN = 'fh_live_0123456789abcdefSECRETSECRET';
 
 let dir: string;
@@ -29,10 +27,8 @@ function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   return { ...env, ...extra };
 }
 
-function cli(args: string[], opts: { cwd: string; env?: Record<string, string> }): { code: number | null; stdout: string; stderr: string } {
-  const res = spawnSync(process.execPath, [BIN, ...args], { cwd: opts.cwd, env: cleanEnv(opts.env), encoding: 'utf8', timeout: 60_000 });
-  if (res.error) throw res.error;
-  return { code: res.status, stdout: res.stdout, stderr: res.stderr };
+function cli(args: string[], opts: { cwd: string; env?: Record<string, string> }): Promise<CliResult> {
+  return runCli(args, { cwd: opts.cwd, env: cleanEnv(opts.env), timeoutMs: 60_000 });
 }
 
 async function subdir(name: string, files: Record<string, string> = {}): Promise<string> {
@@ -45,7 +41,7 @@ async function subdir(name: string, files: Record<string, string> = {}): Promise
 describe('flakehouse CLI (offline commands)', () => {
   it('validate: the default pipeline file is valid', async () => {
     const cwd = await subdir('validate-default');
-    const res = cli(['validate'], { cwd });
+    const res = await cli(['validate'], { cwd });
     expect(res.stderr).toBe('');
     expect(res.code).toBe(0);
     expect(res.stdout).toBe('pipelines/default.yaml: valid (executions, events)\n');
@@ -55,7 +51,7 @@ describe('flakehouse CLI (offline commands)', () => {
     const text = (await fs.readFile(path.join(REPO_ROOT, 'pipelines/default.yaml'), 'utf8')).replace('verbosity: basic', 'verbosityy: basic');
     expect(text).toContain('verbosityy');
     const cwd = await subdir('validate-bad', { 'bad.yaml': text });
-    const res = cli(['validate', 'bad.yaml'], { cwd });
+    const res = await cli(['validate', 'bad.yaml'], { cwd });
     expect(res.code).toBe(2);
     expect(res.stdout).toBe('');
     expect(res.stderr).toContain('bad.yaml: exporters.debug.verbosityy: unknown key');
@@ -64,7 +60,7 @@ describe('flakehouse CLI (offline commands)', () => {
 
   it('config --json: file, redacted token, layered values and their sources', async () => {
     const cwd = await subdir('config-json', { 'service.yml': 'project: web\nflaky:\n  threshold: 0.7\n' });
-    const res = cli(['config', '--json'], { cwd, env: { SERVICE_FLAKY_MIN_SAMPLES: '9', SERVICE_TOKEN: TOKEN } });
+    const res = await cli(['config', '--json'], { cwd, env: { SERVICE_FLAKY_MIN_SAMPLES: '9', SERVICE_TOKEN: TOKEN } });
     expect(res.stderr).toBe('');
     expect(res.code).toBe(0);
     expect(res.stdout).not.toContain(TOKEN);
@@ -83,7 +79,7 @@ describe('flakehouse CLI (offline commands)', () => {
 
   it('config (text): shows the token as set without printing it', async () => {
     const cwd = await subdir('config-text');
-    const res = cli(['config'], { cwd, env: { SERVICE_TOKEN: TOKEN, SERVICE_FLAKY_THRESHOLD: '0.9' } });
+    const res = await cli(['config'], { cwd, env: { SERVICE_TOKEN: TOKEN, SERVICE_FLAKY_THRESHOLD: '0.9' } });
     expect(res.code).toBe(0);
     expect(res.stdout).toContain('config file: (none');
     expect(res.stdout).toMatch(/SERVICE_TOKEN: set \(/);
@@ -94,7 +90,7 @@ describe('flakehouse CLI (offline commands)', () => {
 
   it('config --json: a token in service.yml exits 2 pointing at SERVICE_TOKEN', async () => {
     const cwd = await subdir('config-token', { 'service.yml': 'token: x\n' });
-    const res = cli(['config', '--json'], { cwd });
+    const res = await cli(['config', '--json'], { cwd });
     expect(res.code).toBe(2);
     expect(res.stdout).toBe('');
     expect(res.stderr).toContain('service.yml: token: ');
@@ -103,7 +99,7 @@ describe('flakehouse CLI (offline commands)', () => {
 
   it('an unknown command exits 2 with the usage', async () => {
     const cwd = await subdir('unknown');
-    const res = cli(['frobnicate'], { cwd });
+    const res = await cli(['frobnicate'], { cwd });
     expect(res.code).toBe(2);
     expect(res.stderr).toContain('unknown command "frobnicate"');
     expect(res.stderr).toContain('usage: flakehouse');

@@ -10,7 +10,7 @@ import { parseSvg } from '../helpers/svg.js';
 import { parse as parseYaml } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nativeBatch, startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
-import { BIN, REPO_ROOT } from '../helpers/process.js';
+import { REPO_ROOT, runCli, type CliResult } from '../helpers/process.js';
 
 const HOUR = 3_600_000;
 const GH_TOKEN = 'ghs_test_token';
@@ -109,15 +109,8 @@ describe('flakehouse summary, comment, gate, badge', () => {
   const knownOnly = sha(); // only `known` fails
 
   /** The real CLI process; only PATH is inherited, so the outer CI's variables do not leak in. */
-  async function cli(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
-    return new Promise((resolve) => {
-      execFile(
-        process.execPath,
-        [BIN, ...args],
-        { cwd: work, env: { PATH: process.env.PATH ?? '', SERVICE_ENDPOINT: td.url, SERVICE_TOKEN: td.token, ...env } },
-        (err, stdout, stderr) => resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-      );
-    });
+  function cli(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
+    return runCli(args, { cwd: work, env: { SERVICE_ENDPOINT: td.url, SERVICE_TOKEN: td.token, ...env } });
   }
 
   /** What GitHub Actions gives a pull_request job (head commit only in the event payload). */
@@ -330,12 +323,7 @@ describe('flakehouse summary, comment, gate, badge', () => {
       const junit = path.join(repo, 'junit.xml');
       writeFileSync(junit, '<testsuite name="local"><testcase classname="local" name="works" file="src/local.test.ts" time="0.01"/></testsuite>');
       const local = { SERVICE_BUFFER_DIR: bufferDir };
-      const inRepo = async (args: string[], env: Record<string, string>, cwd = repo): Promise<{ code: number; stdout: string; stderr: string }> =>
-        new Promise((resolve) => {
-          execFile(process.execPath, [BIN, ...args], { cwd, env: { PATH: process.env.PATH ?? '', SERVICE_ENDPOINT: td.url, SERVICE_TOKEN: td.token, ...env } }, (err, stdout, stderr) =>
-            resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-          );
-        });
+      const inRepo = (args: string[], env: Record<string, string>, cwd = repo): Promise<CliResult> => runCli(args, { cwd, env: { SERVICE_ENDPOINT: td.url, SERVICE_TOKEN: td.token, ...env } });
 
       const before = await inRepo(['summary'], local);
       expect(before.code).toBe(2);

@@ -1,15 +1,12 @@
 // `flakehouse config --json --project SLUG` with the real binaries: the project's settings layer
 // comes from the running server's admin API, and from storage once the server is down; each key
 // names its source (default | file | settings | env).
-import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
-import { BIN, startServerProcess, type ServerProcess } from '../helpers/process.js';
+import { runCli, startServerProcess, type CliResult, type ServerProcess } from '../helpers/process.js';
 
-const run = promisify(execFile);
 const dataDir = mkdtempSync(path.join(tmpdir(), 'fh-e2e-projcfg-'));
 let server: ServerProcess | undefined;
 
@@ -18,15 +15,7 @@ afterAll(async () => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-async function cli(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const r = await run(process.execPath, [BIN, ...args], { cwd: dataDir, env: { PATH: process.env.PATH ?? '', ...env } });
-    return { code: 0, stdout: r.stdout, stderr: r.stderr };
-  } catch (err) {
-    const e = err as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
-}
+const cli = (args: string[], env: Record<string, string>): Promise<CliResult> => runCli(args, { cwd: dataDir, env });
 
 describe('flakehouse config --project', () => {
   it('shows the settings layer online (admin API) and offline (storage), with sources', async () => {

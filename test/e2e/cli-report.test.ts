@@ -2,16 +2,13 @@
 // The server is down for the first report (exit 0, a warning, the run buffered; --strict exits 1),
 // comes back at the same address, and the next report replays the buffered run exactly once and
 // syncs CODEOWNERS and the service.yml channels. `config --json` shows the resolved reporter.
-import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
-import { BIN, bootstrapToken, startServerProcess, type ServerProcess } from '../helpers/process.js';
+import { bootstrapToken, runCli, startServerProcess, type CliResult, type ServerProcess } from '../helpers/process.js';
 
-const exec = promisify(execFile);
 const FIXTURES = path.resolve(import.meta.dirname, '../fixtures/junit');
 const root = fs.mkdtempSync(path.join(tmpdir(), 'fh-e2e-report-'));
 const dataDir = path.join(root, 'data');
@@ -31,15 +28,7 @@ async function freePort(): Promise<number> {
   return p;
 }
 
-async function cli(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const r = await exec(process.execPath, [BIN, ...args], { cwd: repo, env: { PATH: process.env.PATH ?? '', ...env }, timeout: 120_000 });
-    return { code: 0, stdout: r.stdout, stderr: r.stderr };
-  } catch (err) {
-    const e = err as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
-}
+const cli = (args: string[], env: Record<string, string>): Promise<CliResult> => runCli(args, { cwd: repo, env, timeoutMs: 120_000 });
 
 async function runsOn(url: string, token: string, branch: string): Promise<any[]> {
   const res = await fetch(`${url}/v1/runs?branch=${encodeURIComponent(branch)}`, { headers: { authorization: `Bearer ${token}` } });

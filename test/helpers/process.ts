@@ -1,10 +1,34 @@
-// Runs `flakehouse serve` as a real child process, for crash and CLI tests.
-import { spawn, type ChildProcess } from 'node:child_process';
+// Runs `flakehouse` as a real child process: `serve` for crash and CLI tests, and the one-shot
+// commands. bin/flakehouse.js runs the CLI build (test/helpers/global-setup.ts) while it is current.
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 
 export const REPO_ROOT = path.resolve(import.meta.dirname, '../..');
 export const BIN = path.join(REPO_ROOT, 'bin/flakehouse.js');
+
+export interface CliResult {
+  /** The exit code; null when a signal ended the process. */
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * One `flakehouse` command as its own process. Only PATH and `env` reach it, so the outer
+ * environment (CI's variables, SERVICE_*) cannot leak in. A non-zero exit is a result, not an error.
+ */
+export function runCli(args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    execFile(process.execPath, [BIN, ...args], { cwd: opts.cwd, env: { PATH: process.env.PATH ?? '', ...opts.env }, timeout: opts.timeoutMs ?? 120_000, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
+      if (!err) return resolve({ code: 0, stdout, stderr });
+      const { code, signal } = err as Error & { code?: number | string | null; signal?: string | null };
+      if (typeof code === 'number') return resolve({ code, stdout, stderr });
+      if (signal) return resolve({ code: null, stdout, stderr });
+      reject(new Error(`could not run flakehouse ${args.join(' ')}: ${err.message}`, { cause: err }));
+    });
+  });
+}
 
 export interface ServerProcess {
   child: ChildProcess;
@@ -16,8 +40,8 @@ export interface ServerProcess {
 
 export async function startServerProcess(env: Record<string, string>, timeoutMs = 60_000, nodeArgs: string[] = [], serveArgs: string[] = []): Promise<ServerProcess> {
   const child = spawn(process.execPath, [...nodeArgs, BIN, 'serve', ...serveArgs], {
-    // One thread unless the test asks (crash-recovery runs the default, threaded): the pipeline
-    // thread re-imports src/ through tsx, seconds per start.
+    // One thread unless the test asks (crash-recovery runs the default, threaded): a thread costs
+    // a second start of the pipeline (through tsx, seconds, when the CLI build is stale).
     env: { ...process.env, SERVICE_HOST: '127.0.0.1', SERVICE_PORT: '0', LOG_LEVEL: 'warn', SERVICE_PIPELINE_THREAD: 'false', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -1,0 +1,37 @@
+// Where the ahead-of-time CLI build lives (npm run build:cli, scripts/build-cli.mjs) and whether
+// it is current. A build is used only while it started after the newest change under src/, so a
+// developer editing src/ never runs stale code: the CLI falls back to the sources through tsx.
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = fileURLToPath(new URL('..', import.meta.url));
+export const SRC = path.join(ROOT, 'src');
+/** Builds are directories under it; `current` names the newest (replaced by rename: atomic). */
+export const CLI_DIST = path.join(ROOT, 'dist/cli');
+export const CURRENT = path.join(CLI_DIST, 'current');
+/** In a build directory; its mtime is when that build started. */
+export const STAMP = 'built-at';
+
+/** The latest mtime of any file or directory under `dir` (a deletion changes its directory's). */
+export function newestMtime(dir = SRC) {
+  let newest = statSync(dir).mtimeMs;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, entry.name);
+    newest = Math.max(newest, entry.isDirectory() ? newestMtime(p) : statSync(p).mtimeMs);
+  }
+  return newest;
+}
+
+/** The directory of a build newer than every source, or undefined (none, or stale). */
+export function freshBuild() {
+  let dir;
+  let builtAt;
+  try {
+    dir = path.join(CLI_DIST, readFileSync(CURRENT, 'utf8').trim());
+    builtAt = statSync(path.join(dir, STAMP)).mtimeMs;
+  } catch {
+    return undefined;
+  }
+  return builtAt > newestMtime() ? dir : undefined;
+}

@@ -1,0 +1,89 @@
+// Builds the CLI ahead of time (npm run build:cli): src/ bundled into dist/cli/<build>/ so
+// `flakehouse` starts without transpiling (through tsx every start loads some 300 modules through
+// its hooks). bin/flakehouse.js runs the build only while it is newer than every file in src/.
+// `--if-stale` builds only when there is no such build (the test suite's global setup).
+//
+// Files the sources find next to themselves (migrations, protos, pipelines/default.yaml,
+// package.json) stay where they are: each module's import.meta.url is rewritten to its source
+// file's URL, so those lookups resolve as they do under tsx. Packages stay external (node_modules).
+//
+// Several test runs may build at once in one working tree: each writes a directory of its own and
+// then renames `current` onto it, so a running CLI never sees a half-written build.
+import { build } from 'esbuild';
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { CLI_DIST, CURRENT, SRC, STAMP, freshBuild } from '../bin/built-cli.js';
+
+// The daemon starts its pipeline thread from src/pipeline/thread/entry.mjs (tsx); the built
+// daemon starts the built worker instead, so a build never mixes with transpiled sources.
+const THREAD_MODULE = path.join(SRC, 'pipeline/thread/threaded.ts');
+const THREAD_ENTRY = "new URL('./entry.mjs', import.meta.url)";
+const BUILT_THREAD_ENTRY = "new URL('./pipeline-worker.js', import.meta.url)";
+const BUILT_THREAD_MARK = '__BUILT_PIPELINE_WORKER_URL__';
+/** Older builds than this (other than the current one) are removed: no CLI still runs from them. */
+const KEEP_OLD_MS = 60 * 60_000;
+
+function sourceUrls(outDir) {
+  return {
+    name: 'source-import-meta-url',
+    setup(b) {
+      b.onLoad({ filter: /\.ts$/ }, (args) => {
+        if (!args.path.startsWith(SRC + path.sep)) return undefined;
+        let text = readFileSync(args.path, 'utf8');
+        if (args.path === THREAD_MODULE) {
+          if (!text.includes(THREAD_ENTRY)) throw new Error(`${THREAD_MODULE} no longer contains ${THREAD_ENTRY}: update scripts/build-cli.mjs`);
+          text = text.replace(THREAD_ENTRY, BUILT_THREAD_MARK);
+        }
+        // Every chunk lands in outDir, so the source is at the same relative path from any of them.
+        const fromOut = path.relative(outDir, args.path).split(path.sep).join('/');
+        text = text.replaceAll('import.meta.url', `new URL(${JSON.stringify(fromOut)}, import.meta.url).href`).replace(BUILT_THREAD_MARK, BUILT_THREAD_ENTRY);
+        return { contents: text, loader: 'ts' };
+      });
+    },
+  };
+}
+
+/** Builds into a new directory and makes it current; returns that directory. */
+export async function buildCli() {
+  const startedAt = new Date();
+  const name = `build-${startedAt.getTime().toString(36)}-${process.pid}`;
+  const outDir = path.join(CLI_DIST, name);
+  mkdirSync(outDir, { recursive: true });
+  try {
+    await build({
+      entryPoints: { cli: path.join(SRC, 'cli/main.ts'), 'pipeline-worker': path.join(SRC, 'pipeline/thread/worker.ts') },
+      outdir: outDir,
+      entryNames: '[name]',
+      chunkNames: '[name]-[hash]',
+      bundle: true,
+      splitting: true,
+      format: 'esm',
+      platform: 'node',
+      target: 'node20',
+      packages: 'external',
+      sourcemap: 'linked',
+      sourcesContent: false,
+      logLevel: 'warning',
+      plugins: [sourceUrls(outDir)],
+    });
+  } catch (err) {
+    rmSync(outDir, { recursive: true, force: true });
+    throw err;
+  }
+  const stamp = path.join(outDir, STAMP);
+  writeFileSync(stamp, '');
+  utimesSync(stamp, startedAt, startedAt);
+  const next = `${CURRENT}.${process.pid}`;
+  writeFileSync(next, `${name}\n`);
+  renameSync(next, CURRENT);
+  for (const entry of readdirSync(CLI_DIST, { withFileTypes: true })) {
+    const dir = path.join(CLI_DIST, entry.name);
+    if (entry.isDirectory() && entry.name !== name && Date.now() - statSync(dir).mtimeMs > KEEP_OLD_MS) rmSync(dir, { recursive: true, force: true });
+  }
+  return outDir;
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  if (!(process.argv.includes('--if-stale') && freshBuild())) await buildCli();
+}
