@@ -79,7 +79,8 @@ export function projectUrl(...parts: string[]): string {
 export async function checkPage(p: WatchedPage, name: string): Promise<void> {
   // Anything still loading (a chart, a second query) finishes before the page is judged.
   await p.page.waitForLoadState('networkidle');
-  expect(await p.page.locator('[aria-busy="true"]').count(), `${name}: still loading`).toBe(0);
+  const busy = p.page.locator('[aria-busy="true"]');
+  await expect.poll(async () => (await busy.count()) === 0 ? [] : busy.evaluateAll((els) => els.map((e) => (e.textContent ?? '').trim())), { timeout: 10_000 }).toEqual([]);
   const violations = await axeViolations(p.page);
   expect(violations, `${name}: axe serious/critical violations`).toEqual([]);
   await screenshot(p.page, name);

@@ -1,0 +1,195 @@
+// Every page at 1280 px against the seeded history: it loads with no console error, shows what the
+// REST API says (counts, scores, verdicts), passes axe with no serious or critical violation, and
+// leaves a screenshot in test-results/screenshots/ (board and test page go to the README).
+import { copyFileSync, mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { REPO_ROOT, SCREENSHOT_DIR } from './helpers/browser.js';
+import { BROKEN, BROKEN_MESSAGE, PR_NUMBER, RCA_ANSWER, RETRY_FLAKE } from './helpers/seed.js';
+import { checkPage, projectUrl, rest, restJson, signedIn, world, type SignedIn } from './helpers/world.js';
+
+const score = (x: number): string => x.toFixed(2);
+
+describe('pages as a project token sees them', () => {
+  let s: SignedIn;
+  beforeAll(async () => {
+    s = await signedIn();
+  });
+  afterAll(async () => s?.close());
+
+  it('/ goes to the project board', async () => {
+    await s.page.goto('/');
+    await s.page.waitForURL((u) => u.pathname === projectUrl('flaky'));
+  });
+
+  it('the flaky board: every test of GET /v1/flaky, in its order, with its score, owners and quarantine state', async () => {
+    const board = (await restJson('/v1/flaky?limit=50')).items as { title: string; score: number; owners: string[]; quarantined: boolean; trend: string }[];
+    expect(board.length).toBeGreaterThan(10);
+    await s.page.goto(projectUrl('flaky'));
+    const rows = s.page.locator('table.board tbody tr');
+    await expect.poll(() => rows.count()).toBe(board.length);
+    const shown = await rows.evaluateAll((trs) =>
+      trs.map((tr) => {
+        const cells = (tr as unknown as { cells: ArrayLike<{ textContent: string | null }> }).cells;
+        return Array.from(cells, (c) => (c.textContent ?? '').trim());
+      }),
+    );
+    shown.forEach((cells, i) => {
+      const want = board[i]!;
+      expect(cells[0], `row ${i}`).toContain(want.title);
+      expect(cells[1], `row ${i} score`).toContain(score(want.score));
+      expect(cells[2], `row ${i} trend`).toBe(want.trend);
+      for (const owner of want.owners) expect(cells[5], `row ${i} owners`).toContain(owner);
+      expect(cells[7], `row ${i} quarantine`).toContain(want.quarantined ? 'quarantined' : 'no');
+    });
+    // The two flaky tests are on top.
+    expect(board.slice(0, 3).map((r) => r.title)).toEqual(expect.arrayContaining([RETRY_FLAKE.title]));
+    await checkPage(s, 'board');
+    mkdirSync(path.join(REPO_ROOT, 'docs/images'), { recursive: true });
+    copyFileSync(path.join(SCREENSHOT_DIR, 'board.png'), path.join(REPO_ROOT, 'docs/images/dashboard-board.png'));
+  });
+
+  it('the test page: score, reason codes in words, owners, and a history strip ending with the newest execution', async () => {
+    const id = world().seed.testIds[RETRY_FLAKE.title]!;
+    const t = await restJson(`/v1/tests/${id}?historyLimit=200`);
+    await s.page.goto(projectUrl('tests', id));
+    await expect.poll(() => s.page.getByRole('heading', { level: 1 }).textContent()).toBe(RETRY_FLAKE.title);
+    expect((await s.page.getByTestId('test-score').textContent())!.trim()).toBe(score(t.score));
+    expect((await s.page.getByTestId('test-quarantine').textContent())!.trim()).toBe(t.quarantined ? 'quarantined' : 'not quarantined');
+    expect(t.reasonCodes.length).toBeGreaterThan(0);
+    for (const r of t.reasonCodes as { code: string }[]) await expect.poll(() => s.page.getByText(r.code, { exact: true }).count()).toBeGreaterThan(0);
+    for (const owner of t.owners as string[]) expect(await s.page.getByText(owner).count()).toBeGreaterThan(0);
+    const cells = s.page.locator('[data-testid="history-strip"] li a');
+    await expect.poll(() => cells.count()).toBeGreaterThan(0);
+    const hrefs = await cells.evaluateAll((as) => as.map((a) => a.getAttribute('href') ?? ''));
+    expect(hrefs.length).toBeLessThanOrEqual(t.history.length);
+    // Oldest → newest: the last cell is the newest execution REST knows.
+    const ids = (t.history as { executionId: string }[]).map((h) => h.executionId);
+    expect(hrefs.at(-1)).toBe(projectUrl('executions', ids.at(-1)!));
+    for (const h of hrefs) expect(ids).toContain(h.split('/').at(-1));
+    // A retry flake has failed or retried cells in the strip.
+    expect(await s.page.locator('[data-testid="history-strip"] a.status-fail, [data-testid="history-strip"] a.status-flaky').count()).toBeGreaterThan(0);
+    await checkPage(s, 'test');
+    copyFileSync(path.join(SCREENSHOT_DIR, 'test.png'), path.join(REPO_ROOT, 'docs/images/dashboard-test.png'));
+  });
+
+  it('the execution page: the error, the stack and the RCA report', async () => {
+    const { brokenExecutionId, rcaSummary } = world().seed;
+    const rca = await restJson(`/v1/executions/${brokenExecutionId}/rca`);
+    expect(rca.summary).toBe(rcaSummary);
+    await s.page.goto(projectUrl('executions', brokenExecutionId));
+    await expect.poll(() => s.page.getByRole('heading', { level: 1 }).textContent()).toBe(BROKEN.title);
+    expect((await s.page.getByTestId('error-message').textContent())!.trim()).toBe(BROKEN_MESSAGE);
+    expect(await s.page.getByText('at applyCoupon').count()).toBeGreaterThan(0);
+    await expect.poll(() => s.page.getByText(RCA_ANSWER.summary).count()).toBeGreaterThan(0);
+    expect(await s.page.getByText(RCA_ANSWER.suggestedAction).count()).toBeGreaterThan(0);
+    await checkPage(s, 'execution');
+  });
+
+  it('the runs page lists GET /v1/runs; a run shows its counts', async () => {
+    const runs = (await restJson('/v1/runs?limit=25')).items as { id: string; commitSha: string; status: string; counts: Record<string, number> }[];
+    await s.page.goto(projectUrl('runs'));
+    const rows = s.page.locator('main table tbody tr');
+    await expect.poll(() => rows.count()).toBe(runs.length);
+    await checkPage(s, 'runs');
+
+    const pr = runs.find((r) => r.commitSha === world().seed.prCommit)!;
+    await s.page.goto(projectUrl('runs', pr.id));
+    await s.page.getByTestId('run-total').waitFor();
+    for (const k of ['total', 'passed', 'failed', 'flaky', 'skipped']) expect((await s.page.getByTestId(`run-${k}`).textContent())!.trim(), k).toBe(String(pr.counts[k]));
+    await checkPage(s, 'run');
+
+    // Filtering by PR through the URL: only that PR's run.
+    await s.page.goto(`${projectUrl('runs')}?prNumber=${PR_NUMBER}`);
+    await expect.poll(() => rows.count()).toBe(1);
+  });
+
+  it('the pull request and commit pages: the verdict and counts of /v1/runs/gate and /v1/runs/summary', async () => {
+    const { prCommit } = world().seed;
+    const gate = await restJson(`/v1/runs/gate?commitSha=${prCommit}`);
+    const summary = await restJson(`/v1/runs/summary?commitSha=${prCommit}`);
+    expect(gate.gate.verdict).toBe('block');
+    for (const [url, name] of [
+      [projectUrl('pulls', String(PR_NUMBER)), 'pull'],
+      [projectUrl('commits', prCommit), 'commit'],
+    ] as const) {
+      await s.page.goto(url);
+      await expect.poll(() => s.page.getByTestId('gate-verdict').textContent()).toBe('Gate: blocked');
+      expect((await s.page.getByTestId('summary-failed').textContent())!.trim()).toBe(String(summary.summary.failed));
+      expect((await s.page.getByTestId('summary-flaky').textContent())!.trim()).toBe(String(summary.summary.flaky));
+      // The PR comment's markdown, as CI would post it.
+      await expect.poll(() => s.page.getByTestId('pr-markdown').textContent()).toContain('<!-- service:pr-comment -->');
+      await checkPage(s, name);
+    }
+  });
+
+  it('the health page: the backlog and cost of GET /v1/health, with charts; the suites tab', async () => {
+    const health = await restJson('/v1/health');
+    await s.page.goto(projectUrl('health'));
+    await expect.poll(() => s.page.getByTestId('quarantine-backlog').textContent()).toBe(String(health.quarantine.currentBacklog));
+    await expect.poll(() => s.page.locator('.uplot').count()).toBeGreaterThan(0);
+    await checkPage(s, 'health');
+
+    await s.page.goto(projectUrl('suites'));
+    await expect.poll(() => s.page.locator('main table tbody tr').count()).toBeGreaterThan(0);
+    await checkPage(s, 'suites');
+  });
+
+  it('the clusters page: the broken test’s cluster with its occurrences and its RCA', async () => {
+    const clusters = await rest('GET', `/trpc/clusters.list?input=${encodeURIComponent('{}')}`);
+    expect(clusters.status).toBe(200);
+    const mine = (clusters.json.result.data.items as { clusterId: string; occurrences: number; testsAffected: number; errorMessage: string }[]).find((c) => c.errorMessage.includes('expected cart total'))!;
+    // Every failure of the broken test has the one message: the cluster counts what its history shows
+    // (runs 18…24 on main, the reruns of 20 and 24, the PR's run).
+    const history = (await restJson(`/v1/tests/${world().seed.testIds[BROKEN.title]}?historyLimit=200`)).history as { status: string }[];
+    expect(history.filter((h) => h.status === 'fail')).toHaveLength(10);
+    expect(mine.occurrences).toBe(10);
+    expect(mine.testsAffected).toBe(1);
+    await s.page.goto(projectUrl('clusters'));
+    const card = s.page.locator(`#cluster-${mine.clusterId}`);
+    await expect.poll(() => card.getByTestId('cluster-occurrences').textContent()).toBe(String(mine.occurrences));
+    expect((await card.getByTestId('cluster-tests').textContent())!.trim()).toBe(String(mine.testsAffected));
+    expect(await card.getByText(RCA_ANSWER.summary).count()).toBeGreaterThan(0);
+    await checkPage(s, 'clusters');
+  });
+
+  it('the settings page opens for a project token (policy, channels, badges)', async () => {
+    await s.page.goto(projectUrl('settings'));
+    await s.page.locator('#policy-h').waitFor();
+    await checkPage(s, 'settings');
+  });
+});
+
+describe('pages as the admin sees them', () => {
+  let s: SignedIn;
+  beforeAll(async () => {
+    s = await signedIn(world().adminToken);
+  });
+  afterAll(async () => s?.close());
+
+  it('/ is the project picker', async () => {
+    await s.page.goto('/');
+    await expect.poll(() => s.page.getByRole('link', { name: world().projectSlug }).count()).toBeGreaterThan(0);
+    await checkPage(s, 'projects');
+  });
+
+  it('settings: every policy key with its source, and the tokens', async () => {
+    const tokens = await rest('GET', `/trpc/tokens.list`, { token: world().adminToken, headers: { 'x-flakehouse-project': world().projectSlug } });
+    await s.page.goto(projectUrl('settings'));
+    await s.page.locator('#policy-h').waitFor();
+    await expect.poll(() => s.page.getByText('quarantine.enabled').count()).toBeGreaterThan(0);
+    if (tokens.status === 200) {
+      const items = tokens.json.result.data.items as unknown[];
+      expect(items.length).toBeGreaterThan(0);
+    }
+    await checkPage(s, 'settings-admin');
+  });
+
+  it('the pipeline: the graph of pipelines/default.yaml, queue depth and dead jobs', async () => {
+    await s.page.goto('/pipeline');
+    await expect.poll(() => s.page.getByTestId('queue-depth').textContent()).toBe('0');
+    expect((await s.page.getByTestId('dead-jobs').textContent())!.trim()).toBe('0');
+    for (const id of ['native', 'junit', 'otlp', 'scoring', 'clickhouse', 'rca']) expect(await s.page.getByText(id, { exact: true }).count(), id).toBeGreaterThan(0);
+    await checkPage(s, 'pipeline');
+  });
+});
