@@ -113,6 +113,8 @@ async function serve(args: string[], env: NodeJS.ProcessEnv, cwd: string): Promi
   // Loaded here, not at the top: the reporter commands run in every CI job and should not pay for
   // loading the server (the engine, fastify, the pipeline) on each start.
   const { startDaemon } = await import('../daemon.js');
+  // The dashboard is built on the first start when install did not build it (docs/dashboard.md).
+  if (settings.dashboard.enabled) await (await import('../api/dashboard/build.js')).ensureDashboardBuilt(logger);
   const daemon = await startDaemon({
     settings,
     service,

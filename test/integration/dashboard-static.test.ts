@@ -2,10 +2,12 @@
 // page path that accepts HTML (the SPA routes it), security headers on every page, API paths never
 // answered with a page; a 503 page when web/dist is missing; nothing at all with
 // SERVICE_DASHBOARD_ENABLED=false. One case runs against the real web/dist when it is built.
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ensureDashboardBuilt, packageRoot } from '../../src/api/dashboard/build.js';
+import { createLogger } from '../../src/logger.js';
 import { startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
 
 const CSP =
@@ -157,4 +159,34 @@ describe.skipIf(!existsSync(path.join(REAL_DIST, 'index.html')))('the real web/d
       expect((await asset.arrayBuffer()).byteLength, ref).toBeGreaterThan(0);
     }
   });
+});
+
+describe('the first start of `flakehouse serve` without web/dist', () => {
+  it('builds it with the package’s own Vite (or waits for a start already building), then finds it', async () => {
+    // A copy of the package with web/ but no build (node_modules shared by a link).
+    const root = mkdtempSync(path.join(tmpdir(), 'fh-root-'));
+    writeFileSync(path.join(root, 'package.json'), JSON.stringify({ name: 'flakehouse', type: 'module' }));
+    symlinkSync(path.join(packageRoot(), 'node_modules'), path.join(root, 'node_modules'));
+    cpSync(path.join(packageRoot(), 'web'), path.join(root, 'web'), { recursive: true, filter: (src) => !src.split(path.sep).includes('dist') });
+    expect(existsSync(path.join(root, 'web/dist/index.html'))).toBe(false);
+    const logger = createLogger('silent');
+
+    // Another start holds the build lock: this one waits for its build instead of starting a second.
+    writeFileSync(path.join(root, 'web/.build-lock'), '');
+    const waiting = ensureDashboardBuilt(logger, root);
+    mkdirSync(path.join(root, 'web/dist'));
+    writeFileSync(path.join(root, 'web/dist/index.html'), 'from the other start');
+    rmSync(path.join(root, 'web/.build-lock'));
+    expect(await waiting).toBe('built');
+    expect(readFileSync(path.join(root, 'web/dist/index.html'), 'utf8')).toBe('from the other start');
+    rmSync(path.join(root, 'web/dist'), { recursive: true });
+
+    expect(await ensureDashboardBuilt(logger, root)).toBe('built');
+    expect(existsSync(path.join(root, 'web/.build-lock'))).toBe(false);
+    const index = readFileSync(path.join(root, 'web/dist/index.html'), 'utf8');
+    expect(index).toMatch(/src="\/assets\/[^"]+\.js"/);
+    expect(await ensureDashboardBuilt(logger, root)).toBe('present');
+    // packageRoot finds this checkout from anywhere below it.
+    expect(packageRoot(path.join(packageRoot(), 'src', 'api', 'dashboard'))).toBe(packageRoot());
+  }, 120_000);
 });

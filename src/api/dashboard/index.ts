@@ -5,12 +5,11 @@
 // index.html (the SPA routes it); without a build, a 503 page says how to make one.
 import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { S3Settings } from '../../artifacts/s3.js';
+import { dashboardDist } from './build.js';
 
-export const DEFAULT_DIST_DIR = fileURLToPath(new URL('../../../web/dist', import.meta.url));
 
 /** Paths that belong to the API: never answered with a page, whatever the Accept header says. */
 const API_ROOTS = ['/v1', '/trpc', '/health', '/metrics', '/openapi.json', '/badge', '/clickhouse'];
@@ -67,7 +66,7 @@ export type PageFallback = (request: FastifyRequest, reply: FastifyReply) => Pro
 
 /** Registers the file sender and returns the fallback the app's not-found path calls. */
 export async function registerDashboard(fastify: FastifyInstance, opts: DashboardOptions = {}): Promise<PageFallback> {
-  const dist = path.resolve(opts.distDir ?? DEFAULT_DIST_DIR);
+  const dist = path.resolve(opts.distDir ?? dashboardDist());
   const headers = pageHeaders(opts.artifactOrigins ?? []);
   // serve: false registers no route, only reply.sendFile (ranges, ETags, HEAD, traversal checks).
   await fastify.register(fastifyStatic, { root: dist, serve: false });
