@@ -98,6 +98,10 @@ export const ROUTE_EXAMPLES: Record<string, (f: Fixture) => RouteExample> = {
   'GET /clickhouse': () => ({ query: { query: 'SELECT title, error_message, run_id, id, test_id FROM executions', default_format: 'JSONEachRow' } }),
   'POST /clickhouse': () => ({ query: { query: 'SELECT id, slug, badge_token FROM projects', default_format: 'JSONEachRow' } }),
   'GET /clickhouse/ping': () => ({}),
+  // Dashboard sign-in: a bearer header plays no part (the body's token does; here not a valid one).
+  'POST /v1/session': () => ({ body: { token: 'not-a-token' } }),
+  'GET /v1/session': () => ({}),
+  'DELETE /v1/session': () => ({}),
 };
 
 /** Procedure inputs naming the fixture's resources. */
@@ -108,7 +112,30 @@ export const PROCEDURE_EXAMPLES: Record<string, (f: Fixture) => unknown> = {
   'flaky.board': () => ({ limit: 500, includeQuarantined: true }),
   'rca.get': (f) => ({ executionId: f.executionId }),
   'health.metrics': () => ({ days: 30 }),
+  'session.me': () => undefined,
+  'projects.list': () => undefined,
+  'test.history': (f) => ({ testIdentityId: f.testIdentityId }),
+  'test.quarantineLog': (f) => ({ testIdentityId: f.testIdentityId }),
+  'test.clusters': (f) => ({ testIdentityId: f.testIdentityId }),
+  'test.quarantine': (f) => ({ testIdentityId: f.testIdentityId, reason: 'probe' }),
+  'test.release': (f) => ({ testIdentityId: f.testIdentityId, reason: 'probe' }),
+  'execution.get': (f) => ({ executionId: f.executionId }),
+  'pr.summary': (f) => ({ commitSha: f.commitSha }),
+  'health.suites': () => ({ days: 30 }),
+  'clusters.list': () => ({ days: 30 }),
+  'settings.get': () => undefined,
+  'settings.update': () => ({ patch: {} }),
+  'channels.list': () => undefined,
+  'channels.sendTest': () => ({ channelId: 'env:slack' }),
+  'tokens.list': () => undefined,
+  'tokens.create': () => ({ scopes: ['read'] }),
+  'tokens.revoke': (f) => ({ tokenId: f.tokenId }),
+  'badges.get': () => undefined,
+  'pipeline.graph': () => undefined,
 };
+
+/** Project-scoped procedures whose example names one of the fixture project's records: unknown (404) to another project. */
+export const PROCEDURES_NAMING_A_RECORD = new Set(['run.get', 'test.get', 'rca.get', 'test.history', 'test.quarantineLog', 'test.clusters', 'test.quarantine', 'test.release', 'execution.get', 'pr.summary']);
 
 export function routeKey(r: Pick<AnyRouteDef, 'method' | 'url'>): string {
   return `${r.method} ${r.url}`;
@@ -141,6 +168,7 @@ export async function createProject(td: TestDaemon, slug: string, scopeSets: str
 }
 
 /** Calls a procedure over the tRPC wire format (GET ?input=), as a stock client would. */
-export async function callProcedure(td: TestDaemon, name: string, input: unknown, token: string | null) {
-  return td.request('GET', `/trpc/${name}?input=${encodeURIComponent(JSON.stringify(input))}`, { token });
+export async function callProcedure(td: TestDaemon, name: string, input: unknown, token: string | null, type: 'query' | 'mutation' = 'query') {
+  if (type === 'mutation') return td.request('POST', `/trpc/${name}`, { token, body: input ?? {} });
+  return td.request('GET', `/trpc/${name}${input === undefined ? '' : `?input=${encodeURIComponent(JSON.stringify(input))}`}`, { token });
 }

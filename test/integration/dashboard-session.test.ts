@@ -233,5 +233,12 @@ describe('dashboard sessions', () => {
     expect(res.headers.get('content-type')).toContain('gzip');
     await res.arrayBuffer();
     expect((await b.call('GET', '/v1/runs')).status).toBe(401);
+    // The admin's session names the project in the link.
+    const admin = new Browser(td.url);
+    await admin.signIn(td.adminToken);
+    expect((await fetch(`${td.url}/v1/export`, { headers: { cookie: admin.cookie! } })).status).toBe(400);
+    const theirs = await fetch(`${td.url}/v1/export?project=default`, { headers: { cookie: admin.cookie! } });
+    expect(theirs.status).toBe(200);
+    await theirs.arrayBuffer();
   });
 });
