@@ -3,13 +3,12 @@
 // twice, in the tables and in every materialized view fed by them. The one stage that maps the
 // processors' typed outputs (src/pipeline/work-batch.ts) to table rows.
 import { z } from 'zod';
-import type { ExporterFactory, Host } from '../pipeline/component.js';
+import { defineExporter } from '../pipeline/helpers/exporter.js';
 import type { WorkBatch } from '../pipeline/work-batch.js';
 import { Yielder } from '../pipeline/yield.js';
 import { TEST_STATE_COLUMNS, testStateRow } from '../store/tests.js';
 import type { TsvColumns } from '../store/tsv.js';
 import { errorSignatureRow, healthEventRow, identityAliasRow, identityStitchRow, signatureBandRows } from '../store/processor-rows.js';
-import type { Store } from '../store/client.js';
 import { isTracePart, mergeRunPart, type RunRecord } from '../domain/records.js';
 import { EXECUTION_COLUMNS_IN, RUN_COLUMNS_IN, RunRepo, executionRow, identityRow, receiptRow, runRow } from '../store/runs.js';
 
@@ -33,23 +32,15 @@ export function processorRows(batch: WorkBatch): Map<string, Record<string, unkn
   return new Map(tables.filter(([, rows]) => rows.length > 0));
 }
 
-export const clickhouseExporterFactory: ExporterFactory<Record<string, never>> = {
-  kind: 'exporter',
+export const clickhouseExporterFactory = defineExporter({
   type: 'clickhouse',
   description: 'writes runs, executions, identities and receipts to ClickHouse, idempotently per lease',
-  signals: ['executions'],
   configSchema: z.object({}).strict(),
-  createExecutions: () => {
-    let store: Store | undefined;
-    let repo: RunRepo | undefined;
+  startExecutions: (host) => {
+    const store = host.store;
+    const repo = new RunRepo(host.store);
     return {
-      async start(host: Host) {
-        store = host.store;
-        repo = new RunRepo(host.store);
-      },
-      async shutdown() {},
       async exportBatch(batch) {
-        if (!store) throw new Error('clickhouse exporter used before start');
         const token = `lease:${batch.leaseId}`;
         const executions: Record<string, unknown>[] = [];
         const y = new Yielder();
@@ -73,8 +64,8 @@ export const clickhouseExporterFactory: ExporterFactory<Record<string, never>> =
         const runs = new Map<string, RunRecord>();
         for (const item of batch.items) {
           if (isTracePart(item.job.source, item.job.batch)) {
-            const prev = runs.get(item.run.id) ?? (await repo!.runState(item.run.projectId, item.run.id));
-            item.run = mergeRunPart(prev, item.run, await repo!.countsForRun(item.run.projectId, item.run.id));
+            const prev = runs.get(item.run.id) ?? (await repo.runState(item.run.projectId, item.run.id));
+            item.run = mergeRunPart(prev, item.run, await repo.countsForRun(item.run.projectId, item.run.id));
           }
           runs.set(item.run.id, item.run);
         }
@@ -87,4 +78,4 @@ export const clickhouseExporterFactory: ExporterFactory<Record<string, never>> =
       },
     };
   },
-};
+});

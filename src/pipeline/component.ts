@@ -53,8 +53,6 @@ export interface Host {
   settings: PipelineSettings;
   /** For events that happen outside a lease (an RCA finished, a budget ran out): appended durably. */
   outbox: Pick<Outbox, 'append'>;
-  /** @deprecated `settings.clusterThreshold`; kept until the clustering processor reads that. */
-  clusterThreshold?: number;
   /** Present on the thread that serves HTTP (serve, api roles): where receivers add their routes. */
   http?: RouteRegistry;
   /** Present where ingest is accepted (serve, api roles). */

@@ -30,7 +30,6 @@ export function buildHost(parts: HostParts): Host {
     projectConfig: (projectId) => projectConfigs.get(projectId),
     settings,
     outbox: parts.outbox,
-    clusterThreshold: settings.clusterThreshold,
     ...(http ? { http } : {}),
     ...(ingest ? { ingest } : {}),
   };

@@ -19,7 +19,7 @@ export const clusteringProcessorFactory = defineProcessor({
   configSchema: config,
   start: (host, cfg) => {
     const repo = new SignatureRepo(host.store);
-    const threshold = cfg.threshold ?? host.clusterThreshold ?? 0.5;
+    const threshold = cfg.threshold ?? host.settings.clusterThreshold;
     const hasher = new MinHasher();
     // signature id → cluster id; a signature's cluster never changes once assigned. Only facts read
     // back from storage are cached: what a lease creates may still fail to commit, and its retry
