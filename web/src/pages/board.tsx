@@ -9,6 +9,7 @@ import { ReasonDialog } from '../ui/dialog.js';
 import { field } from '../ui/form.js';
 import { ago, pct, score } from '../ui/format.js';
 import { useQuery } from '../ui/query.js';
+import { UrlInput } from '../ui/url-input.js';
 import { Async, Empty, PageTitle, TableScroll } from '../ui/states.js';
 import { NoRunsHelp } from './no-runs.js';
 
@@ -203,23 +204,23 @@ function Filters({ loc }: { loc: Location }) {
     >
       <label>
         Owner
-        <input name="owner" defaultValue={q.get('owner') ?? ''} placeholder="@team or user" />
+        <UrlInput name="owner" urlValue={q.get('owner') ?? ''} placeholder="@team or user" />
       </label>
       <label>
         Suite
-        <input name="suite" defaultValue={q.get('suite') ?? ''} />
+        <UrlInput name="suite" urlValue={q.get('suite') ?? ''} />
       </label>
       <label>
         File
-        <input name="file" defaultValue={q.get('file') ?? ''} placeholder="src/cart.test.ts" />
+        <UrlInput name="file" urlValue={q.get('file') ?? ''} placeholder="src/cart.test.ts" />
       </label>
       <label>
         Minimum score
-        <input name="minScore" type="number" min="0" max="1" step="0.05" defaultValue={q.get('minScore') ?? ''} placeholder="0" />
+        <UrlInput name="minScore" type="number" min="0" max="1" step="0.05" urlValue={q.get('minScore') ?? ''} placeholder="0" />
       </label>
       <label>
         Quarantined
-        <select name="quarantined" defaultValue={q.get('quarantined') ?? ''} onChange={(e) => apply(e.currentTarget.form!)}>
+        <select name="quarantined" value={q.get('quarantined') ?? ''} onChange={(e) => apply(e.currentTarget.form!)}>
           <option value="">all tests</option>
           <option value="true">quarantined only</option>
           <option value="false">not quarantined</option>
@@ -227,7 +228,7 @@ function Filters({ loc }: { loc: Location }) {
       </label>
       <label>
         Sort by
-        <select name="sort" defaultValue={q.get('sort') ?? 'score'} onChange={(e) => apply(e.currentTarget.form!)}>
+        <select name="sort" value={q.get('sort') ?? 'score'} onChange={(e) => apply(e.currentTarget.form!)}>
           {SORTS.map(([value, label]) => (
             <option key={value} value={value}>
               {label}

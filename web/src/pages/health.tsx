@@ -8,6 +8,7 @@ import { Chart } from '../ui/chart.js';
 import { field } from '../ui/form.js';
 import { duration, num, pct } from '../ui/format.js';
 import { useQuery } from '../ui/query.js';
+import { UrlInput } from '../ui/url-input.js';
 import { Async, Empty, PageTitle, TableScroll } from '../ui/states.js';
 import { NoRunsHelp } from './no-runs.js';
 
@@ -137,7 +138,7 @@ function RangeForm({ loc, days, owner }: { loc: Location; days: number; owner: s
     >
       <label>
         Period
-        <select name="days" defaultValue={String(days)} onChange={(e) => e.currentTarget.form!.requestSubmit()}>
+        <select name="days" value={String(days)} onChange={(e) => e.currentTarget.form!.requestSubmit()}>
           {RANGES.map((d) => (
             <option key={d} value={d}>
               last {d} days
@@ -147,7 +148,7 @@ function RangeForm({ loc, days, owner }: { loc: Location; days: number; owner: s
       </label>
       <label>
         Owner
-        <input name="owner" defaultValue={owner ?? ''} placeholder="@team" />
+        <UrlInput name="owner" urlValue={owner ?? ''} placeholder="@team" />
       </label>
       <button type="submit">Show</button>
     </form>

@@ -36,7 +36,7 @@ function ProjectPicker() {
                 <thead>
                   <tr>
                     <th scope="col">Project</th>
-                    <th scope="col">Slug</th>
+                    <th scope="col">Name</th>
                     <th scope="col">Pages</th>
                   </tr>
                 </thead>
@@ -44,11 +44,9 @@ function ProjectPicker() {
                   {data.items.map((p) => (
                     <tr key={p.slug}>
                       <td>
-                        <a href={projectPath(p.slug, 'flaky')}>{p.name || p.slug}</a>
+                        <a href={projectPath(p.slug, 'flaky')}>{p.slug}</a>
                       </td>
-                      <td>
-                        <code>{p.slug}</code>
-                      </td>
+                      <td>{p.name}</td>
                       <td class="links">
                         <a href={projectPath(p.slug, 'runs')}>runs</a> · <a href={projectPath(p.slug, 'health')}>health</a> ·{' '}
                         <a href={projectPath(p.slug, 'settings')}>settings</a>

@@ -7,6 +7,7 @@ import { Artifacts, isArtifactView } from '../ui/artifacts.js';
 import { field } from '../ui/form.js';
 import { duration, shortSha, when } from '../ui/format.js';
 import { useQuery } from '../ui/query.js';
+import { UrlInput } from '../ui/url-input.js';
 import { Async, Empty, PageTitle, TableScroll } from '../ui/states.js';
 import { Status } from '../ui/status.js';
 import { NoRunsHelp } from './no-runs.js';
@@ -122,19 +123,19 @@ function RunFilters({ loc }: { loc: Location }) {
     >
       <label>
         Branch
-        <input name="branch" defaultValue={q.get('branch') ?? ''} placeholder="main" />
+        <UrlInput name="branch" urlValue={q.get('branch') ?? ''} placeholder="main" />
       </label>
       <label>
         Commit
-        <input name="commitSha" defaultValue={q.get('commitSha') ?? ''} placeholder="3f2c1ab…" />
+        <UrlInput name="commitSha" urlValue={q.get('commitSha') ?? ''} placeholder="3f2c1ab…" />
       </label>
       <label>
         Pull request
-        <input name="prNumber" type="number" min="1" defaultValue={q.get('prNumber') ?? ''} />
+        <UrlInput name="prNumber" type="number" min="1" urlValue={q.get('prNumber') ?? ''} />
       </label>
       <label>
         Status
-        <select name="status" defaultValue={q.get('status') ?? ''} onChange={(e) => apply(e.currentTarget.form!)}>
+        <select name="status" value={q.get('status') ?? ''} onChange={(e) => apply(e.currentTarget.form!)}>
           <option value="">any</option>
           {STATUSES.map((s) => (
             <option key={s} value={s}>

@@ -24,7 +24,8 @@ export function Chart({ title, x, series, height = 220, xTime = true }: { title:
     const opts: uPlot.Options = {
       width: width(),
       height,
-      scales: { x: { time: xTime } },
+      // Counts and shares start at 0, so bar heights and levels compare honestly.
+      scales: { x: { time: xTime }, y: { range: (_u, min, max) => [Math.min(0, min), max > 0 ? max * 1.1 : 1] } },
       series: [
         { label: xTime ? 'Time' : 'x', value: xTime ? (_u, v) => (v == null ? '–' : new Date(v * 1000).toISOString().slice(0, 10)) : undefined },
         ...series.map((s, i) => ({
