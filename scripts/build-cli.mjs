@@ -21,8 +21,12 @@ const THREAD_MODULE = path.join(SRC, 'pipeline/thread/threaded.ts');
 const THREAD_ENTRY = "new URL('./entry.mjs', import.meta.url)";
 const BUILT_THREAD_ENTRY = "new URL('./pipeline-worker.js', import.meta.url)";
 const BUILT_THREAD_MARK = '__BUILT_PIPELINE_WORKER_URL__';
-/** Older builds than this (other than the current one) are removed: no CLI still runs from them. */
-const KEEP_OLD_MS = 60 * 60_000;
+/**
+ * Older builds than this (other than the current one) are removed. A process started from a build
+ * loads parts of it later (the daemon chunk, the pipeline thread when it restarts), so a build
+ * stays for a day after it was replaced.
+ */
+const KEEP_OLD_MS = 24 * 60 * 60_000;
 
 function sourceUrls(outDir) {
   return {
