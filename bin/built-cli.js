@@ -9,12 +9,12 @@ export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 export const SRC = path.join(ROOT, 'src');
 /** Builds are directories under it; `current` names the newest (replaced by rename: atomic). */
 export const CLI_DIST = path.join(ROOT, 'dist/cli');
-export const CURRENT = path.join(CLI_DIST, 'current');
+export const CURRENT = 'current';
 /** In a build directory; its mtime is when that build started. */
 export const STAMP = 'built-at';
 
 /** The latest mtime of any file or directory under `dir` (a deletion changes its directory's). */
-export function newestMtime(dir = SRC) {
+export function newestMtime(dir) {
   let newest = statSync(dir).mtimeMs;
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     const p = path.join(dir, entry.name);
@@ -24,14 +24,14 @@ export function newestMtime(dir = SRC) {
 }
 
 /** The directory of a build newer than every source, or undefined (none, or stale). */
-export function freshBuild() {
+export function freshBuild(src = SRC, dist = CLI_DIST) {
   let dir;
   let builtAt;
   try {
-    dir = path.join(CLI_DIST, readFileSync(CURRENT, 'utf8').trim());
+    dir = path.join(dist, readFileSync(path.join(dist, CURRENT), 'utf8').trim());
     builtAt = statSync(path.join(dir, STAMP)).mtimeMs;
   } catch {
     return undefined;
   }
-  return builtAt > newestMtime() ? dir : undefined;
+  return builtAt > newestMtime(src) ? dir : undefined;
 }

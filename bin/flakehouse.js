@@ -5,7 +5,8 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { freshBuild } from './built-cli.js';
 
-const built = freshBuild();
+// FLAKEHOUSE_CLI_FROM_SOURCES=1 skips the build (how the tests cover the path without one, as in Docker).
+const built = process.env.FLAKEHOUSE_CLI_FROM_SOURCES === '1' ? undefined : freshBuild();
 let main;
 if (built) {
   // Stack traces name src/ lines, as they do under tsx.

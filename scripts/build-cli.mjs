@@ -22,11 +22,11 @@ const THREAD_ENTRY = "new URL('./entry.mjs', import.meta.url)";
 const BUILT_THREAD_ENTRY = "new URL('./pipeline-worker.js', import.meta.url)";
 const BUILT_THREAD_MARK = '__BUILT_PIPELINE_WORKER_URL__';
 /**
- * Older builds than this (other than the current one) are removed. A process started from a build
- * loads parts of it later (the daemon chunk, the pipeline thread when it restarts), so a build
- * stays for a day after it was replaced.
+ * Replaced builds are removed after a day, or sooner past the newest KEEP_BUILDS: a process started
+ * from a build loads parts of it later (the daemon chunk, the pipeline thread when it restarts).
  */
 const KEEP_OLD_MS = 24 * 60 * 60_000;
+const KEEP_BUILDS = 50;
 
 function sourceUrls(outDir) {
   return {
@@ -78,12 +78,15 @@ export async function buildCli() {
   const stamp = path.join(outDir, STAMP);
   writeFileSync(stamp, '');
   utimesSync(stamp, startedAt, startedAt);
-  const next = `${CURRENT}.${process.pid}`;
-  writeFileSync(next, `${name}\n`);
-  renameSync(next, CURRENT);
-  for (const entry of readdirSync(CLI_DIST, { withFileTypes: true })) {
-    const dir = path.join(CLI_DIST, entry.name);
-    if (entry.isDirectory() && entry.name !== name && Date.now() - statSync(dir).mtimeMs > KEEP_OLD_MS) rmSync(dir, { recursive: true, force: true });
+  const current = path.join(CLI_DIST, CURRENT);
+  writeFileSync(`${current}.${process.pid}`, `${name}\n`);
+  renameSync(`${current}.${process.pid}`, current);
+  const builds = readdirSync(CLI_DIST, { withFileTypes: true })
+    .filter((e) => e.isDirectory() && e.name !== name)
+    .map((e) => ({ dir: path.join(CLI_DIST, e.name), at: statSync(path.join(CLI_DIST, e.name)).mtimeMs }))
+    .sort((a, b) => b.at - a.at);
+  for (const [i, { dir, at }] of builds.entries()) {
+    if (i >= KEEP_BUILDS - 1 || Date.now() - at > KEEP_OLD_MS) rmSync(dir, { recursive: true, force: true });
   }
   return outDir;
 }

@@ -97,6 +97,17 @@ describe('flakehouse CLI (offline commands)', () => {
     expect(res.stderr).toContain('SERVICE_TOKEN');
   });
 
+  it('runs from the sources through tsx as it does from the build (the image has no build)', async () => {
+    const cwd = await subdir('from-sources', { 'service.yml': 'project: web\n' });
+    const fromSources = await cli(['config', '--json'], { cwd, env: { FLAKEHOUSE_CLI_FROM_SOURCES: '1' } });
+    expect(fromSources.stderr).toBe('');
+    expect(fromSources.code).toBe(0);
+    expect(fromSources.stdout).toBe((await cli(['config', '--json'], { cwd })).stdout);
+    const validate = await cli(['validate'], { cwd, env: { FLAKEHOUSE_CLI_FROM_SOURCES: '1' } });
+    expect(validate.code).toBe(0);
+    expect(validate.stdout).toBe('pipelines/default.yaml: valid (executions, events)\n');
+  });
+
   it('an unknown command exits 2 with the usage', async () => {
     const cwd = await subdir('unknown');
     const res = await cli(['frobnicate'], { cwd });
