@@ -13,7 +13,8 @@ import { RunPage, RunsPage } from './pages/runs.js';
 import { SettingsPage } from './pages/settings.js';
 import { SignInPage } from './pages/signin.js';
 import { TestPage } from './pages/test.js';
-import { match, navigate, projectPath, useLocation, type Location } from './router.js';
+import { pageOf, type PageName } from './lib/url.js';
+import { navigate, projectPath, useLocation, type Location } from './router.js';
 import { SessionCtx, isAdmin } from './session.js';
 import { ErrorView, Loading } from './ui/states.js';
 
@@ -22,22 +23,22 @@ export interface PageProps {
   loc: Location;
 }
 
-const ROUTES: [string, FunctionComponent<PageProps>][] = [
-  ['/', HomePage],
-  ['/pipeline', PipelinePage],
-  ['/projects/:slug', ({ params }) => <Redirect to={projectPath(params.slug!, 'flaky')} />],
-  ['/projects/:slug/flaky', BoardPage],
-  ['/projects/:slug/tests/:testIdentityId', TestPage],
-  ['/projects/:slug/executions/:executionId', ExecutionPage],
-  ['/projects/:slug/runs', RunsPage],
-  ['/projects/:slug/runs/:runId', RunPage],
-  ['/projects/:slug/commits/:sha', CommitPage],
-  ['/projects/:slug/pulls/:prNumber', PullPage],
-  ['/projects/:slug/health', HealthPage],
-  ['/projects/:slug/suites', SuitesPage],
-  ['/projects/:slug/clusters', ClustersPage],
-  ['/projects/:slug/settings', SettingsPage],
-];
+const PAGES: Record<PageName, FunctionComponent<PageProps>> = {
+  home: HomePage,
+  pipeline: PipelinePage,
+  project: ({ params }) => <Redirect to={projectPath(params.slug!, 'flaky')} />,
+  board: BoardPage,
+  test: TestPage,
+  execution: ExecutionPage,
+  runs: RunsPage,
+  run: RunPage,
+  commit: CommitPage,
+  pull: PullPage,
+  health: HealthPage,
+  suites: SuitesPage,
+  clusters: ClustersPage,
+  settings: SettingsPage,
+};
 
 function Redirect({ to }: { to: string }) {
   useEffect(() => navigate(to, { replace: true }), [to]);
@@ -85,14 +86,9 @@ export function App() {
     return <Redirect to={`/signin${next === '/' ? '' : `?next=${encodeURIComponent(next)}`}`} />;
   }
 
-  let page: ComponentChildren = <NotFound loc={loc} />;
-  for (const [pattern, Page] of ROUTES) {
-    const params = match(pattern, loc.path);
-    if (params) {
-      page = <Page params={params} loc={loc} />;
-      break;
-    }
-  }
+  const found = pageOf(loc.path);
+  const Page = found ? PAGES[found.page] : null;
+  const page: ComponentChildren = Page && found ? <Page params={found.params} loc={loc} /> : <NotFound loc={loc} />;
   const ctx = {
     session,
     signOut: async () => {

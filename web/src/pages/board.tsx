@@ -1,7 +1,8 @@
 // The flaky board: scored tests, worst first, filtered and sorted through the URL (shareable),
 // paged on the server; quarantine/release with a reason; CSV of the filtered board.
 import { useState } from 'preact/hooks';
-import { api, type Inputs, type Outputs } from '../api.js';
+import { api } from '../api.js';
+import { PAGE_SIZE, SORTS, boardCsv, boardInput, type BoardRow } from '../lib/board.js';
 import type { PageProps } from '../app.js';
 import { navigate, projectPath, withQuery, type Location } from '../router.js';
 import { hasScope, useSession } from '../session.js';
@@ -12,38 +13,6 @@ import { useQuery } from '../ui/query.js';
 import { UrlInput } from '../ui/url-input.js';
 import { Async, Empty, PageTitle, TableScroll } from '../ui/states.js';
 import { NoRunsHelp } from './no-runs.js';
-
-type BoardInput = Exclude<Inputs['flaky']['board'], void | undefined>;
-type BoardRow = Outputs['flaky']['board']['items'][number];
-
-export const PAGE_SIZE = 50;
-const SORTS = [
-  ['score', 'Score'],
-  ['flipRate', 'Flip rate'],
-  ['passOnRerunRate', 'Pass on rerun'],
-  ['lastSeen', 'Last seen'],
-  ['title', 'Title'],
-] as const;
-type Sort = (typeof SORTS)[number][0];
-
-/** The board's filters as the URL carries them. */
-export function boardInput(q: URLSearchParams, page: number, limit = PAGE_SIZE): BoardInput {
-  const input: BoardInput = { limit, offset: page * limit };
-  const text = (k: 'owner' | 'suite' | 'file') => {
-    const v = q.get(k)?.trim();
-    if (v) input[k] = v;
-  };
-  text('owner');
-  text('suite');
-  text('file');
-  const min = q.get('minScore');
-  if (min !== null && min !== '' && Number.isFinite(Number(min))) input.minScore = Number(min);
-  const quarantined = q.get('quarantined');
-  if (quarantined === 'true' || quarantined === 'false') input.quarantined = quarantined === 'true';
-  const sort = q.get('sort');
-  if (sort && SORTS.some(([s]) => s === sort)) input.sort = sort as Sort;
-  return input;
-}
 
 export function BoardPage({ params, loc }: PageProps) {
   const slug = params.slug!;
@@ -250,21 +219,6 @@ export function Pager({ loc, page, hasNext }: { loc: Location; page: number; has
       {hasNext ? <a href={withQuery(loc, { page: page + 1 })}>Next page →</a> : null}
     </nav>
   );
-}
-
-const CSV_COLUMNS = ['testIdentityId', 'title', 'suite', 'filePath', 'score', 'trend', 'passOnRerunRate', 'flipRate', 'owners', 'lastFlakedAt', 'quarantined', 'quarantineCandidate'] as const;
-
-function csvCell(v: unknown): string {
-  const s = Array.isArray(v) ? v.join(' ') : typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean' ? String(v) : '';
-  // Quote always; a leading = + - @ would be a formula in a spreadsheet.
-  const safe = /^[=+\-@\t\r]/.test(s) ? `'${s}` : s;
-  return `"${safe.replace(/"/g, '""')}"`;
-}
-
-export function boardCsv(rows: BoardRow[]): string {
-  const lines = [CSV_COLUMNS.join(',')];
-  for (const r of rows) lines.push(CSV_COLUMNS.map((c) => csvCell(r[c])).join(','));
-  return `${lines.join('\r\n')}\r\n`;
 }
 
 /** The whole filtered board (every page, up to 10,000 rows) as a CSV file. */

@@ -1,7 +1,8 @@
 // Settings: policy keys with their source (env-set keys read-only), notification channels with
 // "send test", tokens (create, shown once; revoke), badge snippets and the data export.
 import { useState } from 'preact/hooks';
-import { api, asFailure, type ApiFailure, type Inputs, type Outputs } from '../api.js';
+import { api, asFailure, type ApiFailure, type Outputs } from '../api.js';
+import { patchFor } from '../lib/settings.js';
 import type { PageProps } from '../app.js';
 import { isAdmin, useSession } from '../session.js';
 import { CopyButton } from '../ui/copy.js';
@@ -31,23 +32,13 @@ export function SettingsPage({ params }: PageProps) {
       <Channels slug={slug} admin={admin} />
       {admin ? <Tokens slug={slug} /> : null}
       <Badges slug={slug} />
-      <Export />
+      <Export slug={slug} admin={admin} />
     </>
   );
 }
 
 type SettingsView = Outputs['settings']['get'];
 type PolicyKey = SettingsView['keys'][number];
-
-type SettingsPatch = Inputs['settings']['update']['patch'];
-
-/** `flaky.threshold` = 0.7 as the nested patch the PATCH route takes (null clears the key). */
-export function patchFor(key: string, value: unknown): SettingsPatch {
-  const parts = key.split('.');
-  let patch: unknown = value;
-  for (let i = parts.length - 1; i >= 0; i--) patch = { [parts[i]!]: patch };
-  return patch as SettingsPatch;
-}
 
 function show(v: unknown): string {
   if (v === undefined || v === null) return '–';
@@ -351,13 +342,15 @@ function Badges({ slug }: { slug: string }) {
   );
 }
 
-function Export() {
+function Export({ slug, admin }: { slug: string; admin: boolean }) {
+  // A plain link (the browser downloads it with the session cookie); the admin names the project.
+  const href = admin ? `/v1/export?project=${encodeURIComponent(slug)}` : '/v1/export';
   return (
     <section id="export" aria-labelledby="export-h">
       <h2 id="export-h">Data export</h2>
       <p>Every run, execution, score and the artifact inventory of this project as gzipped NDJSON (one export per project at a time).</p>
       <p>
-        <a href="/v1/export" download role="button" class="secondary">
+        <a href={href} download role="button" class="secondary">
           Download the export
         </a>
       </p>

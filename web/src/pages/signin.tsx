@@ -2,14 +2,9 @@
 // forgotten by the page at once: never put in storage, never in the URL.
 import { useState } from 'preact/hooks';
 import { asFailure, signIn, type ApiFailure, type Session } from '../api.js';
+import { safeNext } from '../lib/url.js';
 import { navigate, type Location } from '../router.js';
 import { ErrorView, PageTitle } from '../ui/states.js';
-
-/** Only a same-site path: `next` comes from the URL, so it must not send people elsewhere. */
-export function safeNext(next: string | null): string {
-  if (!next || !next.startsWith('/') || next.startsWith('//') || next.startsWith('/\\') || next.startsWith('/signin')) return '/';
-  return next;
-}
 
 export function SignInPage({ loc, session, onSignedIn }: { loc: Location; session: Session | null; onSignedIn: (s: Session) => void }) {
   const [token, setToken] = useState('');

@@ -1,0 +1,134 @@
+// The dashboard front end's pure pieces (web/src/lib, reasons, format): the URL ↔ page mapping that
+// every deep link the daemon emits must land on, the board's URL ↔ procedure input, its CSV, the
+// settings patch, sign-in's `next`, and a sentence for every score reason code.
+import { describe, expect, it } from 'vitest';
+import { deepLink, type Notification } from '../../src/domain/notifications.js';
+import { REASON_CODES } from '../../src/domain/score.js';
+import { PAGE_SIZE, boardCsv, boardInput, type BoardRow } from '../../web/src/lib/board.js';
+import { patchFor } from '../../web/src/lib/settings.js';
+import { isServerPath, pageOf, projectPath, safeNext, withQuery } from '../../web/src/lib/url.js';
+import { REASON_TEXT, reasonText } from '../../web/src/reasons.js';
+import { pct, shortSha, when } from '../../web/src/ui/format.js';
+
+const TEST_ID = '6d1fb428-527e-8a15-be20-96712e0643e0';
+
+function notification(data: Record<string, unknown>): Notification {
+  return { type: data.type, projectId: 'p', eventId: 'e', occurredAt: 0, dedupeKey: 'k', data } as unknown as Notification;
+}
+
+describe('dashboard URLs', () => {
+  it('every deep link the notifications emit opens a dashboard page, with its parameters', () => {
+    const ctx = { projectSlug: 'shop web', dashboardUrl: 'https://flakes.example.com' };
+    const test = { testId: TEST_ID, filePath: 'a.ts', suite: 's', title: 't' };
+    const links = [
+      deepLink(notification({ type: 'flaky_detected', test, score: 0.9, reasons: [] }), ctx),
+      deepLink(notification({ type: 'quarantine_changed', test, quarantined: true, source: 'auto' }), ctx),
+      deepLink(notification({ type: 'rca_ready', test, summary: 'x' }), ctx),
+      deepLink(notification({ type: 'rca_ready', test: null }), ctx),
+      deepLink(notification({ type: 'suite_regressed', suite: 'cart & checkout', day: '2026-11-24' }), ctx),
+      deepLink(notification({ type: 'ai_budget_spent' }), ctx),
+    ];
+    const pages = links.map((l) => {
+      const url = new URL(l!);
+      return { ...pageOf(url.pathname), query: Object.fromEntries(url.searchParams) };
+    });
+    expect(pages).toEqual([
+      { page: 'test', params: { slug: 'shop web', testIdentityId: TEST_ID }, query: {} },
+      { page: 'test', params: { slug: 'shop web', testIdentityId: TEST_ID }, query: {} },
+      { page: 'test', params: { slug: 'shop web', testIdentityId: TEST_ID }, query: {} },
+      { page: 'board', params: { slug: 'shop web' }, query: {} },
+      { page: 'suites', params: { slug: 'shop web' }, query: { suite: 'cart & checkout', day: '2026-11-24' } },
+      { page: 'settings', params: { slug: 'shop web' }, query: {} },
+    ]);
+  });
+
+  it('maps the issue-14 paths to their pages and nothing else', () => {
+    expect(pageOf('/')?.page).toBe('home');
+    expect(pageOf('/projects/a/runs/')?.page).toBe('runs');
+    expect(pageOf('/projects/a/pulls/42')).toEqual({ page: 'pull', params: { slug: 'a', prNumber: '42' } });
+    expect(pageOf('/projects/a/commits/3f2c1ab')).toEqual({ page: 'commit', params: { slug: 'a', sha: '3f2c1ab' } });
+    expect(pageOf('/projects/a/executions/x')?.page).toBe('execution');
+    expect(pageOf('/projects//flaky')).toBeNull();
+    expect(pageOf('/projects/a/tests')).toBeNull();
+    expect(pageOf('/projects/%E0%A4%A/flaky')).toBeNull(); // malformed escape: no page, no throw
+    expect(projectPath('shop web', 'tests', 'a/b')).toBe('/projects/shop%20web/tests/a%2Fb');
+  });
+
+  it('leaves the API paths to the daemon', () => {
+    for (const p of ['/v1/export', '/trpc/flaky.board', '/badge/x/health.svg', '/health', '/metrics', '/openapi.json', '/clickhouse']) expect(isServerPath(p), p).toBe(true);
+    for (const p of ['/', '/projects/a/health', '/healthy', '/v1x', '/signin']) expect(isServerPath(p), p).toBe(false);
+  });
+
+  it('sets and removes query parameters, keeping the others', () => {
+    const loc = { path: '/projects/a/flaky', query: new URLSearchParams('owner=%40team&page=2') };
+    expect(withQuery(loc, { page: null, sort: 'title' })).toBe('/projects/a/flaky?owner=%40team&sort=title');
+    expect(withQuery(loc, { owner: '', page: undefined })).toBe('/projects/a/flaky');
+  });
+
+  it('sends people after sign-in only to a path of this site', () => {
+    expect(safeNext('/projects/a/tests/x?y=1')).toBe('/projects/a/tests/x?y=1');
+    for (const bad of [null, '', 'https://evil.example/', '//evil.example/x', '/\\evil.example', 'javascript:alert(1)', '/signin?next=/x']) expect(safeNext(bad), String(bad)).toBe('/');
+  });
+});
+
+describe('flaky board', () => {
+  it('turns the URL filters into the procedure input, dropping what the procedure would refuse', () => {
+    expect(boardInput(new URLSearchParams('owner=%40shop%2Fpayments&suite=+cart+&file=src&minScore=0.5&quarantined=true&sort=flipRate'), 2)).toEqual({
+      limit: PAGE_SIZE,
+      offset: 2 * PAGE_SIZE,
+      owner: '@shop/payments',
+      suite: 'cart',
+      file: 'src',
+      minScore: 0.5,
+      quarantined: true,
+      sort: 'flipRate',
+    });
+    expect(boardInput(new URLSearchParams('minScore=abc&quarantined=maybe&sort=random&owner=+'), 0, 500)).toEqual({ limit: 500, offset: 0 });
+  });
+
+  it('writes a CSV a spreadsheet opens as data: quoted cells, owners joined, formulas defused', () => {
+    const row: BoardRow = {
+      testIdentityId: TEST_ID,
+      filePath: 'src/a.test.ts',
+      suite: 'cart',
+      title: '=HYPERLINK("http://evil")',
+      score: 0.9,
+      flipRate: 0.25,
+      passOnRerunRate: 1,
+      trend: 'rising',
+      lastFlakedAt: null,
+      quarantineCandidate: true,
+      quarantined: false,
+      owners: ['@a', '@b'],
+    };
+    const [header, line, end] = boardCsv([row]).split('\r\n');
+    expect(header).toBe('testIdentityId,title,suite,filePath,score,trend,passOnRerunRate,flipRate,owners,lastFlakedAt,quarantined,quarantineCandidate');
+    expect(line).toBe(`"${TEST_ID}","'=HYPERLINK(""http://evil"")","cart","src/a.test.ts","0.9","rising","1","0.25","@a @b","","false","true"`);
+    expect(end).toBe('');
+    const sneaky = boardCsv([{ ...row, title: '@SUM(A1:A9)', suite: '+1', owners: ['@x(1)'] }]).split('\r\n')[1]!;
+    expect(sneaky).toContain(`"'@SUM(A1:A9)","'+1"`);
+    expect(sneaky).toContain(`"'@x(1)"`);
+  });
+});
+
+describe('settings', () => {
+  it('turns a dotted policy key into the nested PATCH document', () => {
+    expect(patchFor('flaky.threshold', 0.7)).toEqual({ flaky: { threshold: 0.7 } });
+    expect(patchFor('ignore', null)).toEqual({ ignore: null });
+  });
+});
+
+describe('words', () => {
+  it('explains every score reason code in a sentence', () => {
+    for (const code of REASON_CODES) expect(REASON_TEXT[code], code).toMatch(/^[A-Z].{20,}\.$/);
+    expect(Object.keys(REASON_TEXT).sort()).toEqual([...REASON_CODES].sort());
+    expect(reasonText('NOT_A_CODE')).toContain('does not describe');
+  });
+
+  it('formats shares, commits and times', () => {
+    expect(pct(0.1234, 1)).toBe('12.3%');
+    expect(pct(null)).toBe('–');
+    expect(shortSha('3f2c1ab9d0e1f2a3b4c5')).toBe('3f2c1ab9d0');
+    expect(when('2026-11-24T10:05:33.120Z')).toBe('2026-11-24 10:05 UTC');
+  });
+});

@@ -1,0 +1,51 @@
+// The flaky board's URL ↔ procedure input and its CSV, pure: tested in test/unit/dashboard-web.test.ts.
+import type { Inputs, Outputs } from '../api.js';
+
+type BoardInput = Exclude<Inputs['flaky']['board'], void | undefined>;
+export type BoardRow = Outputs['flaky']['board']['items'][number];
+
+export const PAGE_SIZE = 50;
+export const SORTS = [
+  ['score', 'Score'],
+  ['flipRate', 'Flip rate'],
+  ['passOnRerunRate', 'Pass on rerun'],
+  ['lastSeen', 'Last seen'],
+  ['title', 'Title'],
+] as const;
+type Sort = (typeof SORTS)[number][0];
+
+/** The board's filters as the URL carries them. */
+export function boardInput(q: URLSearchParams, page: number, limit = PAGE_SIZE): BoardInput {
+  const input: BoardInput = { limit, offset: page * limit };
+  const text = (k: 'owner' | 'suite' | 'file') => {
+    const v = q.get(k)?.trim();
+    if (v) input[k] = v;
+  };
+  text('owner');
+  text('suite');
+  text('file');
+  const min = q.get('minScore');
+  if (min !== null && min !== '' && Number.isFinite(Number(min))) input.minScore = Number(min);
+  const quarantined = q.get('quarantined');
+  if (quarantined === 'true' || quarantined === 'false') input.quarantined = quarantined === 'true';
+  const sort = q.get('sort');
+  if (sort && SORTS.some(([s]) => s === sort)) input.sort = sort as Sort;
+  return input;
+}
+
+const CSV_COLUMNS = ['testIdentityId', 'title', 'suite', 'filePath', 'score', 'trend', 'passOnRerunRate', 'flipRate', 'owners', 'lastFlakedAt', 'quarantined', 'quarantineCandidate'] as const;
+
+function csvCell(v: unknown): string {
+  const s = Array.isArray(v) ? v.join(' ') : typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean' ? String(v) : '';
+  // Quote always; a leading = + - @ would be a formula in a spreadsheet, except owner handles
+  // (`@team @user`), which no spreadsheet evaluates and people want to read as they are.
+  const handles = /^@[\w./-]+( @[\w./-]+)*$/.test(s);
+  const safe = /^[=+\-@\t\r]/.test(s) && !handles ? `'${s}` : s;
+  return `"${safe.replace(/"/g, '""')}"`;
+}
+
+export function boardCsv(rows: BoardRow[]): string {
+  const lines = [CSV_COLUMNS.join(',')];
+  for (const r of rows) lines.push(CSV_COLUMNS.map((c) => csvCell(r[c])).join(','));
+  return `${lines.join('\r\n')}\r\n`;
+}
