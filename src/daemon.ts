@@ -10,6 +10,7 @@ import { openApiRoute } from './api/openapi.js';
 import { rcaRoutes } from './api/routes/rca.js';
 import { PROCEDURES, TRPC_MAX_BATCH, TRPC_PREFIX, createAppRouter, registerTrpc } from './api/trpc.js';
 import { setupDashboard, setupSessions } from './api/dashboard/setup.js';
+import { RequestCounts } from './api/request-counts.js';
 import { RcaRepo } from './store/rca.js';
 import { Authenticator } from './api/auth.js';
 import { IngestService } from './api/ingest-service.js';
@@ -151,10 +152,14 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     logger: logger.child({ component: 'self-telemetry' }),
     queue: () => queue.stats(),
   });
+  const requestCounts = new RequestCounts();
   const app = buildApp({
     logger,
     deps: { auth, rateLimiter, admitIngest: () => ingest.admit() },
-    observe: (r) => telemetry.recordRequest(r),
+    observe: (r) => {
+      telemetry.recordRequest(r);
+      requestCounts.record(r);
+    },
   });
   const dashboard = {
     ...settings.dashboard,
@@ -266,7 +271,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     routes: () => app.routes.routes,
     sessions: callers.sessions,
     notifications: settings.notifications,
-    pipeline: { graph, runtime, queue },
+    pipeline: { graph, runtime, queue, requests: requestCounts },
   });
   await registerTrpc(app.fastify, router, callers);
   await setupDashboard(app, callers, { auth, projects }, dashboard);

@@ -268,6 +268,9 @@ describe('dashboard procedures', () => {
     expect(g.queue).toMatchObject({ pending: 0, inflight: 0, dead: 0, depth: 0 });
     expect(g.lag.count).toBeGreaterThanOrEqual(RUNS);
     expect(g.deadJobs).toEqual({ count: 0, newest: [] });
+    // The receivers' routes with their answers since start: the RUNS batches, each a 202.
+    expect(g.ingest.find((r) => r.url === '/v1/ingest')).toEqual({ method: 'POST', url: '/v1/ingest', requests: RUNS, clientErrors: 0, serverErrors: 0 });
+    expect(g.ingest.map((r) => r.url).sort()).toEqual(['/v1/ingest', '/v1/ingest/junit', '/v1/traces']);
     expect(g.components.find((x) => x.key === 'processors:scoring')!.busyMs).toBeGreaterThanOrEqual(0);
   });
 

@@ -110,6 +110,11 @@ describe('dashboard sessions', () => {
     expect(invalid.json.issues[0].path).toBe('token');
     expect((await b.call('GET', '/v1/session')).status).toBe(401);
     expect((await b.query('runs.list', {})).status).toBe(401);
+    // Another site cannot sign this browser in, even with a good token (login CSRF).
+    const crossSite = await b.call('POST', '/v1/session', { body: { token: td.token }, headers: { origin: 'https://evil.example' } });
+    expect(crossSite.status).toBe(403);
+    expect(crossSite.json.error).toBe('csrf_failed');
+    expect(crossSite.headers.get('set-cookie')).toBeNull();
   });
 
   it('needs the CSRF header and a same-origin Origin on cookie mutations; bearer callers need neither', async () => {

@@ -8,7 +8,7 @@ import { SCOPES, TOKEN_RE, type ProjectRepo } from '../../store/projects.js';
 import { effectiveScopes, type Authenticator } from '../auth.js';
 import { errors } from '../errors.js';
 import { defineRoute, type AnyRouteDef } from '../route.js';
-import { checkCsrf, cookieOf, type CallerAuth } from './caller.js';
+import { checkCsrf, cookieOf, requestOrigin, type CallerAuth } from './caller.js';
 import { SESSION_COOKIE, type Session, type SessionPrincipal, type SessionStore } from './store.js';
 
 export const sessionViewSchema = z
@@ -61,6 +61,9 @@ export function sessionRoutes(d: SessionRouteDeps): AnyRouteDef[] {
       body: z.object({ token: z.string().min(1).max(1000) }),
       response: sessionViewSchema,
       async handler({ body, request, reply }) {
+        // Another site must not sign this browser in (to a session of its choosing): same origin only.
+        const origin = request.headers.origin;
+        if (origin !== undefined && origin !== requestOrigin(request)) throw errors.csrfFailed(`the request comes from ${origin}, not from ${requestOrigin(request)}`);
         const token = body.token.trim();
         let principal: SessionPrincipal;
         if (TOKEN_RE.test(token)) {

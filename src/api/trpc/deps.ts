@@ -13,6 +13,7 @@ import type { RcaRepo } from '../../store/rca.js';
 import type { RunRepo } from '../../store/runs.js';
 import type { Authenticator } from '../auth.js';
 import type { RateLimiter } from '../rate-limit.js';
+import type { RequestCounts } from '../request-counts.js';
 import type { AnyRouteDef } from '../route.js';
 import type { ProjectHealthDeps } from '../routes/project-health.js';
 import type { TestRouteDeps } from '../routes/tests.js';
@@ -36,5 +37,5 @@ export interface TrpcDeps {
   /** Sessions, to end the ones of a revoked token; null when the dashboard is off. */
   sessions: SessionStore | null;
   notifications: NotificationSettings;
-  pipeline: { graph: PipelineGraph; runtime: PipelineHandle; queue: Pick<Queue, 'stats' | 'depth' | 'deadJobs'> };
+  pipeline: { graph: PipelineGraph; runtime: PipelineHandle; queue: Pick<Queue, 'stats' | 'depth' | 'deadJobs'>; requests: RequestCounts };
 }

@@ -11,7 +11,7 @@ export function pipelineRouter(d: TrpcDeps, p: ProcedureKinds) {
   return {
     pipeline: {
       graph: p.admin.input(PROCEDURES['pipeline.graph'].input).query(async () => {
-        const { graph, runtime, queue } = d.pipeline;
+        const { graph, runtime, queue, requests } = d.pipeline;
         const stats = runtime.stats;
         const components = [...graph.components.entries()].map(([key, c]) => ({
           key,
@@ -32,6 +32,11 @@ export function pipelineRouter(d: TrpcDeps, p: ProcedureKinds) {
           diedAt: new Date(j.diedAt).toISOString(),
         }));
         const q = queue.stats();
+        // The receivers' side: answers of the ingest routes (the route table's `ingest` tag) since start.
+        const ingestRoutes = d
+          .routes()
+          .filter((r) => r.tags?.includes('ingest'))
+          .map((r) => ({ method: r.method, url: r.url, ...requests.get(r.method, r.url) }));
         return {
           source: graph.source,
           pipelines: graph.pipelines.map((x) => ({ id: x.id, signal: x.signal, receivers: x.receivers, processors: x.processors, exporters: x.exporters })),
@@ -45,6 +50,7 @@ export function pipelineRouter(d: TrpcDeps, p: ProcedureKinds) {
             eventFailures: stats.eventFailures,
             stageMs: Object.fromEntries(Object.entries(stats.stageMs).map(([k, v]) => [k, Math.round(v)])),
           },
+          ingest: ingestRoutes,
           queue: { ...q, depth: queue.depth() },
           lag: {
             count: stats.lag.count,
