@@ -1,12 +1,13 @@
-// Once per `npm run test:browser`: build web/dist, start a fake LLM, one daemon with the dashboard
-// on and a seeded history (helpers/seed.ts), and one Chromium; the test files get their addresses
-// through vitest's provide/inject and share them.
+// Once per `npm run test:browser`: build web/dist, start a fake LLM and an S3 server (s3rver), one
+// daemon with the dashboard on and a seeded history (helpers/seed.ts), and one Chromium; the test
+// files get their addresses through vitest's provide/inject and share them.
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { startHttpSink, type HttpSink } from '../helpers/peers.js';
+import { startTestS3, type TestS3 } from '../helpers/s3.js';
 import { CHROMIUM_PATH, REPO_ROOT, launchChromiumServer } from './helpers/browser.js';
 import { fakeAnthropic, rcaEnv, seedHistory, type SeededHistory } from './helpers/seed.js';
 
@@ -20,6 +21,8 @@ export interface BrowserWorld {
   projectSlug: string;
   wsEndpoint: string;
   seed: SeededHistory;
+  /** The origin signed artifact downloads point at (SERVICE_S3_PUBLIC_ENDPOINT). */
+  artifactOrigin: string;
 }
 
 declare module 'vitest' {
@@ -40,18 +43,22 @@ export default async function setup(project: TestProject): Promise<() => Promise
   if (!existsSync(CHROMIUM_PATH)) throw new Error(`no Chromium at ${CHROMIUM_PATH}: apt-get install chromium (or set FLAKEHOUSE_CHROMIUM)`);
   buildWeb();
   let llm: HttpSink | undefined;
+  let s3: TestS3 | undefined;
   let td: TestDaemon | undefined;
   let browser: Awaited<ReturnType<typeof launchChromiumServer>> | undefined;
   const teardown = async (): Promise<void> => {
     await browser?.close();
     await td?.close();
     await llm?.close();
+    await s3?.close();
   };
   try {
     llm = await startHttpSink(fakeAnthropic);
+    s3 = await startTestS3();
     td = await startTestDaemon({
       env: {
         ...rcaEnv(llm),
+        ...s3.env,
         SERVICE_DASHBOARD_ENABLED: 'true',
         // The pages poll and fan out; the per-project limit is not what this suite is about.
         SERVICE_RATE_LIMIT_MAX: '0',
@@ -69,6 +76,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
       projectSlug: 'default',
       wsEndpoint: browser.wsEndpoint(),
       seed,
+      artifactOrigin: s3.publicEndpoint,
     });
   } catch (e) {
     await teardown();

@@ -1,14 +1,22 @@
 // Every page at 1280 px against the seeded history: it loads with no console error, shows what the
 // REST API says (counts, scores, verdicts), passes axe with no serious or critical violation, and
-// leaves a screenshot in test-results/screenshots/ (board and test page go to the README).
+// leaves a screenshot in test-results/screenshots/. With UPDATE_README_SCREENSHOTS=1 the board's and
+// the test page's also replace docs/images/dashboard-{board,test}.png (the README's pictures); not by
+// default, so a test run leaves the tree clean.
 import { copyFileSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT, SCREENSHOT_DIR } from './helpers/browser.js';
-import { BROKEN, BROKEN_MESSAGE, PR_NUMBER, RCA_ANSWER, RETRY_FLAKE } from './helpers/seed.js';
+import { ARTIFACTS, BROKEN, BROKEN_MESSAGE, PR_NUMBER, RCA_ANSWER, RETRY_FLAKE } from './helpers/seed.js';
 import { checkPage, projectUrl, rest, restJson, signedIn, world, type SignedIn } from './helpers/world.js';
 
 const score = (x: number): string => x.toFixed(2);
+
+function updateReadmeImage(shot: string, image: string): void {
+  if (process.env.UPDATE_README_SCREENSHOTS !== '1') return;
+  mkdirSync(path.join(REPO_ROOT, 'docs/images'), { recursive: true });
+  copyFileSync(path.join(SCREENSHOT_DIR, shot), path.join(REPO_ROOT, 'docs/images', image));
+}
 
 describe('pages as a project token sees them', () => {
   let s: SignedIn;
@@ -45,8 +53,7 @@ describe('pages as a project token sees them', () => {
     // The two flaky tests are on top.
     expect(board.slice(0, 3).map((r) => r.title)).toEqual(expect.arrayContaining([RETRY_FLAKE.title]));
     await checkPage(s, 'board');
-    mkdirSync(path.join(REPO_ROOT, 'docs/images'), { recursive: true });
-    copyFileSync(path.join(SCREENSHOT_DIR, 'board.png'), path.join(REPO_ROOT, 'docs/images/dashboard-board.png'));
+    updateReadmeImage('board.png', 'dashboard-board.png');
   });
 
   it('the test page: score, reason codes in words, owners, and a history strip ending with the newest execution', async () => {
@@ -70,19 +77,39 @@ describe('pages as a project token sees them', () => {
     // A retry flake has failed or retried cells in the strip.
     expect(await s.page.locator('[data-testid="history-strip"] a.status-fail, [data-testid="history-strip"] a.status-flaky').count()).toBeGreaterThan(0);
     await checkPage(s, 'test');
-    copyFileSync(path.join(SCREENSHOT_DIR, 'test.png'), path.join(REPO_ROOT, 'docs/images/dashboard-test.png'));
+    updateReadmeImage('test.png', 'dashboard-test.png');
   });
 
-  it('the execution page: the error, the stack and the RCA report', async () => {
+  it('the execution page: the error, the stack, the RCA report and the artifacts through signed URLs', async () => {
     const { brokenExecutionId, rcaSummary } = world().seed;
     const rca = await restJson(`/v1/executions/${brokenExecutionId}/rca`);
     expect(rca.summary).toBe(rcaSummary);
+    const history = (await restJson(`/v1/tests/${world().seed.testIds[BROKEN.title]}?historyLimit=200`)).history as { executionId: string; artifacts: { name: string; url: string | null }[] }[];
+    const refs = history.find((h) => h.executionId === brokenExecutionId)!.artifacts;
+    expect(refs.map((a) => a.name).sort()).toEqual(ARTIFACTS.map((a) => a.name).sort());
+    for (const a of refs) expect(a.url).toMatch(new RegExp(`^${world().artifactOrigin}/`));
     await s.page.goto(projectUrl('executions', brokenExecutionId));
     await expect.poll(() => s.page.getByRole('heading', { level: 1 }).textContent()).toBe(BROKEN.title);
     expect((await s.page.getByTestId('error-message').textContent())!.trim()).toBe(BROKEN_MESSAGE);
     expect(await s.page.getByText('at applyCoupon').count()).toBeGreaterThan(0);
     await expect.poll(() => s.page.getByText(RCA_ANSWER.summary).count()).toBeGreaterThan(0);
     expect(await s.page.getByText(RCA_ANSWER.suggestedAction).count()).toBeGreaterThan(0);
+    // The screenshot is shown inline from the artifact store (the CSP lets its origin in) and decodes
+    // to the uploaded picture; the trace is a download link.
+    const img = s.page.getByRole('img', { name: 'Artifact failure.png' });
+    await img.scrollIntoViewIfNeeded();
+    const decoded = () =>
+      img.evaluate((el) => {
+        const i = el as unknown as { complete: boolean; naturalWidth: number; naturalHeight: number };
+        return i.complete ? [i.naturalWidth, i.naturalHeight] : null;
+      });
+    await expect.poll(decoded).toEqual([24, 16]);
+    expect(await img.getAttribute('src')).toMatch(new RegExp(`^${world().artifactOrigin}/`));
+    const trace = s.page.getByRole('link', { name: 'trace.zip' });
+    expect(await trace.getAttribute('download')).toBe('trace.zip');
+    const download = await fetch((await trace.getAttribute('href'))!);
+    expect(download.status).toBe(200);
+    expect(Buffer.from(await download.arrayBuffer())).toEqual(ARTIFACTS.find((a) => a.name === 'trace.zip')!.body);
     await checkPage(s, 'execution');
   });
 

@@ -14,6 +14,9 @@ export default defineConfig({
     fileParallelism: false,
     isolate: false,
     testTimeout: 60_000,
+    // Pages render when their queries answer; on a loaded two-core machine that can take seconds
+    // (vitest's default poll gives up after one).
+    expect: { poll: { timeout: 15_000, interval: 50 } },
     // The build of web/dist and the seeded history (with an RCA) run before the first file.
     hookTimeout: 300_000,
   },

@@ -1,8 +1,10 @@
 // The history the browser suite looks at, ingested through the real API (native batches and a
 // JUnit report) into a real daemon: tests that flip (a retry flake, a commit flake), a test broken
 // from run 18 on with one error message (an error cluster, analysed once by a local fake of the
-// Anthropic Messages API), owners from CODEOWNERS, reruns of the same commit, and a PR run whose
-// gate blocks on a new failure. Times are relative to now, so every health window holds them.
+// Anthropic Messages API; its newest failure on main carries a screenshot and a trace uploaded to a
+// local S3 server through presigned URLs), owners from CODEOWNERS, reruns of the same commit, and a
+// PR run whose gate blocks on a new failure. Times are relative to now, so every health window holds them.
+import { createHash } from 'node:crypto';
 import type { TestDaemon } from '../../helpers/daemon.js';
 import type { HttpSink, SinkRequest } from '../../helpers/peers.js';
 
@@ -59,14 +61,25 @@ export interface SeededHistory {
   prBranch: string;
   /** Test identity ids by title. */
   testIds: Record<string, string>;
-  /** The newest failing execution of the broken test, which has the RCA report. */
+  /** The newest failing execution of the broken test on main: it has the RCA report and ARTIFACTS. */
   brokenExecutionId: string;
   rcaSummary: string;
 }
 
 function commitOf(r: number): string {
-  return (0xabc0000 + r).toString(16).padStart(40, '0');
+  return createHash('sha1').update(`browser-commit-${r}`).digest('hex');
 }
+
+/** A 24×16 PNG (one colour): small, but a real image the browser decodes. */
+export const SCREENSHOT_PNG = Buffer.from(
+  'iVBORw0KGgoAAAANSUhEUgAAABgAAAAQCAIAAACDRijCAAAAGklEQVR42mM4pqFBFcQwatCoQaMGjRpEGQIAcVihEAkFpQYAAAAASUVORK5CYII=',
+  'base64',
+);
+export const ARTIFACTS = [
+  { name: 'failure.png', contentType: 'image/png', body: SCREENSHOT_PNG },
+  // An empty zip archive (its end-of-central-directory record alone), as a trace download.
+  { name: 'trace.zip', contentType: 'application/zip', body: Buffer.from([0x50, 0x4b, 0x05, 0x06, ...new Array<number>(18).fill(0)]) },
+];
 
 /** Run r (1-based) on main; a rerun repeats run r's commit ten minutes later. */
 function mainRun(t0: number, r: number, rerun: boolean): Record<string, unknown> {
@@ -175,6 +188,26 @@ async function expectStatus(td: TestDaemon, method: string, urlPath: string, bod
   return res.json as Record<string, any>;
 }
 
+/** Uploads ARTIFACTS for the broken test's newest failure on main and puts their refs on it. */
+async function attachArtifacts(td: TestDaemon, batches: Record<string, unknown>[]): Promise<void> {
+  const batch = batches.filter((b) => (b.resource as { branch: string }).branch === 'main').at(-1)!;
+  const executions = batch.executions as Exec[];
+  const executionIndex = executions.findIndex((e) => e.title === BROKEN.title && e.status === 'fail');
+  if (executionIndex < 0) throw new Error('seed: the newest main run has no failure of the broken test');
+  const presign = await expectStatus(td, 'POST', '/v1/artifacts/presign', {
+    idempotencyKey: batch.idempotencyKey,
+    artifacts: ARTIFACTS.map((a) => ({ executionIndex, name: a.name, contentType: a.contentType, sizeBytes: a.body.length })),
+  }, 200);
+  const refs = [];
+  for (const [i, a] of ARTIFACTS.entries()) {
+    const item = presign.items[i] as { url: string; key: string; headers: Record<string, string> };
+    const put = await fetch(item.url, { method: 'PUT', headers: item.headers, body: a.body });
+    if (!put.ok) throw new Error(`seed: uploading ${a.name}: ${put.status} ${await put.text()}`);
+    refs.push({ name: a.name, contentType: a.contentType, path: `test-results/${a.name}`, key: item.key, sizeBytes: a.body.length });
+  }
+  (executions[executionIndex] as Exec & { artifacts?: unknown[] }).artifacts = refs;
+}
+
 export async function seedHistory(td: TestDaemon): Promise<SeededHistory> {
   const t0 = Math.floor(Date.now() / HOUR) * HOUR - (MAIN_RUNS + 4) * HOUR;
   await expectStatus(td, 'PUT', '/v1/codeowners', { content: CODEOWNERS }, 200);
@@ -184,6 +217,7 @@ export async function seedHistory(td: TestDaemon): Promise<SeededHistory> {
     if (r % 4 === 0) batches.push(mainRun(t0, r, true));
   }
   batches.push(prRun(t0));
+  await attachArtifacts(td, batches);
   await td.ingest(...batches);
   await expectStatus(td, 'POST', '/v1/ingest/junit', junitReport(t0), 202);
   const runCount = batches.length + 1;
