@@ -177,11 +177,13 @@ export async function run(argv: string[]): Promise<number> {
   const planFile = path.join(dataDir, 'dashboard-plan.json');
   let plan: Plan = { tests, executions, perRun, runs: Math.ceil(executions / perRun), endMs: Date.now() - 3_600_000 };
   let reuse = false;
+  let savedIngest: Record<string, unknown> | undefined;
   if (existsSync(planFile)) {
-    const saved = JSON.parse(readFileSync(planFile, 'utf8')) as Plan & { done?: boolean };
+    const saved = JSON.parse(readFileSync(planFile, 'utf8')) as Plan & { done?: boolean; ingest?: Record<string, unknown> };
     if (saved.done && saved.tests === tests && saved.executions === executions && saved.perRun === perRun) {
       plan = saved;
       reuse = true;
+      savedIngest = saved.ingest;
     } else {
       console.error(`dashboard: ${dataDir} holds other data; use another --data dir`);
       return 2;
@@ -221,7 +223,8 @@ export async function run(argv: string[]): Promise<number> {
   let browser: Awaited<ReturnType<typeof launchChromium>> | undefined;
   try {
     // 1. Data, through the API.
-    let ingest: Record<string, unknown> = { reused: true };
+    // A reused data dir reports the ingest measured when it was filled.
+    let ingest: Record<string, unknown> = { reused: true, ...(savedIngest ? { measuredWhenGenerated: savedIngest } : {}) };
     if (!reuse) {
       const put = await api('PUT', '/v1/codeowners', { content: codeowners() });
       if (put.status !== 200) throw new Error(`PUT /v1/codeowners: ${put.status} ${put.text}`);
@@ -268,7 +271,7 @@ export async function run(argv: string[]): Promise<number> {
         note: 'POST /v1/ingest native batches (one run each) until every batch was acked, then until every execution was in ClickHouse; daemon in this process, pipeline thread on',
       };
       console.log(`ingest: ${JSON.stringify(ingest)}`);
-      writeFileSync(planFile, JSON.stringify({ ...plan, done: true }));
+      writeFileSync(planFile, JSON.stringify({ ...plan, done: true, ingest: { ...ingest, at: new Date().toISOString(), loadAverage1m: round(loadavg()[0]!) } }));
     }
 
     // 2-3. The pages, in Chromium.
