@@ -50,7 +50,7 @@ function PipelineView() {
             {g.pipelines.map((p) => (
               <section key={p.id} aria-labelledby={`pipeline-${p.id}`}>
                 <h2 id={`pipeline-${p.id}`}>
-                  Pipeline <code>{p.id}</code> <small class="muted">{p.signal}</small>
+                  Pipeline <code>{p.id}</code> {p.signal !== p.id ? <small class="muted">{p.signal}</small> : null}
                 </h2>
                 <div class="graph" role="group" aria-label={`Pipeline ${p.id}: receivers, processors, exporters`}>
                   <Column pipeline={p.id} title="Receivers" kind="receivers" ids={p.receivers} components={g.components} />
