@@ -64,8 +64,8 @@ interface Row {
 export class BoardRepo {
   constructor(private readonly store: Store) {}
 
-  /** One page of matching rows and how many match in all. */
-  async page(projectId: string, q: BoardQuery): Promise<{ rows: BoardRow[]; total: number }> {
+  /** One page of matching rows (ask for one more than shown to learn whether another page follows). */
+  async page(projectId: string, q: BoardQuery): Promise<{ rows: BoardRow[] }> {
     const where = ['project_id = {projectId:UUID}', 'score >= {minScore:Float32}'];
     const params: Record<string, unknown> = { projectId, minScore: q.minScore, offset: q.offset, limit: q.limit ?? 0 };
     if (q.suite !== undefined) {
@@ -77,20 +77,16 @@ export class BoardRepo {
       params.file = q.file;
     }
     const table = `${this.store.table('test_state')} FINAL`;
-    const [rows, count] = await Promise.all([
-      this.store.query<Row>(
-        `SELECT test_id, file_path, suite, title, score, candidate, flip_rate, pass_on_rerun_rate, trend,
-                toUnixTimestamp64Milli(last_flaked_at) AS last_flaked_ms, toUnixTimestamp64Milli(last_seen_at) AS last_seen_ms,
-                auto_quarantined, quarantine_reason, toUnixTimestamp64Milli(quarantined_at) AS quarantined_ms, clean_runs,
-                toUnixTimestamp64Milli(released_at) AS released_ms, toUnixTimestamp64Milli(scored_at) AS scored_ms
-         FROM ${table} WHERE ${where.join(' AND ')}
-         ORDER BY ${ORDER[q.sort]}${q.limit === null ? '' : ' LIMIT {limit:UInt32} OFFSET {offset:UInt32}'}`,
-        params,
-      ),
-      q.limit === null ? Promise.resolve(null) : this.store.query<{ n: number | string }>(`SELECT count() AS n FROM ${table} WHERE ${where.join(' AND ')}`, params),
-    ]);
-    const out = rows.map(toRow);
-    return { rows: out, total: count === null ? out.length : toNumber(count[0]?.n) };
+    const rows = await this.store.query<Row>(
+      `SELECT test_id, file_path, suite, title, score, candidate, flip_rate, pass_on_rerun_rate, trend,
+              toUnixTimestamp64Milli(last_flaked_at) AS last_flaked_ms, toUnixTimestamp64Milli(last_seen_at) AS last_seen_ms,
+              auto_quarantined, quarantine_reason, toUnixTimestamp64Milli(quarantined_at) AS quarantined_ms, clean_runs,
+              toUnixTimestamp64Milli(released_at) AS released_ms, toUnixTimestamp64Milli(scored_at) AS scored_ms
+       FROM ${table} WHERE ${where.join(' AND ')}
+       ORDER BY ${ORDER[q.sort]}${q.limit === null ? '' : ' LIMIT {limit:UInt32} OFFSET {offset:UInt32}'}`,
+      params,
+    );
+    return { rows: rows.map(toRow) };
   }
 }
 

@@ -307,7 +307,7 @@ export class TestRepo {
   }
 
   /** The board filtered and sorted in SQL, one page or (limit null) every matching row (store/board.ts). */
-  boardPage(projectId: string, q: BoardQuery): Promise<{ rows: BoardRow[]; total: number }> {
+  boardPage(projectId: string, q: BoardQuery): Promise<{ rows: BoardRow[] }> {
     return new BoardRepo(this.store).page(projectId, q);
   }
 
