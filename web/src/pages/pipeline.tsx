@@ -59,6 +59,35 @@ function PipelineView() {
                 </div>
               </section>
             ))}
+            <section aria-labelledby="ingest-h">
+              <h2 id="ingest-h">Receivers' ingest routes</h2>
+              <TableScroll label="Ingest routes since start">
+                <table class="striped">
+                  <thead>
+                    <tr>
+                      <th scope="col">Route</th>
+                      <th scope="col" class="num">Requests</th>
+                      <th scope="col" class="num">Refused (4xx)</th>
+                      <th scope="col" class="num">Failed (5xx)</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {g.ingest.map((r) => (
+                      <tr key={r.method + r.url}>
+                        <td>
+                          <code>
+                            {r.method} {r.url}
+                          </code>
+                        </td>
+                        <td class="num">{num(r.requests)}</td>
+                        <td class="num">{num(r.clientErrors)}</td>
+                        <td class="num">{num(r.serverErrors)}</td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </TableScroll>
+            </section>
             <p class="muted">
               Loaded from <code>{g.source}</code>. Events delivered {num(g.worker.eventsDelivered)}, event failures {num(g.worker.eventFailures)}.
             </p>
