@@ -6,5 +6,11 @@ import path from 'node:path';
 import { REPO_ROOT } from './process.js';
 
 export default function setup(): void {
-  execFileSync(process.execPath, [path.join(REPO_ROOT, 'scripts/build-cli.mjs'), '--if-stale'], { cwd: REPO_ROOT, stdio: ['ignore', 'inherit', 'inherit'] });
+  try {
+    execFileSync(process.execPath, [path.join(REPO_ROOT, 'scripts/build-cli.mjs'), '--if-stale'], { cwd: REPO_ROOT, stdio: ['ignore', 'inherit', 'inherit'] });
+  } catch {
+    // A source esbuild cannot compile fails the tests that load it, as it would without a build;
+    // the others still run (the CLI from the sources).
+    console.warn('global setup: npm run build:cli failed (above); the CLI tests run the sources through tsx');
+  }
 }
