@@ -85,6 +85,11 @@ describe('dashboard sessions', () => {
     // Plain http here: no Secure (a browser would drop the cookie on http).
     expect(attrs).not.toContain('Secure');
     expect(cookie).not.toContain(td.token);
+    // Behind a proxy that ended TLS (it says so, and the browser's origin is https): Secure, and the origin is ours.
+    const proxied = new Browser(td.url);
+    const viaProxy = await proxied.call('POST', '/v1/session', { body: { token: td.token }, headers: { 'x-forwarded-proto': 'https', origin: td.url.replace('http:', 'https:') } });
+    expect(viaProxy.status).toBe(200);
+    expect(viaProxy.headers.get('set-cookie')!.split(';').map((s) => s.trim())).toContain('Secure');
 
     // A reloaded page learns who it is and its CSRF token again.
     const again = await b.call('GET', '/v1/session');

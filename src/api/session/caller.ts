@@ -74,6 +74,16 @@ export function requestOrigin(req: FastifyRequest): string {
 }
 
 /**
+ * Whether an Origin header names this server: its host[:port] equals the Host the request was sent
+ * to. The scheme is not compared: behind a proxy that ends TLS the browser's origin is https while
+ * this server sees http; another site differs in the host either way.
+ */
+export function sameOrigin(req: FastifyRequest, origin: string): boolean {
+  if (!URL.canParse(origin)) return false;
+  return new URL(origin).host === req.host;
+}
+
+/**
  * A state-changing request authenticated by a session cookie must carry the session's CSRF token
  * in x-csrf-token, and (when the browser sends one) an Origin equal to this server's own: a page on
  * another site can make the browser send the cookie, but can read neither the token nor fake the Origin.
@@ -85,5 +95,5 @@ export function checkCsrf(req: FastifyRequest, session: Session): void {
   const b = Buffer.from(session.csrfToken);
   if (a.length !== b.length || !timingSafeEqual(a, b)) throw errors.csrfFailed("the x-csrf-token header does not match the session's token");
   const origin = req.headers.origin;
-  if (origin !== undefined && origin !== requestOrigin(req)) throw errors.csrfFailed(`the request comes from ${origin}, not from ${requestOrigin(req)}`);
+  if (origin !== undefined && !sameOrigin(req, origin)) throw errors.csrfFailed(`the request comes from ${origin}, not from ${requestOrigin(req)}`);
 }

@@ -8,7 +8,7 @@ import { SCOPES, TOKEN_RE, type ProjectRepo } from '../../store/projects.js';
 import { effectiveScopes, type Authenticator } from '../auth.js';
 import { errors } from '../errors.js';
 import { defineRoute, type AnyRouteDef } from '../route.js';
-import { checkCsrf, cookieOf, requestOrigin, type CallerAuth } from './caller.js';
+import { checkCsrf, cookieOf, requestOrigin, sameOrigin, type CallerAuth } from './caller.js';
 import { SESSION_COOKIE, type Session, type SessionPrincipal, type SessionStore } from './store.js';
 
 export const sessionViewSchema = z
@@ -41,9 +41,10 @@ export interface SessionRouteDeps {
   projects: ProjectRepo;
 }
 
-/** Over https (directly or, with trustProxy, behind a proxy) the cookie is `Secure`. */
+/** Over https the cookie is `Secure`: served so directly, or behind a proxy that ended TLS and says so. */
 function cookieOptions(request: FastifyRequest, maxAgeSec: number) {
-  return { httpOnly: true, sameSite: 'strict' as const, path: '/', maxAge: maxAgeSec, secure: request.protocol === 'https' };
+  const forwarded = String(request.headers['x-forwarded-proto'] ?? '').split(',')[0]!.trim().toLowerCase();
+  return { httpOnly: true, sameSite: 'strict' as const, path: '/', maxAge: maxAgeSec, secure: request.protocol === 'https' || forwarded === 'https' };
 }
 
 function clearSessionCookie(request: FastifyRequest, reply: FastifyReply): void {
@@ -63,7 +64,7 @@ export function sessionRoutes(d: SessionRouteDeps): AnyRouteDef[] {
       async handler({ body, request, reply }) {
         // Another site must not sign this browser in (to a session of its choosing): same origin only.
         const origin = request.headers.origin;
-        if (origin !== undefined && origin !== requestOrigin(request)) throw errors.csrfFailed(`the request comes from ${origin}, not from ${requestOrigin(request)}`);
+        if (origin !== undefined && !sameOrigin(request, origin)) throw errors.csrfFailed(`the request comes from ${origin}, not from ${requestOrigin(request)}`);
         const token = body.token.trim();
         let principal: SessionPrincipal;
         if (TOKEN_RE.test(token)) {
