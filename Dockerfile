@@ -8,13 +8,17 @@ ENV NODE_ENV=production \
 
 WORKDIR /app
 COPY package.json package-lock.json ./
-# tsx (a runtime dependency) loads the TypeScript sources; no build step.
-RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+# Scripts off: `prepare` builds from sources not copied yet (and the CLI build's esbuild is a dev
+# dependency). tsx (a runtime dependency) loads the TypeScript sources.
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
 COPY bin ./bin
 COPY src ./src
+COPY web ./web
 COPY pipelines ./pipelines
 COPY config ./config
 COPY tsconfig.json ./
+# The dashboard, built into the image (Vite is a runtime dependency for the first-start build).
+RUN npm run build:web
 
 RUN mkdir -p /data && chown -R node:node /data
 USER node
