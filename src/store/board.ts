@@ -1,6 +1,6 @@
-// The flaky board as the dashboard pages through it: filtered (score, suite, file) and sorted in
-// SQL; the filters that need people's decisions or CODEOWNERS (quarantined, owner) are applied
-// by the caller on the rows read here, so those read the project's matching rows whole.
+// The flaky board as the dashboard pages through it: filtered and sorted in SQL, so a page reads
+// its own rows only. CODEOWNERS is matched in Node (domain/codeowners.ts), so the owner filter
+// arrives here as the file paths the owner owns (the caller resolves them over `filePaths`).
 import { toNumber, type Store } from './client.js';
 import type { AutoState } from '../domain/quarantine.js';
 
@@ -20,6 +20,10 @@ export interface BoardQuery {
   /** Case-insensitive substring of the suite / the file path. */
   suite?: string;
   file?: string;
+  /** Only tests in these files (exact paths as stored). */
+  filePaths?: readonly string[];
+  /** Only tests whose effective quarantine state is this (people's decisions over the scorer's). */
+  quarantined?: boolean;
   sort: BoardSort;
   /** Rows to skip and to return; null limit: every matching row. */
   offset: number;
@@ -61,8 +65,24 @@ interface Row {
   scored_ms: number | string;
 }
 
+// domain/quarantine.ts effectiveQuarantine in SQL, over test_state joined with the project's
+// quarantine_overrides (o_* columns; o_decided = 0 where the test has no decision): a person's
+// quarantine or release wins; `auto` keeps the state it left until the scorer ran after it.
+const EFFECTIVE_QUARANTINE = `multiIf(o_decided = 0, auto_quarantined = 1,
+  o_override = 'quarantined', 1, o_override = 'released', 0,
+  o_decided_ms > toUnixTimestamp64Milli(scored_at), o_state_after = 1, auto_quarantined = 1)`;
+
 export class BoardRepo {
   constructor(private readonly store: Store) {}
+
+  /** The project's distinct test file paths (any version's: a superset of the current ones). */
+  async filePaths(projectId: string): Promise<string[]> {
+    const rows = await this.store.query<{ file_path: string }>(
+      `SELECT DISTINCT file_path FROM ${this.store.table('test_state')} WHERE project_id = {projectId:UUID}`,
+      { projectId },
+    );
+    return rows.map((r) => r.file_path);
+  }
 
   /** One page of matching rows (ask for one more than shown to learn whether another page follows). */
   async page(projectId: string, q: BoardQuery): Promise<{ rows: BoardRow[] }> {
@@ -76,7 +96,20 @@ export class BoardRepo {
       where.push('positionCaseInsensitiveUTF8(file_path, {file:String}) > 0');
       params.file = q.file;
     }
-    const table = `${this.store.table('test_state')} FINAL`;
+    if (q.filePaths !== undefined) {
+      where.push('file_path IN {filePaths:Array(String)}');
+      params.filePaths = q.filePaths;
+    }
+    let table = `${this.store.table('test_state')} FINAL`;
+    if (q.quarantined !== undefined) {
+      table += ` LEFT JOIN (
+         SELECT test_id AS o_test_id, 1 AS o_decided, override AS o_override, state_after AS o_state_after,
+                toUnixTimestamp64Milli(decided_at) AS o_decided_ms
+         FROM ${this.store.table('quarantine_overrides')} FINAL WHERE project_id = {projectId:UUID}
+       ) AS o ON o_test_id = test_id`;
+      where.push(`${EFFECTIVE_QUARANTINE} = {quarantined:UInt8}`);
+      params.quarantined = q.quarantined ? 1 : 0;
+    }
     const rows = await this.store.query<Row>(
       `SELECT test_id, file_path, suite, title, score, candidate, flip_rate, pass_on_rerun_rate, trend,
               toUnixTimestamp64Milli(last_flaked_at) AS last_flaked_ms, toUnixTimestamp64Milli(last_seen_at) AS last_seen_ms,

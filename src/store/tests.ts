@@ -311,6 +311,11 @@ export class TestRepo {
     return new BoardRepo(this.store).page(projectId, q);
   }
 
+  /** The project's test file paths, for resolving an owner filter into paths (store/board.ts). */
+  boardFilePaths(projectId: string): Promise<string[]> {
+    return new BoardRepo(this.store).filePaths(projectId);
+  }
+
   async history(
     projectId: string,
     testId: string,

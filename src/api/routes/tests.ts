@@ -124,33 +124,49 @@ export interface TestRouteDeps {
   artifacts?: ArtifactSigner | null;
 }
 
+/** Beyond this many file paths an owner owns, the owner filter runs on the rows read, not as a
+ * SQL IN list (which travels in the query's URL to a ClickHouse server). */
+export const OWNER_PATHS_IN_SQL = 5_000;
+
 // Shared by the REST routes and the procedures (src/api/trpc.ts), so both answer alike.
 export async function flakyBoard(
   d: Pick<TestRouteDeps, 'tests' | 'codeowners'>,
   projectId: string,
   query: z.output<typeof flakyQuerySchema>,
+  opts: { ownerPathsInSql?: number } = {},
 ): Promise<z.output<typeof flakyBoardSchema>> {
   const offset = boardOffset(query);
   const onlyQuarantined = query.quarantined === true;
   const noQuarantined = query.quarantined === false || !query.includeQuarantined;
-  // Filters applied after the read (owners, quarantine state) need every matching row; the others page in SQL.
-  const afterRead = query.owner !== undefined || onlyQuarantined || noQuarantined;
-  const sql = { minScore: query.minScore, suite: query.suite, file: query.file, sort: query.sort };
-  const { rows } = await d.tests.boardPage(projectId, afterRead ? { ...sql, offset: 0, limit: null } : { ...sql, offset, limit: query.limit + 1 });
-  const overrides = await d.tests.overrides(projectId, rows.map((s) => s.testId));
-  const owners = await d.codeowners.resolver(projectId);
+  if (onlyQuarantined && noQuarantined) return { items: [] };
+  const quarantined = onlyQuarantined ? true : noQuarantined ? false : undefined;
+  const [owners, paths] = await Promise.all([
+    d.codeowners.resolver(projectId),
+    query.owner === undefined ? undefined : d.tests.boardFilePaths(projectId),
+  ]);
+  // The owner filter as the files the owner owns: CODEOWNERS is matched here, once per file.
+  const owned = paths?.filter((p) => owners(p).some((x) => ownerMatches([x], query.owner!)));
+  if (owned?.length === 0) return { items: [] };
+  // Every filter in SQL pages there; an owner of very many files is filtered after a whole read.
+  const inSql = owned === undefined || owned.length <= (opts.ownerPathsInSql ?? OWNER_PATHS_IN_SQL);
+  const sql = { minScore: query.minScore, suite: query.suite, file: query.file, quarantined, sort: query.sort, ...(inSql && owned ? { filePaths: owned } : {}) };
+  const [{ rows }, overrides] = await Promise.all([
+    d.tests.boardPage(projectId, inSql ? { ...sql, offset, limit: query.limit + 1 } : { ...sql, offset: 0, limit: null }),
+    d.tests.overrides(projectId, null),
+  ]);
   const items = [];
-  let skip = afterRead ? offset : 0;
+  let skip = inSql ? 0 : offset;
   for (const s of rows) {
-    const quarantined = effectiveQuarantine(s.auto, overrides.get(s.testId) ?? null).quarantined;
-    if ((quarantined && noQuarantined) || (!quarantined && onlyQuarantined)) continue;
+    // Checked again on the rows read, as shown (SQL already applied both when inSql).
+    const isQuarantined = effectiveQuarantine(s.auto, overrides.get(s.testId) ?? null).quarantined;
+    if ((isQuarantined && noQuarantined) || (!isQuarantined && onlyQuarantined)) continue;
     const o = owners(s.filePath);
     if (query.owner !== undefined && !o.some((x) => ownerMatches([x], query.owner!))) continue;
     if (skip > 0) {
       skip--;
       continue;
     }
-    items.push(flakyItem(s, quarantined, o));
+    items.push(flakyItem(s, isQuarantined, o));
     if (items.length > query.limit) break;
   }
   if (items.length <= query.limit) return { items };
