@@ -220,9 +220,12 @@ describe('dashboard procedures', () => {
     const after = await admin.settings.update.mutate({ patch: { flaky: { threshold: 0.4 } } });
     expect(after.keys.find((x) => x.key === 'flaky.threshold')).toEqual({ key: 'flaky.threshold', value: 0.4, source: 'settings', readOnly: false });
     expect((await td.request('GET', '/v1/admin/projects/default/settings', { token: td.adminToken })).json.settings).toMatchObject({ flaky: { threshold: 0.4 } });
-    // Input errors name the path, as every procedure's do.
+    // Input errors name the path, as every procedure's do, with the code REST's PATCH answers for the same patch.
     const bad = await admin.settings.update.mutate({ patch: { flaky: { threshold: 7 } } }).catch((e: TRPCClientError<AppRouter>) => e.data);
-    expect(bad).toMatchObject({ httpStatus: 400, error: 'invalid_query', issues: [expect.objectContaining({ path: 'patch.flaky.threshold' })] });
+    expect(bad).toMatchObject({ httpStatus: 400, error: 'invalid_payload', issues: [expect.objectContaining({ path: 'patch.flaky.threshold' })] });
+    const rest = await td.request('PATCH', '/v1/admin/projects/default/settings', { token: td.adminToken, body: { flaky: { threshold: 7 } } });
+    expect(rest.status).toBe(400);
+    expect(rest.json).toMatchObject({ error: bad.error, issues: [expect.objectContaining({ path: 'flaky.threshold' })] });
   });
 
   it('channels.list shows config channels read-only; channels.sendTest delivers a signed test message', async () => {

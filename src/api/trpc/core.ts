@@ -37,9 +37,9 @@ export interface ProcedureErrorData {
 export const t = initTRPC.context<TrpcContext>().create({
   // Never a stack trace on the wire (docs/contract.md §5), whatever NODE_ENV says.
   isDev: false,
-  errorFormatter({ shape, error }) {
+  errorFormatter({ shape, error, type }) {
     const cause = error.cause;
-    const data: ProcedureErrorData = { code: shape.data.code, httpStatus: shape.data.httpStatus, path: shape.data.path, error: codeOf(error) };
+    const data: ProcedureErrorData = { code: shape.data.code, httpStatus: shape.data.httpStatus, path: shape.data.path, error: codeOf(error, type) };
     if (cause instanceof ApiError) {
       if (cause.extra.issues) data.issues = cause.extra.issues;
       return { ...shape, data };
@@ -50,9 +50,11 @@ export const t = initTRPC.context<TrpcContext>().create({
   },
 });
 
-function codeOf(error: TRPCError): string {
+function codeOf(error: TRPCError, type: string): string {
   if (error.cause instanceof ApiError) return error.cause.code;
-  if (error.cause instanceof z.ZodError) return 'invalid_query';
+  // Input as REST names it: a query's is its query string, a mutation's its body (a POST, as the
+  // REST route that does the same: settings.update ↔ PATCH …/settings answers invalid_payload).
+  if (error.cause instanceof z.ZodError) return type === 'mutation' ? 'invalid_payload' : 'invalid_query';
   if (error.code === 'INTERNAL_SERVER_ERROR') return 'internal_error';
   return error.code.toLowerCase();
 }
