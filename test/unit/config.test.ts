@@ -381,6 +381,7 @@ describe('loadServerSettings', () => {
       tracker: { url: 'https://api.github.com' },
       pipelineThread: true,
       sql: { enabled: true, maxExecutionTimeSec: 60, maxResultRows: 10_000_000, maxMemoryBytes: 1_073_741_824, maxThreads: 1, maxConcurrent: 2 },
+      dashboard: { enabled: true, sessionTtlHours: 12 },
     });
   });
 
@@ -420,6 +421,8 @@ describe('loadServerSettings', () => {
         SERVICE_SQL_MAX_MEMORY: '100000000',
         SERVICE_SQL_MAX_THREADS: '2',
         SERVICE_SQL_MAX_CONCURRENT: '4',
+        SERVICE_DASHBOARD_ENABLED: 'false',
+        SERVICE_DASHBOARD_SESSION_TTL_HOURS: '2',
       },
       dir,
     );
@@ -444,6 +447,7 @@ describe('loadServerSettings', () => {
       notifications: { events: null, allowPrivateWebhooks: false },
       tracker: { url: 'https://api.github.com' },
       sql: { enabled: false, port: 8123, maxExecutionTimeSec: 5, maxResultRows: 1000, maxMemoryBytes: 100_000_000, maxThreads: 2, maxConcurrent: 4 },
+      dashboard: { enabled: false, sessionTtlHours: 2 },
     });
   });
 
@@ -522,9 +526,11 @@ describe('loadServerSettings', () => {
         'SERVICE_SQL_MAX_MEMORY',
         'SERVICE_SQL_MAX_THREADS',
         'SERVICE_SQL_MAX_CONCURRENT',
+        'SERVICE_DASHBOARD_ENABLED',
+        'SERVICE_DASHBOARD_SESSION_TTL_HOURS',
       ]),
     );
-    expect(names).toHaveLength(40);
+    expect(names).toHaveLength(42);
     expect(SERVER_ENV_VARS.find((v) => v.name === 'SERVICE_PORT')?.default).toBe('8080');
     expect(SERVER_ENV_VARS.find((v) => v.name === 'SERVICE_ADMIN_TOKEN')?.default).toBeUndefined();
     expect(SERVER_ENV_VARS.every((v) => v.description.length > 0)).toBe(true);
