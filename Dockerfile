@@ -8,8 +8,8 @@ ENV NODE_ENV=production \
 
 WORKDIR /app
 COPY package.json package-lock.json ./
-# Scripts off: `prepare` builds from sources not copied yet (and the CLI build's esbuild is a dev
-# dependency). tsx (a runtime dependency) loads the TypeScript sources.
+# Scripts off: nothing in the tree needs one at install. tsx (a runtime dependency) loads the
+# TypeScript sources; the CLI build (esbuild, a dev dependency) is for the test suite.
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
 COPY bin ./bin
 COPY src ./src
