@@ -225,7 +225,7 @@ describe('dashboard procedures', () => {
     expect(bad).toMatchObject({ httpStatus: 400, error: 'invalid_payload', issues: [expect.objectContaining({ path: 'patch.flaky.threshold' })] });
     const rest = await td.request('PATCH', '/v1/admin/projects/default/settings', { token: td.adminToken, body: { flaky: { threshold: 7 } } });
     expect(rest.status).toBe(400);
-    expect(rest.json).toMatchObject({ error: bad.error, issues: [expect.objectContaining({ path: 'flaky.threshold' })] });
+    expect(rest.json).toMatchObject({ error: 'invalid_payload', issues: [expect.objectContaining({ path: 'flaky.threshold' })] });
   });
 
   it('channels.list shows config channels read-only; channels.sendTest delivers a signed test message', async () => {
