@@ -56,10 +56,16 @@ export function BoardPage({ params, loc }: PageProps) {
                       <th scope="col">Test</th>
                       <th scope="col" class="num">Score</th>
                       <th scope="col">Trend</th>
-                      <th scope="col" class="num">Pass on rerun</th>
-                      <th scope="col" class="num">Flip rate</th>
+                      <th scope="col" class="num">
+                        <abbr title="Pass on rerun: the share of failed attempts that passed on a retry">Rerun</abbr>
+                      </th>
+                      <th scope="col" class="num">
+                        <abbr title="Flip rate: how often the result changed from one run to the next">Flips</abbr>
+                      </th>
                       <th scope="col">Owners</th>
-                      <th scope="col">Last flaked</th>
+                      <th scope="col">
+                        <abbr title="Last flaked">Flaked</abbr>
+                      </th>
                       <th scope="col">Quarantine</th>
                     </tr>
                   </thead>
@@ -76,14 +82,18 @@ export function BoardPage({ params, loc }: PageProps) {
                         </td>
                         <td class="num">
                           {score(row.score)}
-                          {row.quarantineCandidate ? <span class="pill" title="score over the project's threshold">candidate</span> : null}
+                          {row.quarantineCandidate ? (
+                            <span class="pill" title="score over the project's threshold">
+                              candidate
+                            </span>
+                          ) : null}
                         </td>
                         <td class={`trend-${row.trend}`}>{row.trend}</td>
                         <td class="num">{pct(row.passOnRerunRate)}</td>
                         <td class="num">{pct(row.flipRate)}</td>
-                        <td>{row.owners.length ? row.owners.join(', ') : <span class="muted">none</span>}</td>
+                        <td class="owners">{row.owners.length ? row.owners.map((o) => <span key={o}>{o}</span>) : <span class="muted">none</span>}</td>
                         <td class="nowrap">{ago(row.lastFlakedAt)}</td>
-                        <td class="nowrap">
+                        <td class="quarantine">
                           {row.quarantined ? <span class="pill">quarantined</span> : <span class="muted">no</span>}{' '}
                           {canQuarantine ? (
                             <button
