@@ -2,7 +2,7 @@
 // its own rows only. CODEOWNERS is matched in Node (domain/codeowners.ts), so the owner filter
 // arrives here as the file paths the owner owns (the caller resolves them over `filePaths`).
 import { toNumber, type Store } from './client.js';
-import type { AutoState } from '../domain/quarantine.js';
+import { BOARD_COLUMNS, toBoardEntry, type BoardDbRow, type BoardEntry } from './board-columns.js';
 
 export const BOARD_SORTS = ['score', 'flipRate', 'passOnRerunRate', 'lastSeen', 'title'] as const;
 export type BoardSort = (typeof BOARD_SORTS)[number];
@@ -30,39 +30,12 @@ export interface BoardQuery {
   limit: number | null;
 }
 
-export interface BoardRow {
-  testId: string;
-  filePath: string;
-  suite: string;
-  title: string;
-  score: number;
-  candidate: boolean;
-  flipRate: number;
-  passOnRerunRate: number;
-  trend: 'rising' | 'falling' | 'stable';
-  lastFlakedAt: number | null;
+export interface BoardRow extends BoardEntry {
   lastSeenAt: number;
-  auto: AutoState;
 }
 
-interface Row {
-  test_id: string;
-  file_path: string;
-  suite: string;
-  title: string;
-  score: number;
-  candidate: number;
-  flip_rate: number;
-  pass_on_rerun_rate: number;
-  trend: BoardRow['trend'];
-  last_flaked_ms: number | string | null;
+interface Row extends BoardDbRow {
   last_seen_ms: number | string;
-  auto_quarantined: number;
-  quarantine_reason: string;
-  quarantined_ms: number | string | null;
-  clean_runs: number | string;
-  released_ms: number | string | null;
-  scored_ms: number | string;
 }
 
 // domain/quarantine.ts effectiveQuarantine in SQL, over test_state joined with the project's
@@ -111,10 +84,7 @@ export class BoardRepo {
       params.quarantined = q.quarantined ? 1 : 0;
     }
     const rows = await this.store.query<Row>(
-      `SELECT test_id, file_path, suite, title, score, candidate, flip_rate, pass_on_rerun_rate, trend,
-              toUnixTimestamp64Milli(last_flaked_at) AS last_flaked_ms, toUnixTimestamp64Milli(last_seen_at) AS last_seen_ms,
-              auto_quarantined, quarantine_reason, toUnixTimestamp64Milli(quarantined_at) AS quarantined_ms, clean_runs,
-              toUnixTimestamp64Milli(released_at) AS released_ms, toUnixTimestamp64Milli(scored_at) AS scored_ms
+      `SELECT ${BOARD_COLUMNS}, toUnixTimestamp64Milli(last_seen_at) AS last_seen_ms
        FROM ${table} WHERE ${where.join(' AND ')}
        ORDER BY ${ORDER[q.sort]}${q.limit === null ? '' : ' LIMIT {limit:UInt32} OFFSET {offset:UInt32}'}`,
       params,
@@ -124,25 +94,5 @@ export class BoardRepo {
 }
 
 function toRow(r: Row): BoardRow {
-  return {
-    testId: r.test_id,
-    filePath: r.file_path,
-    suite: r.suite,
-    title: r.title,
-    score: toNumber(r.score),
-    candidate: toNumber(r.candidate) === 1,
-    flipRate: toNumber(r.flip_rate),
-    passOnRerunRate: toNumber(r.pass_on_rerun_rate),
-    trend: r.trend,
-    lastFlakedAt: r.last_flaked_ms === null ? null : toNumber(r.last_flaked_ms),
-    lastSeenAt: toNumber(r.last_seen_ms),
-    auto: {
-      autoQuarantined: toNumber(r.auto_quarantined) === 1,
-      reason: r.quarantine_reason,
-      quarantinedAt: r.quarantined_ms === null ? null : toNumber(r.quarantined_ms),
-      cleanRuns: toNumber(r.clean_runs),
-      scoredAt: toNumber(r.scored_ms),
-      releasedAt: r.released_ms === null ? null : toNumber(r.released_ms),
-    },
-  };
+  return { ...toBoardEntry(r), lastSeenAt: toNumber(r.last_seen_ms) };
 }

@@ -1,6 +1,6 @@
 // Test state, quarantine overrides, identities and history: what the scorer reads and writes and
 // what the test page, the flaky board and the quarantine route show.
-import type { OverrideDecision, OverrideRow, AutoState } from '../domain/quarantine.js';
+import type { OverrideDecision, OverrideRow } from '../domain/quarantine.js';
 import type { ReasonCode, ScoreState } from '../domain/score.js';
 import type { TestStatus } from '../domain/batch.js';
 import { toIso } from '../domain/time.js';
@@ -10,24 +10,16 @@ import { executionsWithReport } from './rca.js';
 import { parseStoredArtifacts } from '../artifacts/links.js';
 import type { TsvColumns } from './tsv.js';
 import { BoardRepo, type BoardQuery, type BoardRow } from './board.js';
+import { BOARD_COLUMNS, toAuto, toBoardEntry, type AutoDbRow, type BoardDbRow, type BoardEntry } from './board-columns.js';
 
-export interface TestStateRecord {
+export type { BoardEntry } from './board-columns.js';
+
+export interface TestStateRecord extends BoardEntry {
   projectId: string;
-  testId: string;
-  filePath: string;
-  suite: string;
-  title: string;
-  score: number;
-  candidate: boolean;
   broken: boolean;
   samples: number;
-  flipRate: number;
-  passOnRerunRate: number;
-  trend: 'rising' | 'falling' | 'stable';
-  lastFlakedAt: number | null;
   reasons: { code: ReasonCode; message: string }[];
   model: ScoreState;
-  auto: AutoState;
   lastRunId: string;
   lastStatus: TestStatus;
   lastSeenAt: number;
@@ -75,31 +67,15 @@ export function testStateRow(r: TestStateRecord): Record<string, unknown> {
   };
 }
 
-interface StateDbRow {
+interface StateDbRow extends BoardDbRow {
   project_id: string;
-  test_id: string;
-  file_path: string;
-  suite: string;
-  title: string;
-  score: number;
-  candidate: number;
   broken: number;
   samples: number | string;
-  flip_rate: number;
-  pass_on_rerun_rate: number;
-  trend: 'rising' | 'falling' | 'stable';
-  last_flaked_ms: number | string | null;
   reasons: string;
   model: string;
-  auto_quarantined: number;
-  quarantine_reason: string;
-  quarantined_ms: number | string | null;
-  clean_runs: number | string;
-  released_ms: number | string | null;
   last_run_id: string;
   last_status: TestStatus;
   last_seen_ms: number | string;
-  scored_ms: number | string;
   applied_lease: string;
   version: number | string;
 }
@@ -109,54 +85,11 @@ const STATE_SELECT = `project_id, test_id, file_path, suite, title, score, candi
   toUnixTimestamp64Milli(quarantined_at) AS quarantined_ms, clean_runs, toUnixTimestamp64Milli(released_at) AS released_ms, last_run_id, last_status,
   toUnixTimestamp64Milli(last_seen_at) AS last_seen_ms, toUnixTimestamp64Milli(scored_at) AS scored_ms, applied_lease, version`;
 
-/**
- * What the flaky board shows of a state. It leaves out `model` and `reasons`: the model is most of a
- * row (≈1.4 KB of JSON), and FINAL reads the columns of every row of the project before the ORDER BY,
- * so the full select cost 2-3× as much at 50,000 tests (bench/scale.ts).
- */
-export type BoardEntry = Pick<TestStateRecord, 'testId' | 'filePath' | 'suite' | 'title' | 'score' | 'candidate' | 'flipRate' | 'passOnRerunRate' | 'trend' | 'lastFlakedAt' | 'auto'>;
-
-const BOARD_SELECT = `test_id, file_path, suite, title, score, candidate, flip_rate, pass_on_rerun_rate, trend,
-  toUnixTimestamp64Milli(last_flaked_at) AS last_flaked_ms, auto_quarantined, quarantine_reason,
-  toUnixTimestamp64Milli(quarantined_at) AS quarantined_ms, clean_runs, toUnixTimestamp64Milli(released_at) AS released_ms,
-  toUnixTimestamp64Milli(scored_at) AS scored_ms`;
-
-type BoardDbRow = Pick<StateDbRow, 'test_id' | 'file_path' | 'suite' | 'title' | 'score' | 'candidate' | 'flip_rate' | 'pass_on_rerun_rate' | 'trend' | 'last_flaked_ms' | AutoDbColumns>;
-
 /** What the test page shows of a state (no model: it is most of the row). */
 export type PageState = Pick<TestStateRecord, 'score' | 'reasons' | 'auto'>;
 
 const PAGE_SELECT = `score, reasons, auto_quarantined, quarantine_reason, toUnixTimestamp64Milli(quarantined_at) AS quarantined_ms, clean_runs,
   toUnixTimestamp64Milli(released_at) AS released_ms, toUnixTimestamp64Milli(scored_at) AS scored_ms`;
-
-type AutoDbColumns = 'auto_quarantined' | 'quarantine_reason' | 'quarantined_ms' | 'clean_runs' | 'released_ms' | 'scored_ms';
-
-function toAuto(r: Pick<StateDbRow, AutoDbColumns>): TestStateRecord['auto'] {
-  return {
-    autoQuarantined: toNumber(r.auto_quarantined) === 1,
-    reason: r.quarantine_reason,
-    quarantinedAt: r.quarantined_ms === null ? null : toNumber(r.quarantined_ms),
-    cleanRuns: toNumber(r.clean_runs),
-    scoredAt: toNumber(r.scored_ms),
-    releasedAt: r.released_ms === null ? null : toNumber(r.released_ms),
-  };
-}
-
-function toBoardEntry(r: BoardDbRow): BoardEntry {
-  return {
-    testId: r.test_id,
-    filePath: r.file_path,
-    suite: r.suite,
-    title: r.title,
-    score: toNumber(r.score),
-    candidate: toNumber(r.candidate) === 1,
-    flipRate: toNumber(r.flip_rate),
-    passOnRerunRate: toNumber(r.pass_on_rerun_rate),
-    trend: r.trend,
-    lastFlakedAt: r.last_flaked_ms === null ? null : toNumber(r.last_flaked_ms),
-    auto: toAuto(r),
-  };
-}
 
 function toState(r: StateDbRow): TestStateRecord {
   return {
@@ -205,7 +138,7 @@ export class TestRepo {
 
   /** The state as the test page shows it: without the model (most of the row) and the columns it does not show. */
   async pageState(projectId: string, testId: string): Promise<PageState | null> {
-    const rows = await this.store.query<Pick<StateDbRow, 'score' | 'reasons' | AutoDbColumns>>(
+    const rows = await this.store.query<Pick<StateDbRow, 'score' | 'reasons'> & AutoDbRow>(
       `SELECT ${PAGE_SELECT} FROM ${this.store.table('test_state')} FINAL
        WHERE project_id = {projectId:UUID} AND test_id = {testId:UUID}`,
       { projectId, testId },
@@ -298,7 +231,7 @@ export class TestRepo {
   /** Worst first; quarantined tests (by any means) left out unless asked for. */
   async board(projectId: string, f: FlakyFilter): Promise<BoardEntry[]> {
     const rows = await this.store.query<BoardDbRow>(
-      `SELECT ${BOARD_SELECT} FROM ${this.store.table('test_state')} FINAL
+      `SELECT ${BOARD_COLUMNS} FROM ${this.store.table('test_state')} FINAL
        WHERE project_id = {projectId:UUID} AND score >= {minScore:Float32}
        ORDER BY score DESC, test_id LIMIT {limit:UInt32}`,
       { projectId, minScore: f.minScore, limit: f.limit },

@@ -1,0 +1,78 @@
+// The flaky board's columns of a test_state row: how they are selected and read back. One place for
+// GET /v1/flaky and the test page (store/tests.ts) and the dashboard's board pages (store/board.ts).
+import { toNumber } from './client.js';
+import type { AutoState } from '../domain/quarantine.js';
+
+/**
+ * What the flaky board shows of a state. It leaves out `model` and `reasons`: the model is most of a
+ * row (≈1.4 KB of JSON), and FINAL reads the columns of every row of the project before the ORDER BY,
+ * so the full select cost 2-3× as much at 50,000 tests (bench/scale.ts).
+ */
+export interface BoardEntry {
+  testId: string;
+  filePath: string;
+  suite: string;
+  title: string;
+  score: number;
+  candidate: boolean;
+  flipRate: number;
+  passOnRerunRate: number;
+  trend: 'rising' | 'falling' | 'stable';
+  lastFlakedAt: number | null;
+  auto: AutoState;
+}
+
+export const BOARD_COLUMNS = `test_id, file_path, suite, title, score, candidate, flip_rate, pass_on_rerun_rate, trend,
+  toUnixTimestamp64Milli(last_flaked_at) AS last_flaked_ms, auto_quarantined, quarantine_reason,
+  toUnixTimestamp64Milli(quarantined_at) AS quarantined_ms, clean_runs, toUnixTimestamp64Milli(released_at) AS released_ms,
+  toUnixTimestamp64Milli(scored_at) AS scored_ms`;
+
+export interface AutoDbRow {
+  auto_quarantined: number;
+  quarantine_reason: string;
+  quarantined_ms: number | string | null;
+  clean_runs: number | string;
+  released_ms: number | string | null;
+  scored_ms: number | string;
+}
+
+/** A row of BOARD_COLUMNS as chDB returns it. */
+export interface BoardDbRow extends AutoDbRow {
+  test_id: string;
+  file_path: string;
+  suite: string;
+  title: string;
+  score: number;
+  candidate: number;
+  flip_rate: number;
+  pass_on_rerun_rate: number;
+  trend: BoardEntry['trend'];
+  last_flaked_ms: number | string | null;
+}
+
+export function toAuto(r: AutoDbRow): AutoState {
+  return {
+    autoQuarantined: toNumber(r.auto_quarantined) === 1,
+    reason: r.quarantine_reason,
+    quarantinedAt: r.quarantined_ms === null ? null : toNumber(r.quarantined_ms),
+    cleanRuns: toNumber(r.clean_runs),
+    scoredAt: toNumber(r.scored_ms),
+    releasedAt: r.released_ms === null ? null : toNumber(r.released_ms),
+  };
+}
+
+export function toBoardEntry(r: BoardDbRow): BoardEntry {
+  return {
+    testId: r.test_id,
+    filePath: r.file_path,
+    suite: r.suite,
+    title: r.title,
+    score: toNumber(r.score),
+    candidate: toNumber(r.candidate) === 1,
+    flipRate: toNumber(r.flip_rate),
+    passOnRerunRate: toNumber(r.pass_on_rerun_rate),
+    trend: r.trend,
+    lastFlakedAt: r.last_flaked_ms === null ? null : toNumber(r.last_flaked_ms),
+    auto: toAuto(r),
+  };
+}
