@@ -14,9 +14,8 @@ export interface ExecutionAttempt {
   errorMessage: string | null;
 }
 
-export interface ExecutionRecordView {
-  id: string;
-  runId: string;
+/** Which test an execution ran and how that attempt ended: what a run's page and an execution's page both show. */
+export interface ExecutedTest {
   testIdentityId: string;
   filePath: string;
   suite: string;
@@ -24,6 +23,34 @@ export interface ExecutionRecordView {
   status: TestStatus;
   attempt: number;
   durationMs: number;
+}
+
+/** The `executions` columns ExecutedTest is read from. */
+export interface ExecutedTestRow {
+  test_id: string;
+  file_path: string;
+  suite: string;
+  title: string;
+  status: TestStatus;
+  attempt: number | string;
+  duration_ms: number | string;
+}
+
+export function toExecutedTest(r: ExecutedTestRow): ExecutedTest {
+  return {
+    testIdentityId: r.test_id,
+    filePath: r.file_path,
+    suite: r.suite,
+    title: r.title,
+    status: r.status,
+    attempt: toNumber(r.attempt),
+    durationMs: toNumber(r.duration_ms),
+  };
+}
+
+export interface ExecutionRecordView extends ExecutedTest {
+  id: string;
+  runId: string;
   startedAt: string;
   commitSha: string;
   branch: string;
@@ -36,16 +63,9 @@ export interface ExecutionRecordView {
   attempts: ExecutionAttempt[];
 }
 
-interface Row {
+interface Row extends ExecutedTestRow {
   id: string;
   run_id: string;
-  test_id: string;
-  file_path: string;
-  suite: string;
-  title: string;
-  status: TestStatus;
-  attempt: number | string;
-  duration_ms: number | string;
   started_ms: number | string;
   commit_sha: string;
   branch: string;
@@ -81,13 +101,7 @@ export class ExecutionRepo {
     return {
       id: r.id,
       runId: r.run_id,
-      testIdentityId: r.test_id,
-      filePath: r.file_path,
-      suite: r.suite,
-      title: r.title,
-      status: r.status,
-      attempt: toNumber(r.attempt),
-      durationMs: toNumber(r.duration_ms),
+      ...toExecutedTest(r),
       startedAt: toIso(toNumber(r.started_ms)),
       commitSha: r.commit_sha,
       branch: r.branch,

@@ -1,11 +1,12 @@
 // Rows in and out of the runs / executions / test_identities / receipts tables.
 import type { ExecutionRecord, IdentityRecord, RunRecord, RunState } from '../domain/records.js';
-import type { CiProvider, RunStatus, TestStatus, Trigger } from '../domain/batch.js';
+import type { CiProvider, RunStatus, Trigger } from '../domain/batch.js';
 import { toIso } from '../domain/time.js';
 import { toNumber, type Store } from './client.js';
 import { executionsWithReport } from './rca.js';
 import { chTime } from './time.js';
 import type { TsvColumns } from './tsv.js';
+import { toExecutedTest, type ExecutedTest, type ExecutedTestRow } from './executions.js';
 
 const MAX_MESSAGE = 4000;
 
@@ -174,15 +175,8 @@ export interface RunListItem {
   counts: RunCountsOut;
 }
 
-export interface RunExecutionItem {
+export interface RunExecutionItem extends ExecutedTest {
   id: string;
-  testIdentityId: string;
-  filePath: string;
-  suite: string;
-  title: string;
-  status: TestStatus;
-  attempt: number;
-  durationMs: number;
   errorMessage: string | null;
   hasRca: boolean;
   artifacts: unknown[];
@@ -306,18 +300,7 @@ export class RunRepo {
     const r = rows[0];
     if (!r) return null;
     // The run_id bloom filter skips the granules of other runs.
-    const execs = await this.store.query<{
-      id: string;
-      test_id: string;
-      file_path: string;
-      suite: string;
-      title: string;
-      status: TestStatus;
-      attempt: number;
-      duration_ms: number;
-      error_message: string;
-      artifacts: string;
-    }>(
+    const execs = await this.store.query<ExecutedTestRow & { id: string; error_message: string; artifacts: string }>(
       `SELECT id, test_id, file_path, suite, title, status, attempt, duration_ms, error_message, artifacts
        FROM ${this.store.table('executions')}
        WHERE project_id = {projectId:UUID} AND run_id = {runId:UUID}
@@ -331,13 +314,7 @@ export class RunRepo {
       finishedAt: r.finished_ms === null ? null : toIso(toNumber(r.finished_ms)),
       executions: execs.map((e) => ({
         id: e.id,
-        testIdentityId: e.test_id,
-        filePath: e.file_path,
-        suite: e.suite,
-        title: e.title,
-        status: e.status,
-        attempt: toNumber(e.attempt),
-        durationMs: toNumber(e.duration_ms),
+        ...toExecutedTest(e),
         errorMessage: e.error_message === '' ? null : e.error_message,
         hasRca: withRca.has(e.id),
         artifacts: e.artifacts === '' ? [] : (JSON.parse(e.artifacts) as unknown[]),
