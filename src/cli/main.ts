@@ -122,6 +122,7 @@ async function serve(args: string[], env: NodeJS.ProcessEnv, cwd: string): Promi
     pipelineFile: values.pipeline ? path.resolve(cwd, values.pipeline) : undefined,
   });
   process.stdout.write(`Flakehouse is listening on ${daemon.url} (data: ${settings.dataDir})\n`);
+  if (settings.dashboard.enabled) process.stdout.write(`Dashboard: ${daemon.url}/ (sign in with a token)\n`);
   return await new Promise<number>((resolve) => {
     let stopping = false;
     const stop = (signal: string): void => {
