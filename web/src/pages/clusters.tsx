@@ -2,28 +2,23 @@
 // with its root-cause report when one was written.
 import { api } from '../api.js';
 import type { PageProps } from '../app.js';
-import { projectPath, withQuery } from '../router.js';
+import { projectPath } from '../router.js';
 import { ago, num, pct } from '../ui/format.js';
 import { useQuery } from '../ui/query.js';
 import { Async, PageTitle } from '../ui/states.js';
+import { PeriodTabs, periodDays } from '../ui/period.js';
 import { NoRunsHelp } from './no-runs.js';
 
 const RANGES = [7, 30, 90, 365];
 
 export function ClustersPage({ params, loc }: PageProps) {
   const slug = params.slug!;
-  const days = RANGES.includes(Number(loc.query.get('days'))) ? Number(loc.query.get('days')) : 30;
+  const days = periodDays(loc, RANGES, 30);
   const q = useQuery(() => api(slug).clusters.list.query({ days }), [slug, days]);
   return (
     <>
       <PageTitle title="Error clusters">Failures grouped by their error signature, most frequent first.</PageTitle>
-      <nav class="tabs" aria-label="Period">
-        {RANGES.map((d) => (
-          <a key={d} href={withQuery(loc, { days: d === 30 ? null : d })} aria-current={d === days ? 'page' : undefined}>
-            last {d} days
-          </a>
-        ))}
-      </nav>
+      <PeriodTabs loc={loc} ranges={RANGES} days={days} fallback={30} />
       <Async q={q} what="error clusters">
         {(data) =>
           data.items.length === 0 ? (

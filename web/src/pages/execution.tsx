@@ -3,11 +3,12 @@ import { api } from '../api.js';
 import type { PageProps } from '../app.js';
 import { projectPath } from '../router.js';
 import { Artifacts } from '../ui/artifacts.js';
-import { duration, shortSha, when } from '../ui/format.js';
+import { duration, when } from '../ui/format.js';
 import { RcaReport } from '../ui/rca.js';
 import { useQuery } from '../ui/query.js';
 import { Async, PageTitle, TableScroll } from '../ui/states.js';
 import { Status } from '../ui/status.js';
+import { CommitLink, HeadRow } from '../ui/table.js';
 
 export function ExecutionPage({ params }: PageProps) {
   const slug = params.slug!;
@@ -24,9 +25,7 @@ export function ExecutionPage({ params }: PageProps) {
             Test: <a href={projectPath(slug, 'tests', e.testIdentityId)}>{e.title}</a> <small class="muted">{e.filePath}</small>
             <br />
             Run: <a href={projectPath(slug, 'runs', e.runId)}>{e.runId}</a> on <code>{e.branch}</code> at{' '}
-            <a href={projectPath(slug, 'commits', e.commitSha)}>
-              <code>{shortSha(e.commitSha)}</code>
-            </a>
+            <CommitLink slug={slug} sha={e.commitSha} />
           </p>
 
           <section aria-labelledby="err">
@@ -55,14 +54,7 @@ export function ExecutionPage({ params }: PageProps) {
             <h2 id="attempts">Attempts in this run</h2>
             <TableScroll label="Attempts">
               <table>
-                <thead>
-                  <tr>
-                    <th scope="col">Attempt</th>
-                    <th scope="col">Status</th>
-                    <th scope="col" class="num">Duration</th>
-                    <th scope="col">Error</th>
-                  </tr>
-                </thead>
+                <HeadRow cols={['Attempt', 'Status', { label: 'Duration', num: true }, 'Error']} />
                 <tbody>
                   {e.attempts.map((a) => (
                     <tr key={a.id} aria-current={a.id === e.id ? 'true' : undefined}>

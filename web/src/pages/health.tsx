@@ -8,8 +8,10 @@ import { Chart } from '../ui/chart.js';
 import { field } from '../ui/form.js';
 import { duration, num, pct } from '../ui/format.js';
 import { useQuery } from '../ui/query.js';
+import { PeriodTabs, periodDays } from '../ui/period.js';
 import { UrlInput } from '../ui/url-input.js';
 import { Async, Empty, PageTitle, TableScroll } from '../ui/states.js';
+import { HeadRow } from '../ui/table.js';
 import { NoRunsHelp } from './no-runs.js';
 
 const epoch = (day: string) => Math.floor(new Date(`${day.slice(0, 10)}T00:00:00Z`).getTime() / 1000);
@@ -94,13 +96,7 @@ export function HealthPage({ params, loc }: PageProps) {
                 <summary>The numbers behind the charts</summary>
                 <TableScroll label="Weekly introduced and resolved">
                   <table>
-                    <thead>
-                      <tr>
-                        <th scope="col">Week of</th>
-                        <th scope="col" class="num">Introduced</th>
-                        <th scope="col" class="num">Resolved</th>
-                      </tr>
-                    </thead>
+                    <HeadRow cols={['Week of', { label: 'Introduced', num: true }, { label: 'Resolved', num: true }]} />
                     <tbody>
                       {h.weekly.map((w) => (
                         <tr key={w.weekStart}>
@@ -161,7 +157,7 @@ export function SuitesPage({ params, loc }: PageProps) {
   const slug = params.slug!;
   const suite = loc.query.get('suite') || undefined;
   const day = /^\d{4}-\d{2}-\d{2}$/.test(loc.query.get('day') ?? '') ? loc.query.get('day')! : undefined;
-  const days = RANGES.includes(Number(loc.query.get('days'))) ? Number(loc.query.get('days')) : 30;
+  const days = periodDays(loc, RANGES, 30);
   const q = useQuery(() => api(slug).health.suites.query({ days, ...(suite ? { suite } : {}) }), [slug, suite, days]);
   const oneDay = useQuery(() => (day ? api(slug).health.suites.query({ day, ...(suite ? { suite } : {}) }) : Promise.resolve(null)), [slug, suite, day]);
   return (
@@ -173,13 +169,7 @@ export function SuitesPage({ params, loc }: PageProps) {
           <a href={projectPath(slug, 'suites')}>← All suites</a>
         </p>
       ) : null}
-      <nav class="tabs" aria-label="Period">
-        {RANGES.map((d) => (
-          <a key={d} href={withQuery(loc, { days: d === 30 ? null : d })} aria-current={d === days ? 'page' : undefined}>
-            last {d} days
-          </a>
-        ))}
-      </nav>
+      <PeriodTabs loc={loc} ranges={RANGES} days={days} fallback={30} />
       {day && oneDay.data ? <DayNumbers data={oneDay.data} day={day} /> : null}
       <Async q={q} what="suite health">
         {(data) =>
@@ -232,15 +222,7 @@ function SuiteTable({ slug, data }: { slug: string; data: SuiteData }) {
       </p>
       <TableScroll label="Suites">
         <table class="striped">
-          <thead>
-            <tr>
-              <th scope="col">Suite</th>
-              <th scope="col" class="num">Executions</th>
-              <th scope="col" class="num">Failed</th>
-              <th scope="col" class="num">Flaky</th>
-              <th scope="col" class="num">Mean duration</th>
-            </tr>
-          </thead>
+          <HeadRow cols={['Suite', { label: 'Executions', num: true }, { label: 'Failed', num: true }, { label: 'Flaky', num: true }, { label: 'Mean duration', num: true }]} />
           <tbody>
             {data.suites.map((s) => (
               <tr key={s.suite}>

@@ -6,6 +6,7 @@ import { navigate, projectPath } from '../router.js';
 import { isAdmin, useSession } from '../session.js';
 import { useQuery } from '../ui/query.js';
 import { Async, Empty, PageTitle, TableScroll } from '../ui/states.js';
+import { HeadRow } from '../ui/table.js';
 
 export function HomePage(_: PageProps) {
   const { session } = useSession();
@@ -33,13 +34,7 @@ function ProjectPicker() {
           ) : (
             <TableScroll label="Projects">
               <table>
-                <thead>
-                  <tr>
-                    <th scope="col">Project</th>
-                    <th scope="col">Name</th>
-                    <th scope="col">Pages</th>
-                  </tr>
-                </thead>
+                <HeadRow cols={['Project', 'Name', 'Pages']} />
                 <tbody>
                   {data.items.map((p) => (
                     <tr key={p.slug}>

@@ -7,6 +7,7 @@ import { isAdmin, useSession } from '../session.js';
 import { duration, num, when } from '../ui/format.js';
 import { useQuery } from '../ui/query.js';
 import { Async, Empty, PageTitle, TableScroll } from '../ui/states.js';
+import { HeadRow } from '../ui/table.js';
 
 type Graph = Outputs['pipeline']['graph'];
 type Component = Graph['components'][number];
@@ -63,14 +64,7 @@ function PipelineView() {
               <h2 id="ingest-h">Receivers' ingest routes</h2>
               <TableScroll label="Ingest routes since start">
                 <table class="striped">
-                  <thead>
-                    <tr>
-                      <th scope="col">Route</th>
-                      <th scope="col" class="num">Requests</th>
-                      <th scope="col" class="num">Refused (4xx)</th>
-                      <th scope="col" class="num">Failed (5xx)</th>
-                    </tr>
-                  </thead>
+                  <HeadRow cols={['Route', { label: 'Requests', num: true }, { label: 'Refused (4xx)', num: true }, { label: 'Failed (5xx)', num: true }]} />
                   <tbody>
                     {g.ingest.map((r) => (
                       <tr key={r.method + r.url}>
@@ -98,15 +92,7 @@ function PipelineView() {
               ) : (
                 <TableScroll label="Dead jobs">
                   <table class="striped">
-                    <thead>
-                      <tr>
-                        <th scope="col">Died</th>
-                        <th scope="col">Project</th>
-                        <th scope="col">Source</th>
-                        <th scope="col" class="num">Attempts</th>
-                        <th scope="col">Last error</th>
-                      </tr>
-                    </thead>
+                    <HeadRow cols={['Died', 'Project', 'Source', { label: 'Attempts', num: true }, 'Last error']} />
                     <tbody>
                       {g.deadJobs.newest.map((j) => (
                         <tr key={j.id}>

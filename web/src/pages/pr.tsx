@@ -7,6 +7,7 @@ import { pct, score, shortSha } from '../ui/format.js';
 import { useQuery } from '../ui/query.js';
 import { Async, PageTitle, TableScroll } from '../ui/states.js';
 import { Status } from '../ui/status.js';
+import { CommitLink, HeadRow } from '../ui/table.js';
 
 type Pr = Outputs['pr']['summary'];
 
@@ -60,9 +61,7 @@ function PrView({ slug, data }: { slug: string; data: Pr }) {
         )}
         <p>
           Commit{' '}
-          <a href={projectPath(slug, 'commits', s.commitSha)}>
-            <code>{shortSha(s.commitSha)}</code>
-          </a>{' '}
+          <CommitLink slug={slug} sha={s.commitSha} />{' '}
           on <code>{s.branch}</code>
           {s.prNumber !== null ? (
             <>
@@ -77,15 +76,7 @@ function PrView({ slug, data }: { slug: string; data: Pr }) {
       {s.tests.length ? (
         <TableScroll label="Failing and flaky tests">
           <table class="striped">
-            <thead>
-              <tr>
-                <th scope="col">Test</th>
-                <th scope="col">Status</th>
-                <th scope="col">Gate</th>
-                <th scope="col" class="num">Score</th>
-                <th scope="col">Why</th>
-              </tr>
-            </thead>
+            <HeadRow cols={['Test', 'Status', 'Gate', { label: 'Score', num: true }, 'Why']} />
             <tbody>
               {s.tests.map((t) => {
                 const gt = g?.tests.find((x) => x.testIdentityId === t.testIdentityId);
@@ -130,22 +121,22 @@ function PrView({ slug, data }: { slug: string; data: Pr }) {
       ) : (
         <p>Every test of this commit passed.</p>
       )}
-      <details>
-        <summary>The PR comment: summary (Markdown)</summary>
-        <p>
-          <CopyButton text={data.summaryMarkdown} label="Copy the summary comment" />
-        </p>
-        <pre class="markdown" data-testid="pr-markdown">{data.summaryMarkdown}</pre>
-      </details>
-      {data.gateMarkdown ? (
-        <details>
-          <summary>The PR comment: gate (Markdown)</summary>
-          <p>
-            <CopyButton text={data.gateMarkdown} label="Copy the gate comment" />
-          </p>
-          <pre class="markdown" data-testid="gate-markdown">{data.gateMarkdown}</pre>
-        </details>
-      ) : null}
+      <PrComment which="summary" markdown={data.summaryMarkdown} testid="pr-markdown" />
+      {data.gateMarkdown ? <PrComment which="gate" markdown={data.gateMarkdown} testid="gate-markdown" /> : null}
     </>
+  );
+}
+
+function PrComment({ which, markdown, testid }: { which: 'summary' | 'gate'; markdown: string; testid: string }) {
+  return (
+    <details>
+      <summary>{`The PR comment: ${which} (Markdown)`}</summary>
+      <p>
+        <CopyButton text={markdown} label={`Copy the ${which} comment`} />
+      </p>
+      <pre class="markdown" data-testid={testid}>
+        {markdown}
+      </pre>
+    </details>
   );
 }

@@ -5,11 +5,12 @@ import type { PageProps } from '../app.js';
 import { navigate, projectPath, withQuery, type Location } from '../router.js';
 import { Artifacts, isArtifactView } from '../ui/artifacts.js';
 import { field } from '../ui/form.js';
-import { duration, shortSha, when } from '../ui/format.js';
+import { duration, when } from '../ui/format.js';
 import { useQuery } from '../ui/query.js';
 import { UrlInput } from '../ui/url-input.js';
 import { Async, Empty, PageTitle, TableScroll } from '../ui/states.js';
 import { Status } from '../ui/status.js';
+import { CommitLink, HeadRow } from '../ui/table.js';
 import { NoRunsHelp } from './no-runs.js';
 
 type RunsInput = Exclude<Inputs['runs']['list'], void | undefined>;
@@ -55,19 +56,7 @@ export function RunsPage({ params, loc }: PageProps) {
             <>
               <TableScroll label="Runs">
                 <table class="striped">
-                  <thead>
-                    <tr>
-                      <th scope="col">Started</th>
-                      <th scope="col">Status</th>
-                      <th scope="col">Branch</th>
-                      <th scope="col">Commit</th>
-                      <th scope="col">PR</th>
-                      <th scope="col" class="num">Tests</th>
-                      <th scope="col" class="num">Failed</th>
-                      <th scope="col" class="num">Flaky</th>
-                      <th scope="col" class="num">Duration</th>
-                    </tr>
-                  </thead>
+                  <HeadRow cols={['Started', 'Status', 'Branch', 'Commit', 'PR', { label: 'Tests', num: true }, { label: 'Failed', num: true }, { label: 'Flaky', num: true }, { label: 'Duration', num: true }]} />
                   <tbody>
                     {data.items.map((r) => (
                       <tr key={r.id}>
@@ -79,9 +68,7 @@ export function RunsPage({ params, loc }: PageProps) {
                         </td>
                         <td>{r.branch}</td>
                         <td>
-                          <a href={projectPath(slug, 'commits', r.commitSha)}>
-                            <code>{shortSha(r.commitSha)}</code>
-                          </a>
+                          <CommitLink slug={slug} sha={r.commitSha} />
                         </td>
                         <td>{r.prNumber !== null ? <a href={projectPath(slug, 'pulls', r.prNumber)}>#{r.prNumber}</a> : <span class="muted">–</span>}</td>
                         <td class="num">{r.counts.total}</td>
@@ -164,9 +151,7 @@ export function RunPage({ params }: PageProps) {
             </PageTitle>
             <p>
               Commit{' '}
-              <a href={projectPath(slug, 'commits', r.commitSha)}>
-                <code>{shortSha(r.commitSha)}</code>
-              </a>
+              <CommitLink slug={slug} sha={r.commitSha} />
               {r.prNumber !== null ? (
                 <>
                   {' '}
@@ -188,15 +173,7 @@ export function RunPage({ params }: PageProps) {
             <h2>Executions{failing.length ? ` (${failing.length} not passing first)` : ''}</h2>
             <TableScroll label="Executions">
               <table class="striped">
-                <thead>
-                  <tr>
-                    <th scope="col">Test</th>
-                    <th scope="col">Status</th>
-                    <th scope="col" class="num">Attempt</th>
-                    <th scope="col" class="num">Duration</th>
-                    <th scope="col">Error</th>
-                  </tr>
-                </thead>
+                <HeadRow cols={['Test', 'Status', { label: 'Attempt', num: true }, { label: 'Duration', num: true }, 'Error']} />
                 <tbody>
                   {[...failing, ...r.executions.filter((e) => !failing.includes(e))].map((e) => (
                     <tr key={e.id}>

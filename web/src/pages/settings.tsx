@@ -10,6 +10,7 @@ import { ReasonDialog } from '../ui/dialog.js';
 import { when } from '../ui/format.js';
 import { useQuery } from '../ui/query.js';
 import { Async, ErrorView, PageTitle, TableScroll } from '../ui/states.js';
+import { HeadRow } from '../ui/table.js';
 
 export function SettingsPage({ params }: PageProps) {
   const slug = params.slug!;
@@ -59,14 +60,7 @@ function Policy({ slug, admin }: { slug: string; admin: boolean }) {
         {(s) => (
           <TableScroll label="Policy keys">
             <table class="striped">
-              <thead>
-                <tr>
-                  <th scope="col">Key</th>
-                  <th scope="col">Value</th>
-                  <th scope="col">Source</th>
-                  {admin ? <th scope="col">Change</th> : null}
-                </tr>
-              </thead>
+              <HeadRow cols={['Key', 'Value', 'Source', admin ? 'Change' : null]} />
               <tbody>
                 {s.keys.map((k) => (
                   <tr key={k.key}>
@@ -151,15 +145,7 @@ function Channels({ slug, admin }: { slug: string; admin: boolean }) {
           ) : (
             <TableScroll label="Notification channels">
               <table class="striped">
-                <thead>
-                  <tr>
-                    <th scope="col">Channel</th>
-                    <th scope="col">Target</th>
-                    <th scope="col">Events</th>
-                    <th scope="col">Source</th>
-                    {admin ? <th scope="col">Test</th> : null}
-                  </tr>
-                </thead>
+                <HeadRow cols={['Channel', 'Target', 'Events', 'Source', admin ? 'Test' : null]} />
                 <tbody>
                   {data.items.map((c) => (
                     <tr key={c.id}>
@@ -237,15 +223,7 @@ function Tokens({ slug }: { slug: string }) {
         {(data) => (
           <TableScroll label="Token list">
             <table class="striped">
-              <thead>
-                <tr>
-                  <th scope="col">Token</th>
-                  <th scope="col">Scopes</th>
-                  <th scope="col">Created</th>
-                  <th scope="col">State</th>
-                  <th scope="col">Revoke</th>
-                </tr>
-              </thead>
+              <HeadRow cols={['Token', 'Scopes', 'Created', 'State', 'Revoke']} />
               <tbody>
                 {data.items.map((t) => (
                   <tr key={t.id}>

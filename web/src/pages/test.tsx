@@ -11,6 +11,7 @@ import { ago, duration, pct, score, shortSha, when } from '../ui/format.js';
 import { useQuery } from '../ui/query.js';
 import { Async, PageTitle, TableScroll } from '../ui/states.js';
 import { Status } from '../ui/status.js';
+import { CommitLink, HeadRow } from '../ui/table.js';
 import { QuarantineDialog } from './board.js';
 
 type Detail = Outputs['test']['get'];
@@ -191,16 +192,7 @@ function Recent({ slug, cells }: { slug: string; cells: HistoryCell[] }) {
       <summary>Recent executions (newest first)</summary>
       <TableScroll label="Recent executions">
         <table class="striped">
-          <thead>
-            <tr>
-              <th scope="col">When</th>
-              <th scope="col">Status</th>
-              <th scope="col">Branch</th>
-              <th scope="col">Commit</th>
-              <th scope="col" class="num">Duration</th>
-              <th scope="col">Error</th>
-            </tr>
-          </thead>
+          <HeadRow cols={['When', 'Status', 'Branch', 'Commit', { label: 'Duration', num: true }, 'Error']} />
           <tbody>
             {newest.map((c) => (
               <tr key={c.executionId}>
@@ -212,9 +204,7 @@ function Recent({ slug, cells }: { slug: string; cells: HistoryCell[] }) {
                 </td>
                 <td>{c.branch}</td>
                 <td>
-                  <a href={projectPath(slug, 'commits', c.commitSha)}>
-                    <code>{shortSha(c.commitSha)}</code>
-                  </a>
+                  <CommitLink slug={slug} sha={c.commitSha} />
                 </td>
                 <td class="num">{duration(c.durationMs)}</td>
                 <td>{c.errorMessage ? <small>{c.errorMessage.slice(0, 160)}</small> : null}</td>
@@ -250,15 +240,7 @@ function Identity({ t }: { t: Detail }) {
           {t.stitches.length ? (
             <TableScroll label="Stitches">
               <table>
-                <thead>
-                  <tr>
-                    <th scope="col">When</th>
-                    <th scope="col">Level</th>
-                    <th scope="col">From</th>
-                    <th scope="col">To</th>
-                    <th scope="col" class="num">Confidence</th>
-                  </tr>
-                </thead>
+                <HeadRow cols={['When', 'Level', 'From', 'To', { label: 'Confidence', num: true }]} />
                 <tbody>
                   {t.stitches.map((s) => (
                     <tr key={s.createdAt + s.fromTitle}>
@@ -315,13 +297,7 @@ function QuarantineLog({ slug, id, version }: { slug: string; id: string; versio
             ) : (
               <TableScroll label="Quarantine transitions">
                 <table>
-                  <thead>
-                    <tr>
-                      <th scope="col">When</th>
-                      <th scope="col">What happened</th>
-                      <th scope="col" class="num">Score then</th>
-                    </tr>
-                  </thead>
+                  <HeadRow cols={['When', 'What happened', { label: 'Score then', num: true }]} />
                   <tbody>
                     {[...log.events].reverse().map((e) => (
                       <tr key={e.at + e.kind}>
@@ -360,15 +336,7 @@ function Clusters({ slug, id }: { slug: string; id: string }) {
           ) : (
             <TableScroll label="Error clusters of this test">
               <table>
-                <thead>
-                  <tr>
-                    <th scope="col">Error</th>
-                    <th scope="col" class="num">Occurrences</th>
-                    <th scope="col" class="num">Tests affected</th>
-                    <th scope="col">Last seen</th>
-                    <th scope="col">Root cause</th>
-                  </tr>
-                </thead>
+                <HeadRow cols={['Error', { label: 'Occurrences', num: true }, { label: 'Tests affected', num: true }, 'Last seen', 'Root cause']} />
                 <tbody>
                   {c.items.map((k) => (
                     <tr key={k.clusterId}>
