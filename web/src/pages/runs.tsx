@@ -10,7 +10,7 @@ import { useQuery } from '../ui/query.js';
 import { UrlInput } from '../ui/url-input.js';
 import { Async, Empty, PageTitle, TableScroll } from '../ui/states.js';
 import { Status } from '../ui/status.js';
-import { CommitLink, HeadRow } from '../ui/table.js';
+import { CommitLink, HeadRow, StartCells } from '../ui/table.js';
 import { NoRunsHelp } from './no-runs.js';
 
 type RunsInput = Exclude<Inputs['runs']['list'], void | undefined>;
@@ -60,16 +60,7 @@ export function RunsPage({ params, loc }: PageProps) {
                   <tbody>
                     {data.items.map((r) => (
                       <tr key={r.id}>
-                        <td class="nowrap">
-                          <a href={projectPath(slug, 'runs', r.id)}>{when(r.startedAt)}</a>
-                        </td>
-                        <td>
-                          <Status status={r.status} />
-                        </td>
-                        <td>{r.branch}</td>
-                        <td>
-                          <CommitLink slug={slug} sha={r.commitSha} />
-                        </td>
+                        <StartCells slug={slug} href={projectPath(slug, 'runs', r.id)} startedAt={r.startedAt} status={r.status} branch={r.branch} commitSha={r.commitSha} />
                         <td>{r.prNumber !== null ? <a href={projectPath(slug, 'pulls', r.prNumber)}>#{r.prNumber}</a> : <span class="muted">–</span>}</td>
                         <td class="num">{r.counts.total}</td>
                         <td class="num">{r.counts.failed}</td>

@@ -11,7 +11,7 @@ import { ago, duration, pct, score, shortSha, when } from '../ui/format.js';
 import { useQuery } from '../ui/query.js';
 import { Async, PageTitle, TableScroll } from '../ui/states.js';
 import { Status } from '../ui/status.js';
-import { CommitLink, HeadRow } from '../ui/table.js';
+import { HeadRow, StartCells } from '../ui/table.js';
 import { QuarantineDialog } from './board.js';
 
 type Detail = Outputs['test']['get'];
@@ -196,16 +196,7 @@ function Recent({ slug, cells }: { slug: string; cells: HistoryCell[] }) {
           <tbody>
             {newest.map((c) => (
               <tr key={c.executionId}>
-                <td class="nowrap">
-                  <a href={projectPath(slug, 'executions', c.executionId)}>{when(c.startedAt)}</a>
-                </td>
-                <td>
-                  <Status status={c.status} />
-                </td>
-                <td>{c.branch}</td>
-                <td>
-                  <CommitLink slug={slug} sha={c.commitSha} />
-                </td>
+                <StartCells slug={slug} href={projectPath(slug, 'executions', c.executionId)} startedAt={c.startedAt} status={c.status} branch={c.branch} commitSha={c.commitSha} />
                 <td class="num">{duration(c.durationMs)}</td>
                 <td>{c.errorMessage ? <small>{c.errorMessage.slice(0, 160)}</small> : null}</td>
               </tr>
