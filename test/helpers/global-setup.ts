@@ -2,15 +2,37 @@
 // spawn `flakehouse` start it in a fraction of the time tsx takes. Only speed depends on this:
 // bin/flakehouse.js checks the build against src/ itself and runs the sources when it is stale.
 import { execFileSync } from 'node:child_process';
+import { readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { REPO_ROOT } from './process.js';
 
-export default function setup(): void {
+export default function setup(): () => void {
+  removeEnginesOfEndedRuns();
   try {
     execFileSync(process.execPath, [path.join(REPO_ROOT, 'scripts/build-cli.mjs'), '--if-stale'], { cwd: REPO_ROOT, stdio: ['ignore', 'inherit', 'inherit'] });
   } catch {
     // A source esbuild cannot compile fails the tests that load it, as it would without a build;
     // the others still run (the CLI from the sources).
     console.warn('global setup: npm run build:cli failed (above); the CLI tests run the sources through tsx');
+  }
+  return removeEnginesOfEndedRuns;
+}
+
+/** The chDB directory of each test process (test/helpers/daemon.ts CHDB_PATH) once that process is gone. */
+function removeEnginesOfEndedRuns(): void {
+  for (const name of readdirSync(tmpdir())) {
+    const m = /^fh-test-chdb-(\d+)$/.exec(name);
+    if (!m || isRunning(Number(m[1]))) continue;
+    rmSync(path.join(tmpdir(), name), { recursive: true, force: true });
+  }
+}
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }

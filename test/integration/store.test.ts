@@ -3,10 +3,11 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore, type Store } from '../../src/store/client.js';
 import { migrate } from '../../src/store/migrate.js';
-import { CHDB_PATH } from '../helpers/daemon.js';
+import { CHDB_PATH, chdbEngine } from '../helpers/daemon.js';
 
 let store: Store;
 beforeAll(async () => {
+  await chdbEngine();
   store = await openStore({ chdbPath: CHDB_PATH, database: `t_${randomBytes(6).toString('hex')}` });
 });
 afterAll(async () => {
