@@ -12,10 +12,10 @@ import { createGunzip } from 'node:zlib';
 import { loadServerSettings } from '../config/daemon-env.js';
 import { loadServiceConfig } from '../config/service-yml.js';
 import { readRefusal } from './refusal.js';
+import { UsageError } from './usage-error.js';
 
 export const EXPORT_USAGE = 'usage: flakehouse export [--out FILE] [--json]';
 
-export class ExportUsageError extends Error {}
 
 interface Summary {
   rows: number;
@@ -28,10 +28,10 @@ export async function exportCommand(args: string[], env: NodeJS.ProcessEnv, cwd:
   try {
     ({ values } = parseArgs({ args, options: { out: { type: 'string', short: 'o' }, json: { type: 'boolean' } }, strict: true }));
   } catch (err) {
-    throw new ExportUsageError(`${err instanceof Error ? err.message : String(err)}\n${EXPORT_USAGE}`);
+    throw new UsageError(`${err instanceof Error ? err.message : String(err)}\n${EXPORT_USAGE}`);
   }
   const token = env.SERVICE_TOKEN;
-  if (!token) throw new ExportUsageError('export: set SERVICE_TOKEN to a project token with the read scope');
+  if (!token) throw new UsageError('export: set SERVICE_TOKEN to a project token with the read scope');
   const service = loadServiceConfig({ env, cwd });
   const base = (service.config.endpoint || `http://127.0.0.1:${loadServerSettings(env, cwd).port || 8080}`).replace(/\/+$/, '');
 

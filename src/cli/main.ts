@@ -9,16 +9,10 @@ import { redactAiSettings } from '../config/ai.js';
 import { loadServiceConfig } from '../config/service-yml.js';
 import { resolveProjectConfig, type ProjectSettings } from '../config/project-settings.js';
 import type { RetentionWindows } from '../domain/retention.js';
-import { fetchProjectSettings, ProjectSettingsError } from './project-settings.js';
 import { createLogger } from '../logger.js';
 import { PipelineConfigError } from '../pipeline/graph.js';
 import { SCOPES, type Scope } from '../store/projects.js';
-import { report, ReportUsageError } from './report.js';
-import { describeReporterSettings, loadReporterSettings } from '../reporter/settings.js';
-import { detectRunCi } from '../reporter/send.js';
-import { prCommand } from './pr.js';
-import { exportCommand, ExportUsageError } from './export.js';
-import { sqlCommand, SqlUsageError } from './sql.js';
+import { UsageError } from './usage-error.js';
 
 const USAGE = `usage: flakehouse <command> [options]
 
@@ -68,8 +62,10 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
         return await config(rest, env, cwd);
       case 'project':
         return await project(rest, env, cwd);
+      // Each command's module is loaded when it runs: `report` runs in every CI job and pays only
+      // for what it uses (no OpenTelemetry SDK, no ClickHouse client, no daemon).
       case 'report':
-        return await report(rest, env, cwd);
+        return await (await import('./report.js')).report(rest, env, cwd);
       case 'token':
         return await token(rest, env, cwd);
       case 'dead':
@@ -78,11 +74,11 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
       case 'comment':
       case 'gate':
       case 'badge':
-        return await prCommand(command, rest, env, cwd);
+        return await (await import('./pr.js')).prCommand(command, rest, env, cwd);
       case 'export':
-        return await exportCommand(rest, env, cwd);
+        return await (await import('./export.js')).exportCommand(rest, env, cwd);
       case 'sql':
-        return await sqlCommand(rest, env, cwd);
+        return await (await import('./sql.js')).sqlCommand(rest, env, cwd);
       case undefined:
       case 'help':
       case '--help':
@@ -94,7 +90,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
         return 2;
     }
   } catch (err) {
-    if (err instanceof ConfigError || err instanceof PipelineConfigError || err instanceof UsageError || err instanceof ReportUsageError || err instanceof ExportUsageError || err instanceof SqlUsageError) {
+    if (err instanceof ConfigError || err instanceof PipelineConfigError || err instanceof UsageError) {
       process.stderr.write(`flakehouse: ${err.message}\n`);
       return 2;
     }
@@ -102,8 +98,6 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
     return 1;
   }
 }
-
-class UsageError extends Error {}
 
 async function serve(args: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<number> {
   const { values } = parseArgs({ args, options: { pipeline: { type: 'string' } }, strict: true });
@@ -160,6 +154,7 @@ async function config(args: string[], env: NodeJS.ProcessEnv, cwd: string): Prom
   if (values.project !== undefined) {
     // The project's settings layer between service.yml and the environment (cli/project-settings.ts).
     const base = loaded;
+    const { fetchProjectSettings, ProjectSettingsError } = await import('./project-settings.js');
     let fetched;
     try {
       fetched = await fetchProjectSettings(env, cwd, values.project, base);
@@ -173,6 +168,8 @@ async function config(args: string[], env: NodeJS.ProcessEnv, cwd: string): Prom
   }
   const server = loadServerSettings(env, cwd);
   const token = env.SERVICE_TOKEN;
+  const { describeReporterSettings, loadReporterSettings } = await import('../reporter/settings.js');
+  const { detectRunCi } = await import('../reporter/send.js');
   const reporter = describeReporterSettings(loadReporterSettings({ env, cwd, service: loaded }));
   const out = {
     file: loaded.file,

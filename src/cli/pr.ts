@@ -163,6 +163,8 @@ function waitOf(ctx: Context, flag: string | undefined): number {
 async function untilFound<T>(ctx: Context, sha: string, waitS: number, once: () => Promise<T | null>, complete: (found: T) => boolean = () => true): Promise<T | null> {
   const deadline = Date.now() + waitS * 1000;
   let told = false;
+  // A run is usually processed within a second of its 202: ask again soon, then once a second.
+  let pauseMs = 200;
   for (;;) {
     const found = await once();
     // Found but still arriving (a large run sent in parts): a verdict now would judge half a run.
@@ -179,7 +181,8 @@ async function untilFound<T>(ctx: Context, sha: string, waitS: number, once: () 
       );
       told = true;
     }
-    await new Promise((r) => setTimeout(r, 1000));
+    await new Promise((r) => setTimeout(r, Math.min(pauseMs, Math.max(0, deadline - Date.now()))));
+    pauseMs = Math.min(pauseMs * 2, 1000);
   }
 }
 

@@ -6,10 +6,10 @@ import { expandReportPatterns } from '../reporter/expand-patterns.js';
 import { junitFilesToRun } from '../reporter/junit-to-run.js';
 import { ReportDeliveryError, sendRun } from '../reporter/send.js';
 import { attachMatchingFiles } from '../reporter/artifacts.js';
+import { UsageError } from './usage-error.js';
 
 export const REPORT_USAGE = 'usage: flakehouse report [--strict] [--root DIR] [--json] [--attach GLOB]… <files, directories or globs…>';
 
-export class ReportUsageError extends Error {}
 
 export async function report(args: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<number> {
   let parsed;
@@ -21,10 +21,10 @@ export async function report(args: string[], env: NodeJS.ProcessEnv, cwd: string
       strict: true,
     });
   } catch (err) {
-    throw new ReportUsageError(`${err instanceof Error ? err.message : String(err)}\n${REPORT_USAGE}`);
+    throw new UsageError(`${err instanceof Error ? err.message : String(err)}\n${REPORT_USAGE}`);
   }
   const { values, positionals } = parsed;
-  if (positionals.length === 0) throw new ReportUsageError(`report: name at least one JUnit XML file, directory or glob\n${REPORT_USAGE}`);
+  if (positionals.length === 0) throw new UsageError(`report: name at least one JUnit XML file, directory or glob\n${REPORT_USAGE}`);
   const strict = values.strict === true;
   const log = (line: string): void => void process.stderr.write(`flakehouse: ${line}\n`);
   const rootDir = path.resolve(cwd, values.root ?? '.');

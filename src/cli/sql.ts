@@ -10,10 +10,10 @@ import { parseArgs } from 'node:util';
 import { loadServerSettings } from '../config/daemon-env.js';
 import { loadServiceConfig } from '../config/service-yml.js';
 import { readRefusal } from './refusal.js';
+import { UsageError } from './usage-error.js';
 
 export const SQL_USAGE = 'usage: flakehouse sql ["SELECT …"] [--format table|csv|tsv|json|jsonl|FORMAT] [--admin] [--database DB]';
 
-export class SqlUsageError extends Error {}
 
 /** Short names; anything else is passed on as a ClickHouse format name. */
 const FORMATS: Record<string, string> = { table: 'TabSeparatedWithNames', csv: 'CSVWithNames', tsv: 'TabSeparatedWithNames', json: 'JSON', jsonl: 'JSONEachRow' };
@@ -33,16 +33,16 @@ export async function sqlCommand(args: string[], env: NodeJS.ProcessEnv, cwd: st
       strict: true,
     });
   } catch (err) {
-    throw new SqlUsageError(`${err instanceof Error ? err.message : String(err)}\n${SQL_USAGE}`);
+    throw new UsageError(`${err instanceof Error ? err.message : String(err)}\n${SQL_USAGE}`);
   }
   const { values, positionals } = parsed;
   const format = values.format ?? 'table';
-  if (!/^[A-Za-z][A-Za-z0-9_]*$/.test(format)) throw new SqlUsageError(`sql: --format ${format} is not a format name\n${SQL_USAGE}`);
+  if (!/^[A-Za-z][A-Za-z0-9_]*$/.test(format)) throw new UsageError(`sql: --format ${format} is not a format name\n${SQL_USAGE}`);
   let query = positionals.join(' ').trim();
   if (query === '') {
-    if (io.stdin.isTTY) throw new SqlUsageError(`sql: give a query, or pipe one on stdin\n${SQL_USAGE}`);
+    if (io.stdin.isTTY) throw new UsageError(`sql: give a query, or pipe one on stdin\n${SQL_USAGE}`);
     query = (await readAll(io.stdin)).trim();
-    if (query === '') throw new SqlUsageError('sql: stdin held no query');
+    if (query === '') throw new UsageError('sql: stdin held no query');
   }
 
   const settings = loadServerSettings(env, cwd);
@@ -53,10 +53,10 @@ export async function sqlCommand(args: string[], env: NodeJS.ProcessEnv, cwd: st
     let admin = settings.adminToken;
     const file = path.join(settings.dataDir, 'admin-token');
     if (!admin && existsSync(file)) admin = readFileSync(file, 'utf8').trim();
-    if (!admin) throw new SqlUsageError(`sql: no admin token: set SERVICE_ADMIN_TOKEN (or run the server once so it writes ${file})`);
+    if (!admin) throw new UsageError(`sql: no admin token: set SERVICE_ADMIN_TOKEN (or run the server once so it writes ${file})`);
     authorization = `Basic ${Buffer.from(`admin:${admin}`).toString('base64')}`;
   } else {
-    if (!env.SERVICE_TOKEN) throw new SqlUsageError('sql: set SERVICE_TOKEN to a project token with the sql scope (or pass --admin)');
+    if (!env.SERVICE_TOKEN) throw new UsageError('sql: set SERVICE_TOKEN to a project token with the sql scope (or pass --admin)');
     authorization = `Bearer ${env.SERVICE_TOKEN}`;
   }
 

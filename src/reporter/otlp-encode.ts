@@ -7,6 +7,7 @@ import { SpanKind, SpanStatusCode, type Attributes, type HrTime, type SpanContex
 import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import type { ReadableSpan, TimedEvent } from '@opentelemetry/sdk-trace';
+import { newTraceId } from './trace-id.js';
 import type { BatchResource, ExecutionError, ExecutionInput, ExecutionSpan, IngestBatch } from '../domain/batch.js';
 
 /** Cases per request: well under the server's 5000 executions per batch. */
@@ -16,10 +17,6 @@ const MAX_BYTES_PER_PART = 4 * 1024 * 1024;
 
 const SCOPE = { name: 'flakehouse-reporter', version: '0.1.0' };
 const TRACE_ID_RE = /^[0-9a-f]{32}$/;
-
-export function newTraceId(): string {
-  return randomBytes(16).toString('hex');
-}
 
 /**
  * Span ids for one encoded run: a random 32-bit prefix (never 0, so no id is the invalid all-zero

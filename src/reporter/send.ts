@@ -12,7 +12,7 @@ import { uploadArtifacts } from './artifacts.js';
 import { RunBuffer, type BufferEntry, type BufferedRequest } from './buffer.js';
 import { detectCi, type CiDetection } from './ci-detect.js';
 import { DEFAULT_RETRY_POLICY, deliver, type DeliveryOutcome, type RetryPolicy } from './deliver.js';
-import { encodeOtlpRun, newTraceId } from './otlp-encode.js';
+import { newTraceId } from './trace-id.js';
 import { syncCodeowners, syncRouting, type PutJson } from './owners-sync.js';
 import { idempotencyKeyFor, resolveResource, sampledIn } from './run-context.js';
 import { lastReportFromResource, writeLastReport } from './last-report.js';
@@ -122,7 +122,7 @@ export async function sendRun(run: ReporterRun, options: SendOptions = {}): Prom
     await uploadArtifactsBeforeDelivery(batch, { client, settings, log, rootDir: path.resolve(cwd, run.rootDir ?? '.') });
     let requests: BufferedRequest[];
     try {
-      requests = encodeRequests(batch, settings);
+      requests = await encodeRequests(batch, settings);
     } catch (err) {
       if (!(err instanceof PayloadError)) throw err;
       return fail(`results not sent: ${err.message}`, result);
@@ -188,11 +188,13 @@ async function uploadArtifactsBeforeDelivery(
 class PayloadError extends Error {}
 
 /** The run as request bodies for the configured transport. */
-function encodeRequests(batch: IngestBatch, settings: ReporterSettings): BufferedRequest[] {
+async function encodeRequests(batch: IngestBatch, settings: ReporterSettings): Promise<BufferedRequest[]> {
   const gzip = settings.compression === 'gzip';
   const body = (bytes: Uint8Array): Pick<BufferedRequest, 'bodyBase64' | 'contentEncoding'> =>
     gzip ? { bodyBase64: gzipSync(bytes).toString('base64'), contentEncoding: 'gzip' } : { bodyBase64: Buffer.from(bytes).toString('base64') };
   if (settings.transport === 'otlp') {
+    // Loaded only for this transport: the OpenTelemetry SDK is most of the reporter's start-up.
+    const { encodeOtlpRun } = await import('./otlp-encode.js');
     return encodeOtlpRun(batch).map((bytes) => ({ path: '/v1/traces', contentType: 'application/x-protobuf', ...body(bytes) }));
   }
   if (batch.executions.length > LIMITS.maxExecutionsPerBatch) {

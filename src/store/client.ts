@@ -2,7 +2,7 @@
 // or a ClickHouse server by URL. Same SQL and migrations either way.
 import { mkdirSync } from 'node:fs';
 import { Readable } from 'node:stream';
-import { createClient, type ClickHouseClient, type ClickHouseSettings } from '@clickhouse/client';
+import type { ClickHouseClient, ClickHouseClientConfigOptions, ClickHouseSettings } from '@clickhouse/client';
 import { encodeTsv, type TsvColumns } from './tsv.js';
 
 export interface StoreOptions {
@@ -81,6 +81,8 @@ export async function openStore(opts: StoreOptions): Promise<OpenedStore> {
   // the statement on a libuv thread. The client's exec path would copy a lease's multi-megabyte
   // body into one SQL string on this thread, blocking it (and every request behind it) meanwhile.
   let rawInsert: RawInsert | undefined;
+  // Loaded when a store opens: the CLI commands that only read this module's helpers start faster.
+  const { createClient } = await import('@clickhouse/client');
   if (opts.url) {
     client = createClient({
       url: opts.url,
@@ -97,7 +99,7 @@ export async function openStore(opts: StoreOptions): Promise<OpenedStore> {
     // @clickhouse/client bundles its own copy of the same interface: identical at run time.
     const chdb = createChdbConnection({ path: opts.chdbPath });
     rawInsert = (params) => chdb.chdb.rawInsert(params);
-    const connection = chdb as unknown as NonNullable<Parameters<typeof createClient>[0]>['connection'];
+    const connection = chdb as unknown as ClickHouseClientConfigOptions['connection'];
     client = createClient({ connection });
     embedded = true;
   }

@@ -1,7 +1,6 @@
 // Starts the real daemon in this test process: real chDB (one data path per process, a database
 // per daemon), real lmdb queue in a temp dir, real HTTP on a random port.
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { loadServerSettings } from '../../src/config/daemon-env.js';
@@ -10,8 +9,9 @@ import { startDaemon, type Daemon } from '../../src/daemon.js';
 import { createLogger } from '../../src/logger.js';
 import type { Logger } from 'pino';
 import type { Session } from 'chdb';
+import { SCRATCH_DIR } from './scratch.js';
 
-export const CHDB_PATH = path.join(tmpdir(), `fh-test-chdb-${process.pid}`);
+export const CHDB_PATH = path.join(SCRATCH_DIR, `fh-test-chdb-${process.pid}`);
 
 /**
  * One chDB connection held open for the life of the test process. chDB shuts its engine down when
@@ -53,7 +53,7 @@ export interface TestDaemon {
 export async function startTestDaemon(
   opts: { env?: Record<string, string>; work?: boolean; dataDir?: string; database?: string; pipelineFile?: string; logger?: Logger; rateLimitClock?: () => number; sessionClock?: () => number; dashboardDir?: string } = {},
 ): Promise<TestDaemon> {
-  const dataDir = opts.dataDir ?? mkdtempSync(path.join(tmpdir(), 'fh-test-data-'));
+  const dataDir = opts.dataDir ?? mkdtempSync(path.join(SCRATCH_DIR, 'fh-test-data-'));
   const database = opts.database ?? `t_${randomBytes(6).toString('hex')}`;
   const env: Record<string, string> = {
     SERVICE_DATA_DIR: dataDir,
@@ -132,11 +132,15 @@ export async function startTestDaemon(
     },
     async waitFor(fn, timeoutMs = 10_000) {
       const deadline = Date.now() + timeoutMs;
+      // Each poll is a request and a query: polling fast at first and then less often leaves the
+      // two cores to the work being waited for.
+      let pauseMs = 20;
       for (;;) {
         const v = await fn();
         if (v) return v;
         if (Date.now() > deadline) throw new Error('waitFor: timed out');
-        await new Promise((r) => setTimeout(r, 25));
+        await new Promise((r) => setTimeout(r, pauseMs));
+        pauseMs = Math.min(Math.round(pauseMs * 1.5), 200);
       }
     },
     async stop() {

@@ -3,9 +3,9 @@
 // bin/flakehouse.js checks the build against src/ itself and runs the sources when it is stale.
 import { execFileSync } from 'node:child_process';
 import { readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { REPO_ROOT } from './process.js';
+import { SCRATCH_DIR } from './scratch.js';
 
 export default function setup(): () => void {
   removeEnginesOfEndedRuns();
@@ -21,10 +21,10 @@ export default function setup(): () => void {
 
 /** The chDB directory of each test process (test/helpers/daemon.ts CHDB_PATH) once that process is gone. */
 function removeEnginesOfEndedRuns(): void {
-  for (const name of readdirSync(tmpdir())) {
+  for (const name of readdirSync(SCRATCH_DIR)) {
     const m = /^fh-test-chdb-(\d+)$/.exec(name);
     if (!m || isRunning(Number(m[1]))) continue;
-    rmSync(path.join(tmpdir(), name), { recursive: true, force: true });
+    rmSync(path.join(SCRATCH_DIR, name), { recursive: true, force: true });
   }
 }
 
