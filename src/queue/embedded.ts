@@ -107,6 +107,8 @@ export class EmbeddedQueue implements Queue {
   private deadOps: Promise<unknown> = Promise.resolve();
   private delayed: Delayed[] = [];
   private readonly leases = new Map<string, ActiveLease>();
+  /** Jobs taken off a lease and not yet put back (whileReleasing): depth() counts them as in flight. */
+  private releasing = 0;
   private readonly frozenJobCount = new Map<string, number>();
   private readonly enqueuing = new Map<string, Promise<EnqueueResult>>();
   /** Executions per ready job, so leases are sized without decoding payloads. */
@@ -432,13 +434,32 @@ export class EmbeddedQueue implements Queue {
     const lease = this.requireLease(leaseId);
     if (lease.frozen) throw new Error('failJob on a frozen lease: nack the whole lease');
     lease.jobIds = lease.jobIds.filter((id) => id !== jobId);
-    await this.retryOrBury([jobId], error);
+    await this.whileReleasing(1, () => this.retryOrBury([jobId], error));
   }
 
   async nack(leaseId: string, error: string, opts: NackOptions = {}): Promise<void> {
     const lease = this.leases.get(leaseId);
     if (!lease) return;
     this.leases.delete(leaseId);
+    await this.whileReleasing(lease.jobIds.length, () => this.placeNacked(lease, error, opts));
+  }
+
+  /**
+   * Runs `place`, which puts `n` jobs taken off a lease back (delayed, split, dead) once its
+   * writes are durable, while depth() still counts them: the queue never looks shorter than it
+   * is (the door, /health and the metrics read it).
+   */
+  private async whileReleasing(n: number, place: () => Promise<void>): Promise<void> {
+    this.releasing += n;
+    try {
+      await place();
+    } finally {
+      this.releasing -= n;
+    }
+  }
+
+  private async placeNacked(lease: ActiveLease, error: string, opts: NackOptions): Promise<void> {
+    const leaseId = lease.id;
     if (opts.outOfSpace) {
       // The machine's condition, not the jobs': the same lease again later, nothing charged.
       await this.refundAttempts(lease.jobIds);
@@ -509,16 +530,19 @@ export class EmbeddedQueue implements Queue {
   private async retryOrBury(jobIds: string[], error: string): Promise<void> {
     const toBury: string[] = [];
     const retry: string[] = [];
+    const later: { ids: string[]; frozen: false; availableAt: number }[] = [];
     for (const id of jobIds) {
       const attempts = this.attempts.get(id) ?? 1;
       if (attempts >= this.maxAttempts) toBury.push(id);
       else {
         retry.push(id);
-        this.delayed.push({ ids: [id], frozen: false, availableAt: Date.now() + this.backoff(attempts) });
+        later.push({ ids: [id], frozen: false, availableAt: Date.now() + this.backoff(attempts) });
       }
     }
     await this.noteFirstErrors(retry, error);
     if (toBury.length > 0) await this.bury(toBury, error);
+    // Placed last, in the same turn as whileReleasing's count drops: never counted twice.
+    this.delayed.push(...later);
   }
 
   private async bury(jobIds: string[], error: string, planId?: string): Promise<void> {
@@ -645,7 +669,7 @@ export class EmbeddedQueue implements Queue {
   }
 
   stats(): QueueStats {
-    let inflight = 0;
+    let inflight = this.releasing;
     for (const l of this.leases.values()) inflight += l.jobIds.length;
     let frozen = 0;
     for (const id of this.frozenReady) frozen += this.frozenJobCount.get(id) ?? 0;

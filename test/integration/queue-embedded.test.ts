@@ -68,6 +68,29 @@ describe('embedded (lmdb) specifics', () => {
     expect(q.outbox.read(0, 10)).toHaveLength(1);
   });
 
+  it('counts the jobs of a failed lease in depth() while they are put back', async () => {
+    const q = setup();
+    for (let i = 0; i < 3; i++) await q.enqueue({ projectId: 'p', source: 'native', batch: makeBatch(`key-depth-${i}`) });
+    // Each way a lease ends badly writes before it puts its jobs back: depth() must not dip meanwhile.
+    const ends: [string, (leaseId: string, jobId: string) => Promise<void>][] = [
+      ['out of space', (id) => q.nack(id, 'Cannot reserve 1.00 MiB, not enough space', { outOfSpace: true })],
+      ['split', (id) => q.nack(id, 'boom')],
+      ['one job failed', (id, jobId) => q.failJob(id, jobId, 'boom')],
+    ];
+    for (const [how, end] of ends) {
+      let lease: Awaited<ReturnType<typeof q.dequeue>> = null;
+      for (let tries = 0; !lease && tries < 100; tries++) {
+        lease = await q.dequeue({ maxJobs: 10, maxExecutions: 100 });
+        if (!lease) await q.waitForWork(50);
+      }
+      if (!lease) throw new Error(`${how}: no lease`);
+      const ending = end(lease.id, lease.jobs[0]!.id);
+      expect(q.depth(), `${how}: while its writes are pending`).toBe(3);
+      await ending;
+      expect(q.depth(), `${how}: after`).toBe(3);
+    }
+  });
+
   it('refuses savePlan on an unknown lease', async () => {
     const q = setup();
     await expect(q.savePlan('00000000-0000-4000-8000-000000000000', { events: [] })).rejects.toThrow(/lease/);
