@@ -192,20 +192,26 @@ export class PipelineRuntime implements PipelineHandle {
   private async workLoop(p: ExecutionsPipeline): Promise<void> {
     const { queue } = this.opts;
     while (!this.stopping) {
-      let lease: Lease | null;
-      try {
-        lease = await queue.dequeue({ maxJobs: this.opts.maxLeaseJobs ?? 500, maxExecutions: this.opts.maxLeaseExecutions ?? 20_000 });
-      } catch (err) {
+      // Leased under the shared lock, as processed: while the runtime is held exclusively
+      // (maintenance, tests) no job is leased, so the jobs queued meanwhile are leased together.
+      const outcome = await this.lock.shared(async (): Promise<'idle' | 'done' | 'error'> => {
+        let lease: Lease | null;
+        try {
+          lease = await queue.dequeue({ maxJobs: this.opts.maxLeaseJobs ?? 500, maxExecutions: this.opts.maxLeaseExecutions ?? 20_000 });
+        } catch (err) {
+          if (!this.stopping) this.logger.error({ err }, 'dequeue failed');
+          return 'error';
+        }
+        if (!lease) return 'idle';
+        await this.processLease(p, lease);
+        return 'done';
+      });
+      if (outcome === 'error') {
         if (this.stopping) break;
-        this.logger.error({ err }, 'dequeue failed');
         await sleep(this.opts.pollIntervalMs);
-        continue;
-      }
-      if (!lease) {
+      } else if (outcome === 'idle') {
         await queue.waitForWork(this.opts.pollIntervalMs);
-        continue;
       }
-      await this.lock.shared(() => this.processLease(p, lease));
     }
   }
 

@@ -73,8 +73,8 @@ describe.each([
     expect(dead.job.attempts).toBe(2);
     expect(dead.frozenLeaseId).toBeUndefined();
     for (const id of validIds) expect(td.daemon.queue.deadJob(id)).toBeUndefined();
-    // The poison shared a lease with most of them (the worker's dequeue is not held by `exclusive`:
-    // it may take the first few jobs before the rest are queued).
+    // The poison shared a lease with most of them (queued under `exclusive`, which holds the
+    // worker's dequeue too, they are leased together).
     const splits = logLines.slice(logFrom).filter((l) => l.includes('split in halves')).map((l) => (JSON.parse(l) as { jobs: number }).jobs);
     if (how === 'split') expect(Math.max(...splits)).toBeGreaterThanOrEqual(40);
     else expect(splits).toEqual([]);
