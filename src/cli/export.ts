@@ -16,7 +16,6 @@ import { UsageError } from './usage-error.js';
 
 export const EXPORT_USAGE = 'usage: flakehouse export [--out FILE] [--json]';
 
-
 interface Summary {
   rows: number;
   artifacts: number;

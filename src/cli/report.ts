@@ -10,7 +10,6 @@ import { UsageError } from './usage-error.js';
 
 export const REPORT_USAGE = 'usage: flakehouse report [--strict] [--root DIR] [--json] [--attach GLOB]… <files, directories or globs…>';
 
-
 export async function report(args: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<number> {
   let parsed;
   try {

@@ -14,7 +14,6 @@ import { UsageError } from './usage-error.js';
 
 export const SQL_USAGE = 'usage: flakehouse sql ["SELECT …"] [--format table|csv|tsv|json|jsonl|FORMAT] [--admin] [--database DB]';
 
-
 /** Short names; anything else is passed on as a ClickHouse format name. */
 const FORMATS: Record<string, string> = { table: 'TabSeparatedWithNames', csv: 'CSVWithNames', tsv: 'TabSeparatedWithNames', json: 'JSON', jsonl: 'JSONEachRow' };
 

@@ -104,7 +104,7 @@ export async function openStore(opts: StoreOptions): Promise<OpenedStore> {
     embedded = true;
   }
   const database = opts.database;
-  const streamSession = await streamSessions(embedded ? opts.chdbPath : undefined);
+  const native = await nativeSessions(embedded ? opts.chdbPath : undefined);
   await client.command({ query: `CREATE DATABASE IF NOT EXISTS \`${database}\`` });
 
   const store: OpenedStore = {
@@ -113,12 +113,12 @@ export async function openStore(opts: StoreOptions): Promise<OpenedStore> {
     embedded,
     table: (name) => `\`${database}\`.\`${name}\``,
     async query<T>(sql: string, params?: Record<string, unknown>) {
-      if (streamSession) return parseJsonEachRow<T>(await streamSession.pointQuery(sql, params));
+      if (native) return parseJsonEachRow<T>(await native.pointQuery(sql, params));
       const rs = await client.query({ query: sql, format: 'JSONEachRow', query_params: params });
       return rs.json<T>();
     },
     async queryText(sql, params) {
-      if (streamSession) return streamSession.pointQuery(sql, params);
+      if (native) return native.pointQuery(sql, params);
       const rs = await client.query({ query: sql, format: 'JSONEachRow', query_params: params });
       return rs.text();
     },
@@ -167,16 +167,16 @@ export async function openStore(opts: StoreOptions): Promise<OpenedStore> {
       });
     },
     async *stream(sql, params, signal) {
-      if (streamSession) {
-        yield* streamSession(sql, params, signal);
+      if (native) {
+        yield* native(sql, params, signal);
         return;
       }
       const rs = await client.exec({ query: `${sql}\nFORMAT JSONEachRow`, query_params: params, abort_signal: signal });
       yield* rs.stream as AsyncIterable<Buffer>;
     },
-    ...(streamSession ? { readSession: (setup: readonly string[]) => streamSession.readSession(setup) } : {}),
+    ...(native ? { readSession: (setup: readonly string[]) => native.readSession(setup) } : {}),
     async close() {
-      streamSession?.closeAll();
+      native?.closeAll();
       await client.close();
     },
   };
@@ -196,7 +196,7 @@ function dedupSettings(token: string): Record<string, string | number> {
   return { insert_deduplication_token: token, deduplicate_blocks_in_dependent_materialized_views: 1 };
 }
 
-type StreamSessions = ((sql: string, params: Record<string, unknown> | undefined, signal: AbortSignal | undefined) => AsyncGenerator<Buffer>) & {
+type NativeSessions = ((sql: string, params: Record<string, unknown> | undefined, signal: AbortSignal | undefined) => AsyncGenerator<Buffer>) & {
   readSession(setup: readonly string[]): Promise<ReadSession>;
   /** One query's whole JSONEachRow result as text. */
   pointQuery(sql: string, params: Record<string, unknown> | undefined): Promise<string>;
@@ -214,7 +214,7 @@ function parseJsonEachRow<T>(text: string): T[] {
  * or the store closes. Point queries skip the client's HTTP-shaped layer (a Readable per result,
  * parsed again by the client): 2.5 -> 1 ms of CPU for `SELECT 1`, and about 2 ms off every read.
  */
-async function streamSessions(chdbPath: string | undefined): Promise<StreamSessions | undefined> {
+async function nativeSessions(chdbPath: string | undefined): Promise<NativeSessions | undefined> {
   if (chdbPath === undefined) return undefined;
   const { Session } = await import('chdb');
   const open = new Set<InstanceType<typeof Session>>();

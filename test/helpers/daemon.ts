@@ -1,5 +1,5 @@
 // Starts the real daemon in this test process: real chDB (one data path per process, a database
-// per daemon), real lmdb queue in a temp dir, real HTTP on a random port.
+// per daemon), real lmdb queue in a scratch dir (helpers/scratch.ts), real HTTP on a random port.
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
