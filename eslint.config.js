@@ -13,13 +13,19 @@ const IO_MODULES = [
 // config reads files and the environment; the pure layering rules it uses live in src/domain.
 const IO_LAYERS = ['config', 'store', 'api', 'queue', 'pipeline', 'receivers', 'exporters', 'processors', 'cli', 'reporter'];
 
+// scripts/check.mjs (npm test) type-checks first and hands over its programs, by tsconfig:
+// linting on them builds no second program. Each file is linted with its own tsconfig's program,
+// as the project service would pick it (web/ has its own; the root one imports some web files).
+const sharedPrograms = globalThis[Symbol.for('flakehouse.tsPrograms')];
+const typedParserOptions = (tsconfig) => (sharedPrograms ? { programs: sharedPrograms[tsconfig] } : { projectService: true, tsconfigRootDir: import.meta.dirname });
+
 export default tseslint.config(
   // The Jest sample project is plain CommonJS with Jest's globals; its runner checks it by running it.
   { ignores: ['.tmp/**', 'node_modules/**', 'data/**', 'bench/results/**', 'coverage/**', 'dist/**', 'bin/**', 'test/fixtures/runners/**/*.cjs', 'web/dist/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
-    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    languageOptions: { parserOptions: typedParserOptions('tsconfig.json') },
     rules: {
       '@typescript-eslint/no-floating-promises': 'error',
       '@typescript-eslint/no-explicit-any': 'error',
@@ -80,6 +86,12 @@ export default tseslint.config(
       }],
     },
   },
-  { files: ['eslint.config.js', 'scripts/**/*.mjs', 'reporters/**/*.mjs', 'src/**/*.mjs'], ...tseslint.configs.disableTypeChecked },
-  { files: ['scripts/**/*.mjs'], languageOptions: { globals: { console: 'readonly', URL: 'readonly', process: 'readonly' } } },
+  { files: ['web/**'], languageOptions: { parserOptions: typedParserOptions('web/tsconfig.json') } },
+  {
+    files: ['eslint.config.js', 'scripts/**/*.mjs', 'reporters/**/*.mjs', 'src/**/*.mjs'],
+    ...tseslint.configs.disableTypeChecked,
+    // In no tsconfig: parsed without a program (disableTypeChecked leaves `programs` set).
+    languageOptions: { parserOptions: { ...tseslint.configs.disableTypeChecked.languageOptions.parserOptions, programs: null } },
+  },
+  { files: ['scripts/**/*.mjs'], languageOptions: { globals: { console: 'readonly', URL: 'readonly', process: 'readonly', performance: 'readonly', Buffer: 'readonly' } } },
 );
