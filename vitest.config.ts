@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
@@ -13,7 +14,10 @@ export default defineConfig({
     // A worker keeps its process and module cache from file to file: importing src/ and chDB once
     // per worker instead of once per file (no test mocks modules or changes process-wide state).
     isolate: false,
-    maxWorkers: 2,
+    // Half again as many workers as cores: a worker spends about a third of its time waiting on the
+    // processes, servers and timers its tests start, and a third worker fills those gaps. On two
+    // cores, in one run: 2 workers 137 s, 3 workers 118 s, 4 workers 126 s (233, 226, 246 CPU-s).
+    maxWorkers: Math.ceil(availableParallelism() * 1.5),
     testTimeout: 30_000,
     hookTimeout: 60_000,
   },
