@@ -21,9 +21,9 @@ import { deadJobRoutes } from './api/routes/dead-jobs.js';
 import { settingsRoutes } from './api/routes/settings.js';
 import { ProjectConfigs } from './config/resolved-project-config.js';
 import { RetentionSweeper } from './pipeline/retention-sweeper.js';
-import { openArtifactPruner } from './artifacts/prune.js';
 import { healthRoutes } from './api/routes/daemon-health.js';
 import { runRoutes } from './api/routes/runs.js';
+import type { S3Settings } from './artifacts/s3.js';
 import type { ServerSettings } from './config/daemon-env.js';
 import type { LoadedServiceConfig } from './config/service-yml.js';
 import { builtinRegistry } from './pipeline/builtin.js';
@@ -49,9 +49,7 @@ import { CodeownersRepo } from './store/codeowners.js';
 import { ChannelRepo } from './store/channels.js';
 import { notificationRoutes } from './api/routes/notifications.js';
 import { artifactRoutes } from './api/routes/artifacts.js';
-import { openArtifactStore } from './artifacts/s3.js';
 import { exportRoutes, RunningExports } from './api/routes/export.js';
-import { s3Inventory } from './project-export/artifacts.js';
 import { SqlEndpoint } from './api/routes/clickhouse.js';
 
 export const DEFAULT_PIPELINE = fileURLToPath(new URL('../pipelines/default.yaml', import.meta.url));
@@ -105,6 +103,18 @@ function displayName(file?: string): string {
   return file ? path.relative(process.cwd(), file) || file : 'pipelines/default.yaml';
 }
 
+/** The S3 parts, loaded only with a store configured: the AWS SDK is some 0.05 s of every start. */
+async function openS3(settings: S3Settings | undefined, work: boolean) {
+  if (!settings) return { artifacts: null, artifactInventory: null, artifactPruner: null };
+  const [{ openArtifactStore }, { s3Inventory }, { openArtifactPruner }] = await Promise.all([
+    import('./artifacts/s3.js'),
+    import('./project-export/artifacts.js'),
+    import('./artifacts/prune.js'),
+  ]);
+  // Retention is worker work: only a process that processes leases prunes.
+  return { artifacts: openArtifactStore(settings), artifactInventory: s3Inventory(settings), artifactPruner: work ? openArtifactPruner(settings) : null };
+}
+
 export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   const { settings, logger } = opts;
   const announce = opts.announce ?? ((line: string) => process.stdout.write(`${line}\n`));
@@ -146,7 +156,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   const auth = new Authenticator(projects, adminToken);
   // One limiter for REST and the procedures: a project's requests count once, whichever way they come.
   const rateLimiter = new RateLimiter(settings.rateLimit.max, settings.rateLimit.windowMs, opts.rateLimitClock);
-  const telemetry = new SelfTelemetry({
+  const telemetry = await SelfTelemetry.create({
     endpoint: settings.selfOtelEndpoint,
     intervalMs: settings.selfOtelIntervalMs,
     logger: logger.child({ component: 'self-telemetry' }),
@@ -174,8 +184,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   const tests = new TestRepo(store);
   const identities = new IdentityRepo(store);
   const codeowners = new CodeownersRepo(store);
-  const artifacts = openArtifactStore(settings.s3);
-  const artifactInventory = settings.s3 ? s3Inventory(settings.s3) : null;
+  const work = opts.work ?? true;
+  const { artifacts, artifactInventory, artifactPruner } = await openS3(settings.s3, work);
   const runningExports = new RunningExports();
   const runs = new RunRepo(store);
   const rca = new RcaRepo(store);
@@ -201,7 +211,6 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
 
   const componentSettings = pipelineSettings(settings);
   const host = buildHost({ logger, store, projectConfigs, settings: componentSettings, outbox: queue.outbox, http: app.routes, ingest });
-  const work = opts.work ?? true;
   // Receivers serve HTTP on this thread; processors and exporters run on the pipeline thread,
   // which reaches the store and the queue through this one.
   const receivers = new PipelineRuntime({
@@ -277,8 +286,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   await setupDashboard(app, callers, { auth, projects }, dashboard);
   await receivers.start();
   await pipeline?.start();
-  // Retention is worker work: only a process that processes leases prunes.
-  const artifactPruner = work ? openArtifactPruner(settings.s3) : null;
+  // Retention is worker work: only a process that processes leases sweeps.
   const retention = work
     ? new RetentionSweeper({
         store,

@@ -5,7 +5,6 @@
 // through it). One MeterProvider feeds two readers: GET /metrics (Prometheus text, pulled) and,
 // with SERVICE_SELF_OTEL_ENDPOINT, an OTLP/HTTP (JSON) export every SERVICE_SELF_OTEL_INTERVAL_MS.
 import { ValueType, type Attributes, type Counter, type Histogram, type Meter } from '@opentelemetry/api';
-import { OTLPMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
 import { resourceFromAttributes, type Resource } from '@opentelemetry/resources';
 import {
   AggregationTemporality,
@@ -22,6 +21,9 @@ import type { Logger } from 'pino';
 import { prometheusName, renderPrometheus, statusClass, type HistogramPoint, type MetricFamily, type ScalarPoint } from '../domain/metrics.js';
 import type { WorkerStats } from '../pipeline/runtime.js';
 import type { QueueStats } from '../queue/types.js';
+
+/** Makes the OTLP exporter for a metrics URL (loaded only when an endpoint is set: see `create`). */
+type OtlpExporterFactory = (url: string, timeoutMillis: number) => PushMetricExporter;
 
 export interface SelfTelemetryOptions {
   /** OTLP/HTTP endpoint (base URL, or the full …/v1/metrics URL); unset: no export, /metrics only. */
@@ -62,19 +64,33 @@ export class SelfTelemetry {
   /** Set when a push export fails, so a down collector is logged once per outage, not every interval. */
   private exportFailing = false;
 
-  constructor(private readonly opts: SelfTelemetryOptions) {
+  /**
+   * Loads the OTLP exporter only when there is an endpoint to export to: the package and its
+   * dependencies are about a tenth of a second of every daemon start otherwise.
+   */
+  static async create(opts: SelfTelemetryOptions): Promise<SelfTelemetry> {
+    if (!opts.endpoint) return new SelfTelemetry(opts);
+    const { OTLPMetricExporter } = await import('@opentelemetry/exporter-metrics-otlp-http');
+    return new SelfTelemetry(opts, (url, timeoutMillis) => new OTLPMetricExporter({ url, timeoutMillis }));
+  }
+
+  private constructor(
+    private readonly opts: SelfTelemetryOptions,
+    otlpExporter?: OtlpExporterFactory,
+  ) {
     this.resource = resourceFromAttributes({ 'service.name': 'flakehouse', 'service.version': opts.serviceVersion ?? '0.0.0' });
     // The lag histogram is made from WorkerStats' buckets: no instrument can observe a histogram.
     const lag: MetricProducer = { collect: async () => this.lagMetrics() };
     this.pull = new PullReader({ metricProducers: [lag] });
-    this.push = opts.endpoint
-      ? new PeriodicExportingMetricReader({
-          exporter: this.logged(new OTLPMetricExporter({ url: metricsUrl(opts.endpoint), timeoutMillis: Math.min(10_000, opts.intervalMs) })),
-          exportIntervalMillis: opts.intervalMs,
-          exportTimeoutMillis: Math.min(10_000, opts.intervalMs),
-          metricProducers: [lag],
-        })
-      : null;
+    this.push =
+      opts.endpoint && otlpExporter
+        ? new PeriodicExportingMetricReader({
+            exporter: this.logged(otlpExporter(metricsUrl(opts.endpoint), Math.min(10_000, opts.intervalMs))),
+            exportIntervalMillis: opts.intervalMs,
+            exportTimeoutMillis: Math.min(10_000, opts.intervalMs),
+            metricProducers: [lag],
+          })
+        : null;
     this.provider = new MeterProvider({ resource: this.resource, readers: this.push ? [this.pull, this.push] : [this.pull] });
     const meter = this.provider.getMeter('flakehouse');
     this.duration = meter.createHistogram('http.server.request.duration', {
