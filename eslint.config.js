@@ -93,5 +93,5 @@ export default tseslint.config(
     // In no tsconfig: parsed without a program (disableTypeChecked leaves `programs` set).
     languageOptions: { parserOptions: { ...tseslint.configs.disableTypeChecked.languageOptions.parserOptions, programs: null } },
   },
-  { files: ['scripts/**/*.mjs'], languageOptions: { globals: { console: 'readonly', URL: 'readonly', process: 'readonly', performance: 'readonly', Buffer: 'readonly' } } },
+  { files: ['scripts/**/*.mjs'], languageOptions: { globals: { console: 'readonly', URL: 'readonly', process: 'readonly', performance: 'readonly' } } },
 );
