@@ -16,7 +16,11 @@ const CACHE = path.join(ROOT, 'node_modules/.cache');
 /** The tsconfigs `npm run typecheck` checks, with the build info file each keeps. */
 const PROJECTS = [
   { config: 'tsconfig.json', buildInfo: 'tsc/main.tsbuildinfo' },
-  { config: 'web/tsconfig.json', buildInfo: 'tsc/web.tsbuildinfo' },
+  // The dashboard imports the server's router type, which pulls src/ into this program. The root
+  // program checks src/ (with Node's settings); here only web/'s own files are checked, as a
+  // project reference to the server would, which saves re-checking the server: about 6 of this
+  // program's 10 seconds of checking. `npm run typecheck` still checks the whole program.
+  { config: 'web/tsconfig.json', buildInfo: 'tsc/web.tsbuildinfo', checkOnly: 'web/' },
 ];
 /** eslint.config.js lints with these programs when set (instead of starting its project service). */
 const SHARED_PROGRAMS = Symbol.for('flakehouse.tsPrograms');
@@ -37,21 +41,33 @@ function check(project) {
     configFileParsingDiagnostics: ts.getConfigFileParsingDiagnostics(parsed),
     host: ts.createIncrementalCompilerHost(options),
   });
+  const program = builder.getProgram();
+  const owned = project.checkOnly === undefined ? undefined : path.join(ROOT, project.checkOnly);
+  const perFile = (get) =>
+    owned === undefined
+      ? get(undefined)
+      : program
+          .getSourceFiles()
+          .filter((f) => !f.isDeclarationFile && path.resolve(f.fileName).startsWith(owned))
+          .flatMap((f) => get(f));
   const diagnostics = [
     ...builder.getConfigFileParsingDiagnostics(),
     ...builder.getOptionsDiagnostics(),
     ...builder.getGlobalDiagnostics(),
-    ...builder.getSyntacticDiagnostics(),
-    ...builder.getSemanticDiagnostics(),
+    ...perFile((f) => builder.getSyntacticDiagnostics(f)),
+    ...perFile((f) => builder.getSemanticDiagnostics(f)),
   ];
   // With noEmit this writes the build info only, as `tsc --noEmit --incremental` does.
   builder.emit();
-  return { program: builder.getProgram(), diagnostics };
+  return { program, diagnostics };
 }
 
 const started = performance.now();
 const checked = PROJECTS.map(check);
-const typeErrors = checked.flatMap((c) => c.diagnostics);
+// A web/ file the server imports is in both programs: its errors are reported once.
+const typeErrors = [
+  ...new Map(checked.flatMap((c) => c.diagnostics).map((d) => [`${d.file?.fileName}:${d.start}:${d.code}:${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`, d])).values(),
+];
 if (typeErrors.length > 0) {
   const host = { getCanonicalFileName: (f) => f, getCurrentDirectory: () => ROOT, getNewLine: () => '\n' };
   // As tsc: with colour and context on a terminal, one line per error otherwise.
