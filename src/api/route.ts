@@ -60,7 +60,7 @@ export interface RouteDeps {
 }
 
 // Erases the generics for storage in the table; handlers stay typed where they are defined.
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// oxlint-disable-next-line typescript/no-explicit-any
 export type AnyRouteDef = RouteDef<any, any, any>;
 
 export function defineRoute<Q, P, B>(def: RouteDef<Q, P, B>): RouteDef<Q, P, B> {

@@ -140,7 +140,7 @@ export function splitAttempts(r: {
 // ---------------------------------------------------------------------------------------------
 // Errors
 
-// eslint-disable-next-line no-control-regex -- ANSI escapes are control characters by definition
+// oxlint-disable-next-line eslint/no-control-regex -- ANSI escapes are control characters by definition
 const ANSI = /\u001b\[[0-9;?]*[A-Za-z]/g;
 
 export function stripAnsi(s: string): string {

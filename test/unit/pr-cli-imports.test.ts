@@ -3,7 +3,8 @@
 // Walks the runtime import graph of the sources; `import type` is erased, so it is not followed.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import ts from 'typescript';
+// Vite's parser (oxc, through rolldown): TypeScript in, ESTree out, with the module's imports listed.
+import { parseSync } from 'vite';
 import { describe, expect, it } from 'vitest';
 
 const SRC = path.resolve(import.meta.dirname, '../../src');
@@ -16,18 +17,21 @@ function runtimeImports(entry: string): { files: Set<string>; packages: Set<stri
   const visit = (file: string): void => {
     if (files.has(file)) return;
     files.add(file);
-    const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.ES2022);
+    const text = readFileSync(file, 'utf8');
+    const { program, module, errors } = parseSync(file, text);
+    if (errors.length > 0) throw new Error(`${file}: ${errors.map((e) => e.message).join('; ')}`);
     const specifiers: string[] = [];
-    for (const node of source.statements) {
-      if (ts.isImportDeclaration(node) && !node.importClause?.isTypeOnly && ts.isStringLiteral(node.moduleSpecifier)) specifiers.push(node.moduleSpecifier.text);
-      if (ts.isExportDeclaration(node) && !node.isTypeOnly && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)) specifiers.push(node.moduleSpecifier.text);
+    // `import type` and `export type` are erased; `import { type A }` is not (verbatimModuleSyntax
+    // keeps the import, so the module still loads).
+    for (const node of program.body) {
+      if (node.type === 'ImportDeclaration' && node.importKind !== 'type') specifiers.push(node.source.value);
+      if ((node.type === 'ExportNamedDeclaration' || node.type === 'ExportAllDeclaration') && node.exportKind !== 'type' && node.source) specifiers.push(node.source.value);
     }
-    // Dynamic import() anywhere in the file loads at run time too.
-    const dynamic = (n: ts.Node): void => {
-      if (ts.isCallExpression(n) && n.expression.kind === ts.SyntaxKind.ImportKeyword && n.arguments[0] && ts.isStringLiteral(n.arguments[0])) specifiers.push(n.arguments[0].text);
-      n.forEachChild(dynamic);
-    };
-    source.forEachChild(dynamic);
+    // Dynamic import() anywhere in the file loads at run time too (a literal specifier only).
+    for (const d of module.dynamicImports) {
+      const literal = /^(['"])(.*)\1$/.exec(text.slice(d.moduleRequest.start, d.moduleRequest.end));
+      if (literal) specifiers.push(literal[2]!);
+    }
     for (const s of specifiers) {
       if (s.startsWith('.')) visit(path.resolve(path.dirname(file), s.replace(/\.js$/, '.ts')));
       else packages.add(s.startsWith('@') ? s.split('/').slice(0, 2).join('/') : s.split('/')[0]!);
