@@ -94,13 +94,14 @@ export interface Daemon {
   close(): Promise<void>;
 }
 
-export function loadGraph(file?: string): PipelineGraph {
+/** `cwd` is where errors name the file from: the CLI's working directory. */
+export function loadGraph(file?: string, cwd = process.cwd()): PipelineGraph {
   const p = file ?? DEFAULT_PIPELINE;
-  return loadPipelineFile(p, builtinRegistry(), displayName(file));
+  return loadPipelineFile(p, builtinRegistry(), displayName(file, cwd));
 }
 
-function displayName(file?: string): string {
-  return file ? path.relative(process.cwd(), file) || file : 'pipelines/default.yaml';
+function displayName(file: string | undefined, cwd = process.cwd()): string {
+  return file ? path.relative(cwd, file) || file : 'pipelines/default.yaml';
 }
 
 /** The S3 parts, loaded only with a store configured: the AWS SDK is some 0.05 s of every start. */

@@ -12,6 +12,7 @@ import { createGunzip } from 'node:zlib';
 import { loadServerSettings } from '../config/daemon-env.js';
 import { loadServiceConfig } from '../config/service-yml.js';
 import { readRefusal } from './refusal.js';
+import type { CliIo } from './io.js';
 import { UsageError } from './usage-error.js';
 
 export const EXPORT_USAGE = 'usage: flakehouse export [--out FILE] [--json]';
@@ -22,7 +23,7 @@ interface Summary {
   counts: Record<string, number>;
 }
 
-export async function exportCommand(args: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<number> {
+export async function exportCommand(args: string[], env: NodeJS.ProcessEnv, cwd: string, io: CliIo): Promise<number> {
   let values: { out?: string; json?: boolean };
   try {
     ({ values } = parseArgs({ args, options: { out: { type: 'string', short: 'o' }, json: { type: 'boolean' } }, strict: true }));
@@ -58,14 +59,14 @@ export async function exportCommand(args: string[], env: NodeJS.ProcessEnv, cwd:
   renameSync(partial, file);
   const summary = check.summary!;
   if (values.json) {
-    process.stdout.write(`${JSON.stringify({ file, bytes, project: check.project, ...summary })}\n`);
+    io.stdout.write(`${JSON.stringify({ file, bytes, project: check.project, ...summary })}\n`);
     return 0;
   }
-  process.stdout.write(`exported project ${check.project} to ${path.relative(cwd, file) || file} (${formatBytes(bytes)})\n`);
+  io.stdout.write(`exported project ${check.project} to ${path.relative(cwd, file) || file} (${formatBytes(bytes)})\n`);
   const width = Math.max(...Object.keys(summary.counts).map((k) => k.length), 'artifacts'.length);
-  for (const [name, n] of Object.entries(summary.counts)) process.stdout.write(`  ${name.padEnd(width)}  ${n.toLocaleString('en-US').padStart(12)}\n`);
-  process.stdout.write(`  ${'artifacts'.padEnd(width)}  ${summary.artifacts.toLocaleString('en-US').padStart(12)}\n`);
-  process.stdout.write(`  ${summary.rows.toLocaleString('en-US')} rows in all\n`);
+  for (const [name, n] of Object.entries(summary.counts)) io.stdout.write(`  ${name.padEnd(width)}  ${n.toLocaleString('en-US').padStart(12)}\n`);
+  io.stdout.write(`  ${'artifacts'.padEnd(width)}  ${summary.artifacts.toLocaleString('en-US').padStart(12)}\n`);
+  io.stdout.write(`  ${summary.rows.toLocaleString('en-US')} rows in all\n`);
   return 0;
 }
 

@@ -12,6 +12,7 @@ import type { RetentionWindows } from '../domain/retention.js';
 import { createLogger } from '../logger.js';
 import { PipelineConfigError } from '../pipeline/graph.js';
 import { SCOPES, type Scope } from '../store/projects.js';
+import { processIo, type CliIo } from './io.js';
 import { UsageError } from './usage-error.js';
 
 const USAGE = `usage: flakehouse <command> [options]
@@ -50,56 +51,56 @@ commands:
 The admin commands call the running server at SERVICE_ENDPOINT (default http://127.0.0.1:$SERVICE_PORT)
 with SERVICE_ADMIN_TOKEN, or the token the server generated in <SERVICE_DATA_DIR>/admin-token.`;
 
-export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): Promise<number> {
+export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env, cwd = process.cwd(), io: CliIo = processIo()): Promise<number> {
   const [command, ...rest] = argv;
   try {
     switch (command) {
       case 'serve':
-        return await serve(rest, env, cwd);
+        return await serve(rest, env, cwd, io);
       case 'validate':
-        return await validate(rest, cwd);
+        return await validate(rest, cwd, io);
       case 'config':
-        return await config(rest, env, cwd);
+        return await config(rest, env, cwd, io);
       case 'project':
-        return await project(rest, env, cwd);
+        return await project(rest, env, cwd, io);
       // Each command's module is loaded when it runs: `report` runs in every CI job and pays only
       // for what it uses (no OpenTelemetry SDK, no ClickHouse client, no daemon).
       case 'report':
-        return await (await import('./report.js')).report(rest, env, cwd);
+        return await (await import('./report.js')).report(rest, env, cwd, io);
       case 'token':
-        return await token(rest, env, cwd);
+        return await token(rest, env, cwd, io);
       case 'dead':
-        return await dead(rest, env, cwd);
+        return await dead(rest, env, cwd, io);
       case 'summary':
       case 'comment':
       case 'gate':
       case 'badge':
-        return await (await import('./pr.js')).prCommand(command, rest, env, cwd);
+        return await (await import('./pr.js')).prCommand(command, rest, env, cwd, io);
       case 'export':
-        return await (await import('./export.js')).exportCommand(rest, env, cwd);
+        return await (await import('./export.js')).exportCommand(rest, env, cwd, io);
       case 'sql':
-        return await (await import('./sql.js')).sqlCommand(rest, env, cwd);
+        return await (await import('./sql.js')).sqlCommand(rest, env, cwd, io);
       case undefined:
       case 'help':
       case '--help':
       case '-h':
-        process.stdout.write(`${USAGE}\n`);
+        io.stdout.write(`${USAGE}\n`);
         return command === undefined ? 2 : 0;
       default:
-        process.stderr.write(`flakehouse: unknown command "${command}"\n\n${USAGE}\n`);
+        io.stderr.write(`flakehouse: unknown command "${command}"\n\n${USAGE}\n`);
         return 2;
     }
   } catch (err) {
     if (err instanceof ConfigError || err instanceof PipelineConfigError || err instanceof UsageError) {
-      process.stderr.write(`flakehouse: ${err.message}\n`);
+      io.stderr.write(`flakehouse: ${err.message}\n`);
       return 2;
     }
-    process.stderr.write(`flakehouse: ${err instanceof Error ? err.message : String(err)}\n`);
+    io.stderr.write(`flakehouse: ${err instanceof Error ? err.message : String(err)}\n`);
     return 1;
   }
 }
 
-async function serve(args: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<number> {
+async function serve(args: string[], env: NodeJS.ProcessEnv, cwd: string, io: CliIo): Promise<number> {
   const { values } = parseArgs({ args, options: { pipeline: { type: 'string' } }, strict: true });
   const settings = loadServerSettings(env, cwd);
   const service = loadServiceConfig({ env, cwd });
@@ -115,8 +116,8 @@ async function serve(args: string[], env: NodeJS.ProcessEnv, cwd: string): Promi
     logger,
     pipelineFile: values.pipeline ? path.resolve(cwd, values.pipeline) : undefined,
   });
-  process.stdout.write(`Flakehouse is listening on ${daemon.url} (data: ${settings.dataDir})\n`);
-  if (settings.dashboard.enabled) process.stdout.write(`Dashboard: ${daemon.url}/ (sign in with a token)\n`);
+  io.stdout.write(`Flakehouse is listening on ${daemon.url} (data: ${settings.dataDir})\n`);
+  if (settings.dashboard.enabled) io.stdout.write(`Dashboard: ${daemon.url}/ (sign in with a token)\n`);
   return await new Promise<number>((resolve) => {
     let stopping = false;
     const stop = (signal: string): void => {
@@ -139,15 +140,15 @@ async function serve(args: string[], env: NodeJS.ProcessEnv, cwd: string): Promi
   });
 }
 
-async function validate(args: string[], cwd: string): Promise<number> {
+async function validate(args: string[], cwd: string, io: CliIo): Promise<number> {
   const file = args[0] ? path.resolve(cwd, args[0]) : undefined;
   const { loadGraph } = await import('../daemon.js');
-  const graph = loadGraph(file);
-  process.stdout.write(`${graph.source}: valid (${graph.pipelines.map((p) => p.id).join(', ')})\n`);
+  const graph = loadGraph(file, cwd);
+  io.stdout.write(`${graph.source}: valid (${graph.pipelines.map((p) => p.id).join(', ')})\n`);
   return 0;
 }
 
-async function config(args: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<number> {
+async function config(args: string[], env: NodeJS.ProcessEnv, cwd: string, io: CliIo): Promise<number> {
   const { values } = parseArgs({ args, options: { json: { type: 'boolean' }, project: { type: 'string' } }, strict: true });
   let loaded = loadServiceConfig({ env, cwd });
   let project: { slug: string; settingsFrom: 'api' | 'storage'; settings: ProjectSettings; retention: RetentionWindows } | undefined;
@@ -181,15 +182,15 @@ async function config(args: string[], env: NodeJS.ProcessEnv, cwd: string): Prom
     reporter,
     ci: detectRunCi(env),
   };
-  if (values.json) process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
+  if (values.json) io.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
   else {
-    process.stdout.write(`config file: ${out.file ?? '(none; defaults and environment only)'}\n`);
-    process.stdout.write(`SERVICE_TOKEN: ${out.token.present ? `set (${out.token.value})` : 'not set'}\n`);
-    if (project) process.stdout.write(`project settings: ${project.slug} (read from ${project.settingsFrom === 'api' ? 'the server' : 'storage'})\n`);
-    for (const [key, source] of Object.entries(loaded.sources)) process.stdout.write(`  ${key} = ${JSON.stringify(getPath(loaded.config, key))}  (${source})\n`);
-    process.stdout.write(`reporter:\n`);
-    for (const [key, value] of Object.entries(out.reporter)) process.stdout.write(`  ${key} = ${JSON.stringify(value)}\n`);
-    process.stdout.write(`CI detected: ${JSON.stringify(out.ci)}\n`);
+    io.stdout.write(`config file: ${out.file ?? '(none; defaults and environment only)'}\n`);
+    io.stdout.write(`SERVICE_TOKEN: ${out.token.present ? `set (${out.token.value})` : 'not set'}\n`);
+    if (project) io.stdout.write(`project settings: ${project.slug} (read from ${project.settingsFrom === 'api' ? 'the server' : 'storage'})\n`);
+    for (const [key, source] of Object.entries(loaded.sources)) io.stdout.write(`  ${key} = ${JSON.stringify(getPath(loaded.config, key))}  (${source})\n`);
+    io.stdout.write(`reporter:\n`);
+    for (const [key, value] of Object.entries(out.reporter)) io.stdout.write(`  ${key} = ${JSON.stringify(value)}\n`);
+    io.stdout.write(`CI detected: ${JSON.stringify(out.ci)}\n`);
   }
   return 0;
 }
@@ -204,25 +205,25 @@ function getPath(obj: unknown, dotted: string): unknown {
   return cur;
 }
 
-async function project(args: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<number> {
+async function project(args: string[], env: NodeJS.ProcessEnv, cwd: string, io: CliIo): Promise<number> {
   const [sub, ...rest] = args;
   if (sub !== 'create') throw new UsageError('usage: flakehouse project create SLUG [--name NAME]');
   const { values, positionals } = parseArgs({ args: rest, options: { name: { type: 'string' }, json: { type: 'boolean' } }, allowPositionals: true, strict: true });
   const slug = positionals[0];
   if (!slug) throw new UsageError('usage: flakehouse project create SLUG [--name NAME]');
   const res = await adminCall(env, cwd, 'POST', '/v1/admin/projects', { slug, name: values.name });
-  if (values.json) process.stdout.write(`${JSON.stringify(res)}\n`);
-  else process.stdout.write(`created project ${String(res.slug)} (${String(res.id)})\n`);
+  if (values.json) io.stdout.write(`${JSON.stringify(res)}\n`);
+  else io.stdout.write(`created project ${String(res.slug)} (${String(res.id)})\n`);
   return 0;
 }
 
-async function token(args: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<number> {
+async function token(args: string[], env: NodeJS.ProcessEnv, cwd: string, io: CliIo): Promise<number> {
   const [sub, ...rest] = args;
   if (sub === 'revoke') {
     const id = rest[0];
     if (!id) throw new UsageError('usage: flakehouse token revoke ID');
     await adminCall(env, cwd, 'DELETE', `/v1/admin/tokens/${encodeURIComponent(id)}`);
-    process.stdout.write(`revoked ${id}\n`);
+    io.stdout.write(`revoked ${id}\n`);
     return 0;
   }
   if (sub !== 'create') throw new UsageError('usage: flakehouse token create --project SLUG --scopes ingest,read,quarantine [--json]');
@@ -232,10 +233,10 @@ async function token(args: string[], env: NodeJS.ProcessEnv, cwd: string): Promi
   const unknown = scopes.filter((s) => !SCOPES.includes(s as Scope));
   if (unknown.length > 0) throw new UsageError(`token create: unknown scope ${unknown.join(', ')} (known: ${SCOPES.join(', ')})`);
   const res = await adminCall(env, cwd, 'POST', `/v1/admin/projects/${encodeURIComponent(values.project)}/tokens`, { scopes });
-  if (values.json) process.stdout.write(`${JSON.stringify({ ...res, project: values.project })}\n`);
+  if (values.json) io.stdout.write(`${JSON.stringify({ ...res, project: values.project })}\n`);
   else {
-    process.stdout.write(`token for project ${values.project} with scopes ${(res.scopes as string[]).join(', ')} (id ${String(res.id)}); shown once:\n\n`);
-    process.stdout.write(`  SERVICE_TOKEN=${String(res.token)}\n`);
+    io.stdout.write(`token for project ${values.project} with scopes ${(res.scopes as string[]).join(', ')} (id ${String(res.id)}); shown once:\n\n`);
+    io.stdout.write(`  SERVICE_TOKEN=${String(res.token)}\n`);
   }
   return 0;
 }
@@ -256,7 +257,7 @@ interface DeadJobItem {
 
 const DEAD_USAGE = 'usage: flakehouse dead list [--limit N] [--cursor C] [--json] | dead show ID | dead requeue ID | dead drop ID';
 
-async function dead(args: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<number> {
+async function dead(args: string[], env: NodeJS.ProcessEnv, cwd: string, io: CliIo): Promise<number> {
   const [sub, ...rest] = args;
   if (sub === 'list') {
     const { values } = parseArgs({ args: rest, options: { limit: { type: 'string' }, cursor: { type: 'string' }, json: { type: 'boolean' } }, strict: true });
@@ -266,12 +267,12 @@ async function dead(args: string[], env: NodeJS.ProcessEnv, cwd: string): Promis
     const q = query.toString();
     const res = await adminCall(env, cwd, 'GET', `/v1/admin/dead-jobs${q ? `?${q}` : ''}`);
     if (values.json) {
-      process.stdout.write(`${JSON.stringify(res)}\n`);
+      io.stdout.write(`${JSON.stringify(res)}\n`);
       return 0;
     }
     const items = res.items as DeadJobItem[];
     if (items.length === 0) {
-      process.stdout.write('no dead jobs\n');
+      io.stdout.write('no dead jobs\n');
       return 0;
     }
     const rows = items.map((d) => [
@@ -285,22 +286,22 @@ async function dead(args: string[], env: NodeJS.ProcessEnv, cwd: string): Promis
       d.frozenLeaseId ? `lease ${d.frozenLeaseId.slice(0, 8)}` : '',
       oneLine(d.lastError, 80),
     ]);
-    process.stdout.write(table(['ID', 'PROJECT', 'SOURCE', 'ATTEMPTS', 'EXECUTIONS', 'BYTES', 'DIED', 'FROZEN', 'LAST ERROR'], rows));
-    if (typeof res.nextCursor === 'string') process.stdout.write(`more: flakehouse dead list --cursor ${res.nextCursor}\n`);
+    io.stdout.write(table(['ID', 'PROJECT', 'SOURCE', 'ATTEMPTS', 'EXECUTIONS', 'BYTES', 'DIED', 'FROZEN', 'LAST ERROR'], rows));
+    if (typeof res.nextCursor === 'string') io.stdout.write(`more: flakehouse dead list --cursor ${res.nextCursor}\n`);
     return 0;
   }
   const id = rest[0];
   if (!id || rest.length > 1 || (sub !== 'show' && sub !== 'requeue' && sub !== 'drop')) throw new UsageError(DEAD_USAGE);
   const path = `/v1/admin/dead-jobs/${encodeURIComponent(id)}`;
   if (sub === 'show') {
-    process.stdout.write(`${JSON.stringify(await adminCall(env, cwd, 'GET', path), null, 2)}\n`);
+    io.stdout.write(`${JSON.stringify(await adminCall(env, cwd, 'GET', path), null, 2)}\n`);
     return 0;
   }
   const res = sub === 'requeue' ? await adminCall(env, cwd, 'POST', `${path}/requeue`) : await adminCall(env, cwd, 'DELETE', path);
   const ids = res.jobIds as string[];
   const lease = typeof res.frozenLeaseId === 'string' ? ` (frozen lease ${res.frozenLeaseId}: its dead jobs go together)` : '';
-  process.stdout.write(`${sub === 'requeue' ? 'requeued' : 'dropped'} ${ids.join(', ')}${lease}\n`);
-  if (sub === 'drop') process.stdout.write('idempotency keys released: the batches can be sent again\n');
+  io.stdout.write(`${sub === 'requeue' ? 'requeued' : 'dropped'} ${ids.join(', ')}${lease}\n`);
+  if (sub === 'drop') io.stdout.write('idempotency keys released: the batches can be sent again\n');
   return 0;
 }
 

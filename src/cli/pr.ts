@@ -13,6 +13,7 @@ import type { CiDetection } from '../reporter/ci-detect.js';
 import { commitFromLastReport, readLastReport, type LastReport } from '../reporter/last-report.js';
 import { detectRunCi } from '../reporter/send.js';
 import { loadReporterSettings, type ReporterSettings } from '../reporter/settings.js';
+import type { CliIo } from './io.js';
 
 export const PR_COMMANDS = ['summary', 'comment', 'gate', 'badge'] as const;
 export type PrCommand = (typeof PR_COMMANDS)[number];
@@ -42,17 +43,20 @@ interface Context {
   lastReport?: LastReport;
   out: (text: string) => void;
   warn: (text: string) => void;
+  /** Progress and errors, to stderr as they are. */
+  err: (text: string) => void;
 }
 
-export async function prCommand(command: PrCommand, args: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<number> {
+export async function prCommand(command: PrCommand, args: string[], env: NodeJS.ProcessEnv, cwd: string, io: CliIo): Promise<number> {
   try {
     const ctx: Context = {
       env,
       cwd,
       settings: loadReporterSettings({ env, cwd }),
       ci: detectRunCi(env),
-      out: (text) => process.stdout.write(text),
-      warn: (text) => process.stderr.write(env.GITHUB_ACTIONS === 'true' ? `::warning title=Flakehouse::${text.replace(/%/g, '%25').replace(/\r?\n/g, '%0A')}\n` : `flakehouse: warning: ${text}\n`),
+      out: (text) => io.stdout.write(text),
+      err: (text) => io.stderr.write(text),
+      warn: (text) => io.stderr.write(env.GITHUB_ACTIONS === 'true' ? `::warning title=Flakehouse::${text.replace(/%/g, '%25').replace(/\r?\n/g, '%0A')}\n` : `flakehouse: warning: ${text}\n`),
     };
     switch (command) {
       case 'summary':
@@ -66,7 +70,7 @@ export async function prCommand(command: PrCommand, args: string[], env: NodeJS.
     }
   } catch (err) {
     if (err instanceof PrUsageError) {
-      process.stderr.write(`flakehouse ${command}: ${err.message}\n`);
+      io.stderr.write(`flakehouse ${command}: ${err.message}\n`);
       return 2;
     }
     throw err;
@@ -131,7 +135,7 @@ function commitOfLastReport(ctx: Context): string {
   if (!found.ok) throw new PrUsageError(`no commit: no CI system was detected, SERVICE_COMMIT_SHA is unset and ${found.reason} (looked in ${ctx.settings.bufferDir}, SERVICE_BUFFER_DIR); ${how}`);
   const r = found.report;
   ctx.lastReport = r;
-  process.stderr.write(`flakehouse: commit ${r.commitSha.slice(0, 12)} on ${r.branch}, from the last \`flakehouse report\` here (${r.reportedAt}); pass --commit to look up another\n`);
+  ctx.err(`flakehouse: commit ${r.commitSha.slice(0, 12)} on ${r.branch}, from the last \`flakehouse report\` here (${r.reportedAt}); pass --commit to look up another\n`);
   return r.commitSha;
 }
 
@@ -170,11 +174,11 @@ async function untilFound<T>(ctx: Context, sha: string, waitS: number, once: () 
     // Found but still arriving (a large run sent in parts): a verdict now would judge half a run.
     const whole = found !== null && complete(found);
     if (whole || Date.now() >= deadline) {
-      if (found !== null && !whole) process.stderr.write(`flakehouse: warning: a run of commit ${sha.slice(0, 12)} is still arriving; judging the part received so far\n`);
+      if (found !== null && !whole) ctx.err(`flakehouse: warning: a run of commit ${sha.slice(0, 12)} is still arriving; judging the part received so far\n`);
       return found;
     }
     if (!told) {
-      process.stderr.write(
+      ctx.err(
         found === null
           ? `flakehouse: no results for commit ${sha.slice(0, 12)} yet; waiting up to ${waitS} s for them to be processed\n`
           : `flakehouse: a run of commit ${sha.slice(0, 12)} is still arriving; waiting up to ${waitS} s for the rest\n`,
@@ -220,7 +224,7 @@ async function dashboardProjectUrl(ctx: Context, knownSlug?: string): Promise<st
 /** A remote failure: a warning and exit 0 (CI goes on), or exit 1 with --strict. */
 function remoteFailure(ctx: Context, strict: boolean | undefined, message: string): number {
   if (strict) {
-    process.stderr.write(`flakehouse: ${message}\n`);
+    ctx.err(`flakehouse: ${message}\n`);
     return 1;
   }
   ctx.warn(`${message} (not failing the build; pass --strict to fail it)`);

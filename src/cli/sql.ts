@@ -3,13 +3,14 @@
 // the sql scope) or, with --admin, the admin token. Without a query it reads one from stdin.
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { Readable, type Writable } from 'node:stream';
+import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { parseArgs } from 'node:util';
 import { loadServerSettings } from '../config/daemon-env.js';
 import { loadServiceConfig } from '../config/service-yml.js';
 import { readRefusal } from './refusal.js';
+import type { CliIo } from './io.js';
 import { UsageError } from './usage-error.js';
 
 export const SQL_USAGE = 'usage: flakehouse sql ["SELECT …"] [--format table|csv|tsv|json|jsonl|FORMAT] [--admin] [--database DB]';
@@ -17,12 +18,7 @@ export const SQL_USAGE = 'usage: flakehouse sql ["SELECT …"] [--format table|c
 /** Short names; anything else is passed on as a ClickHouse format name. */
 const FORMATS: Record<string, string> = { table: 'TabSeparatedWithNames', csv: 'CSVWithNames', tsv: 'TabSeparatedWithNames', json: 'JSON', jsonl: 'JSONEachRow' };
 
-export interface SqlIo {
-  stdin: NodeJS.ReadableStream & { isTTY?: boolean };
-  stdout: Writable;
-}
-
-export async function sqlCommand(args: string[], env: NodeJS.ProcessEnv, cwd: string, io: SqlIo = { stdin: process.stdin, stdout: process.stdout }): Promise<number> {
+export async function sqlCommand(args: string[], env: NodeJS.ProcessEnv, cwd: string, io: Pick<CliIo, 'stdin' | 'stdout'>): Promise<number> {
   let parsed: { values: { format?: string; admin?: boolean; database?: string }; positionals: string[] };
   try {
     parsed = parseArgs({

@@ -1,5 +1,5 @@
-// A new user's path with the real binaries: start prints a token; project and token commands work
-// against the running server; project B's token never sees project A's runs.
+// A new user's path: `flakehouse serve` as a process prints a token; the project and token commands
+// (run in-process, test/helpers/process.ts) work against that running server; project B's token never sees project A's runs.
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';

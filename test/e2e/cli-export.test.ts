@@ -1,4 +1,4 @@
-// `flakehouse export` for real: the daemon and the CLI as processes; the file it writes is
+// `flakehouse export` for real: the daemon as a process, the command in-process; the file it writes is
 // gunzipped and read back. Refusals (no token, a bad token, no read scope, no server) are clear
 // errors with exit codes, and leave no file behind.
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';

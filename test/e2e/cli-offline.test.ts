@@ -1,9 +1,10 @@
-// The real `flakehouse` binary as a child process, for the commands that need no server.
+// The `flakehouse` commands that need no server; the binary itself as a child process, from its
+// build and from the sources.
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REPO_ROOT, runCli, type CliResult } from '../helpers/process.js';
+import { REPO_ROOT, runCli, runCliProcess, type CliResult } from '../helpers/process.js';
 
 const TOKEN = 'fh_live_0123456789abcdefSECRETSECRET';
 
@@ -29,6 +30,11 @@ function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
 
 function cli(args: string[], opts: { cwd: string; env?: Record<string, string> }): Promise<CliResult> {
   return runCli(args, { cwd: opts.cwd, env: cleanEnv(opts.env), timeoutMs: 60_000 });
+}
+
+/** As `cli`, as its own process (bin/flakehouse.js). */
+function cliProcess(args: string[], opts: { cwd: string; env?: Record<string, string> }): Promise<CliResult> {
+  return runCliProcess(args, { cwd: opts.cwd, env: cleanEnv(opts.env), timeoutMs: 60_000 });
 }
 
 async function subdir(name: string, files: Record<string, string> = {}): Promise<string> {
@@ -99,18 +105,18 @@ describe('flakehouse CLI (offline commands)', () => {
 
   it('runs from the sources through tsx as it does from the build (the image has no build)', async () => {
     const cwd = await subdir('from-sources', { 'service.yml': 'project: web\n' });
-    const fromSources = await cli(['config', '--json'], { cwd, env: { FLAKEHOUSE_CLI_FROM_SOURCES: '1' } });
+    const fromSources = await cliProcess(['config', '--json'], { cwd, env: { FLAKEHOUSE_CLI_FROM_SOURCES: '1' } });
     expect(fromSources.stderr).toBe('');
     expect(fromSources.code).toBe(0);
-    expect(fromSources.stdout).toBe((await cli(['config', '--json'], { cwd })).stdout);
-    const validate = await cli(['validate'], { cwd, env: { FLAKEHOUSE_CLI_FROM_SOURCES: '1' } });
+    expect(fromSources.stdout).toBe((await cliProcess(['config', '--json'], { cwd })).stdout);
+    const validate = await cliProcess(['validate'], { cwd, env: { FLAKEHOUSE_CLI_FROM_SOURCES: '1' } });
     expect(validate.code).toBe(0);
     expect(validate.stdout).toBe('pipelines/default.yaml: valid (executions, events)\n');
   });
 
   it('an unknown command exits 2 with the usage', async () => {
     const cwd = await subdir('unknown');
-    const res = await cli(['frobnicate'], { cwd });
+    const res = await cliProcess(['frobnicate'], { cwd });
     expect(res.code).toBe(2);
     expect(res.stderr).toContain('unknown command "frobnicate"');
     expect(res.stderr).toContain('usage: flakehouse');

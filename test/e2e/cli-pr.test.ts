@@ -1,5 +1,6 @@
-// `flakehouse summary | comment | gate | badge` as real processes against a real daemon, with a
-// local HTTP server playing GitHub's REST API (issue comments, paginated with Link headers).
+// `flakehouse summary | comment | gate | badge` against a real daemon, with a local HTTP server
+// playing GitHub's REST API (issue comments, paginated with Link headers). The commands run
+// in-process (test/helpers/process.ts); the GitHub Action's steps run as written, through bash and npx.
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';

@@ -1,5 +1,5 @@
-// `flakehouse config --json --project SLUG` with the real binaries: the project's settings layer
-// comes from the running server's admin API, and from storage once the server is down; each key
+// `flakehouse config --json --project SLUG` against a `flakehouse serve` process: the project's
+// settings layer comes from the running server's admin API, and from storage once the server is down; each key
 // names its source (default | file | settings | env).
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -1,4 +1,4 @@
-// `flakehouse report` as CI runs it: the real binary against a real `flakehouse serve` process.
+// `flakehouse report` as CI runs it (in-process) against a real `flakehouse serve` process.
 // The server is down for the first report (exit 0, a warning, the run buffered; --strict exits 1),
 // comes back at the same address, and the next report replays the buffered run exactly once and
 // syncs CODEOWNERS and the service.yml channels. `config --json` shows the resolved reporter.

@@ -1,8 +1,11 @@
-// Runs `flakehouse` as a real child process: `serve` for crash and CLI tests, and the one-shot
-// commands. bin/flakehouse.js runs the CLI build (test/helpers/global-setup.ts) while it is current.
+// Runs `flakehouse`: its commands in this process (runCli, main() with buffers for its output),
+// or as a real child process (runCliProcess, bin/flakehouse.js, which runs the CLI build
+// test/helpers/global-setup.ts makes while it is current), and `serve` for crash and CLI tests.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { Readable, Writable } from 'node:stream';
+import { main } from '../../src/cli/main.js';
 
 export const REPO_ROOT = path.resolve(import.meta.dirname, '../..');
 export const BIN = path.join(REPO_ROOT, 'bin/flakehouse.js');
@@ -14,11 +17,46 @@ export interface CliResult {
   stderr: string;
 }
 
+/** A stream that keeps what is written to it. */
+class Captured extends Writable {
+  private readonly chunks: Buffer[] = [];
+  override _write(chunk: Buffer | string, encoding: BufferEncoding, done: (err?: Error | null) => void): void {
+    this.chunks.push(typeof chunk === 'string' ? Buffer.from(chunk, encoding) : chunk);
+    done();
+  }
+  text(): string {
+    return Buffer.concat(this.chunks).toString('utf8');
+  }
+}
+
+/**
+ * One `flakehouse` command, run in this process: the CLI's main() with the arguments, `env` (and
+ * PATH, nothing else of this process's environment) and `cwd`, an empty stdin and buffers for
+ * stdout and stderr. What a command does and prints is the same as in its own process, which costs
+ * a Node start and the CLI's load each time (about 0.3 CPU-seconds); runCliProcess covers the
+ * process itself (the bin, the build and the sources, exit codes).
+ */
+export async function runCli(args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<CliResult> {
+  const stdout = new Captured();
+  const stderr = new Captured();
+  const ran = main(args, { PATH: process.env.PATH ?? '', ...opts.env }, opts.cwd ?? process.cwd(), { stdin: Readable.from([]), stdout, stderr });
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`flakehouse ${args.join(' ')} did not finish within ${opts.timeoutMs ?? 120_000} ms`)), opts.timeoutMs ?? 120_000);
+  });
+  try {
+    const code = await Promise.race([ran, timedOut]);
+    return { code, stdout: stdout.text(), stderr: stderr.text() };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /**
  * One `flakehouse` command as its own process. Only PATH and `env` reach it, so the outer
  * environment (CI's variables, SERVICE_*) cannot leak in. A non-zero exit is a result, not an error.
  */
-export function runCli(args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<CliResult> {
+export function runCliProcess(args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     execFile(process.execPath, [BIN, ...args], { cwd: opts.cwd, env: { PATH: process.env.PATH ?? '', ...opts.env }, timeout: opts.timeoutMs ?? 120_000, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
       if (!err) return resolve({ code: 0, stdout, stderr });
