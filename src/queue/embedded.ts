@@ -639,15 +639,21 @@ export class EmbeddedQueue implements Queue {
     return lease;
   }
 
-  /** Resolves when a job is enqueued or after `timeoutMs`, whichever is first. */
+  /**
+   * Resolves when a job is enqueued, when a delayed job's backoff ends, or after `timeoutMs`,
+   * whichever is first: a retry runs when it is due, not at the next poll.
+   */
   waitForWork(timeoutMs: number): Promise<void> {
     if (this.readyHead < this.ready.length || this.frozenReady.length > 0 || this.groupsReady.length > 0) return Promise.resolve();
+    const now = Date.now();
+    let waitMs = timeoutMs;
+    for (const d of this.delayed) waitMs = Math.min(waitMs, Math.max(0, d.availableAt - now));
     return new Promise((resolve) => {
       // On timeout the waiter is dropped: an idle daemon would otherwise collect one per poll.
       const t = setTimeout(() => {
         this.workWaiters = this.workWaiters.filter((w) => w !== done);
         resolve();
-      }, timeoutMs);
+      }, waitMs);
       const done = (): void => {
         clearTimeout(t);
         resolve();

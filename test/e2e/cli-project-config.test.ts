@@ -5,7 +5,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { runCli, startServerProcess, type CliResult, type ServerProcess } from '../helpers/process.js';
+import { runCli, runCliProcess, startServerProcess, type CliResult, type ServerProcess } from '../helpers/process.js';
 
 const dataDir = mkdtempSync(path.join(tmpdir(), 'fh-e2e-projcfg-'));
 let server: ServerProcess | undefined;
@@ -16,6 +16,9 @@ afterAll(async () => {
 });
 
 const cli = (args: string[], env: Record<string, string>): Promise<CliResult> => runCli(args, { cwd: dataDir, env });
+// Offline, the command opens the server's storage: chDB takes one data directory per process, and
+// this test process has its own open.
+const cliProcess = (args: string[], env: Record<string, string>): Promise<CliResult> => runCliProcess(args, { cwd: dataDir, env });
 
 describe('flakehouse config --project', () => {
   it('shows the settings layer online (admin API) and offline (storage), with sources', async () => {
@@ -50,14 +53,14 @@ describe('flakehouse config --project', () => {
     expect(plain.project).toBeUndefined();
 
     expect(await server.stop()).toBe(0);
-    const offline = await cli(['config', '--json', '--project', 'default'], env);
+    const offline = await cliProcess(['config', '--json', '--project', 'default'], env);
     expect(offline.code, offline.stderr).toBe(0);
     const b = JSON.parse(offline.stdout);
     expect(b.project.settingsFrom).toBe('storage');
     expect(b.config).toEqual(a.config);
     expect(b.sources).toEqual(a.sources);
 
-    const missing = await cli(['config', '--json', '--project', 'nope'], env);
+    const missing = await cliProcess(['config', '--json', '--project', 'nope'], env);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain('project "nope" not found');
   }, 120_000);
