@@ -39,7 +39,7 @@ async function listAll(url: string, token: string, branch: string): Promise<any[
 describe('crash recovery (kill -9)', () => {
   it('stores every accepted execution exactly once across two kill -9 cycles, and replays stay deduplicated', async () => {
     // The production default: the pipeline on its own thread.
-    const env = { SERVICE_DATA_DIR: dataDir, POLL_INTERVAL_MS: '10', SERVICE_PIPELINE_THREAD: 'true' };
+    const env = { SERVICE_DATA_DIR: dataDir, SERVICE_PIPELINE_THREAD: 'true' };
     server = await startServerProcess(env);
     const token = bootstrapToken(dataDir);
     expect(statSync(path.join(dataDir, 'bootstrap-token')).mode & 0o777).toBe(0o600);
