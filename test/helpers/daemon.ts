@@ -51,7 +51,7 @@ export interface TestDaemon {
 }
 
 export async function startTestDaemon(
-  opts: { env?: Record<string, string>; work?: boolean; dataDir?: string; database?: string; pipelineFile?: string; logger?: Logger; rateLimitClock?: () => number; sessionClock?: () => number; dashboardDir?: string } = {},
+  opts: { env?: Record<string, string>; work?: boolean; dataDir?: string; database?: string; pipelineFile?: string; logger?: Logger; rateLimitClock?: () => number; sessionClock?: () => number; dashboardDir?: string; threadFromSources?: boolean } = {},
 ): Promise<TestDaemon> {
   const dataDir = opts.dataDir ?? mkdtempSync(path.join(SCRATCH_DIR, 'fh-test-data-'));
   const database = opts.database ?? `t_${randomBytes(6).toString('hex')}`;
@@ -62,8 +62,8 @@ export async function startTestDaemon(
     SERVICE_CLICKHOUSE_DATABASE: database,
     // POLL_INTERVAL_MS stays at its default (250 ms): the runtime wakes when a job is enqueued or a
     // retry is due, so a shorter poll only costs CPU (20 ms cost each idle daemon 2.5 % of a core).
-    // A pipeline thread re-imports src/ through tsx in every daemon (seconds each); the tests that
-    // cover the thread path (pipeline-thread, worker-isolation, dead-letters) set it explicitly.
+    // A pipeline thread costs a second start of the pipeline in every daemon; the tests that cover
+    // the thread path (pipeline-thread, worker-isolation, dead-letters) set it explicitly.
     SERVICE_PIPELINE_THREAD: 'false',
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     ...opts.env,
@@ -71,6 +71,11 @@ export async function startTestDaemon(
   await chdbEngine();
   const settings = loadServerSettings(env, dataDir);
   const service = loadServiceConfig({ env, cwd: dataDir });
+  // A pipeline thread runs the CLI build's worker while it is current (src/pipeline/thread/entry.mjs);
+  // `threadFromSources` has this daemon's thread transpile the sources instead, as without a build.
+  // Workers copy the environment when they start, so the variable is set only meanwhile.
+  const fromSourcesBefore = process.env.FLAKEHOUSE_CLI_FROM_SOURCES;
+  if (opts.threadFromSources) process.env.FLAKEHOUSE_CLI_FROM_SOURCES = '1';
   const daemon = await startDaemon({
     settings,
     service,
@@ -82,6 +87,9 @@ export async function startTestDaemon(
     sessionClock: opts.sessionClock,
     dashboardDir: opts.dashboardDir,
     announce: () => {},
+  }).finally(() => {
+    if (fromSourcesBefore === undefined) delete process.env.FLAKEHOUSE_CLI_FROM_SOURCES;
+    else process.env.FLAKEHOUSE_CLI_FROM_SOURCES = fromSourcesBefore;
   });
   const { readFileSync } = await import('node:fs');
   const token = readFileSync(path.join(dataDir, 'bootstrap-token'), 'utf8').trim();

@@ -1,7 +1,8 @@
 // SERVICE_PIPELINE_THREAD=true (the default): processors and exporters on their own thread,
 // reaching the store and the queue on the main thread by message; false: everything on one thread.
 // The same guarantees either way: results stored once, events after the commit, counters visible,
-// maintenance holds the lease loop.
+// maintenance holds the lease loop. The thread here runs the TypeScript sources through tsx, as in an
+// image without the CLI build; the other thread tests (worker-isolation, dead-letters) run the build's.
 import { readFileSync, readdirSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { DomainEvent } from '../../src/domain/events.js';
@@ -28,7 +29,7 @@ describe.each([
 
   it('processes, emits and counts; a replay writes nothing twice', async () => {
     const before = threadNiceness().filter((n) => n === 10).length;
-    td = await startTestDaemon({ env: { SERVICE_PIPELINE_THREAD: thread } });
+    td = await startTestDaemon({ env: { SERVICE_PIPELINE_THREAD: thread }, threadFromSources: true });
     // The pipeline thread yields the CPU to the HTTP thread: it runs at niceness 10 (Linux).
     if (process.platform === 'linux') expect(threadNiceness().filter((n) => n === 10).length - before).toBe(thread === 'true' ? 1 : 0);
     const t = td;
