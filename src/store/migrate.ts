@@ -29,19 +29,35 @@ export function splitStatements(sql: string): string[] {
     .filter((s) => s.length > 0);
 }
 
-export async function migrate(store: Store): Promise<number[]> {
+/** Applies the migrations of `dir` not yet recorded; returns their versions. */
+export async function migrate(store: Store, dir = MIGRATIONS_DIR): Promise<number[]> {
   await store.command(
     `CREATE TABLE IF NOT EXISTS ${store.table('schema_migrations')} (version UInt32, name String, applied_at DateTime64(3, 'UTC') DEFAULT now64(3)) ENGINE = ReplacingMergeTree ORDER BY version`,
   );
   const done = new Set(
     (await store.query<{ version: number }>(`SELECT version FROM ${store.table('schema_migrations')} FINAL`)).map((r) => Number(r.version)),
   );
-  const applied: number[] = [];
-  for (const m of loadMigrations()) {
+  const applied: Migration[] = [];
+  let failure: { error: unknown } | undefined;
+  for (const m of loadMigrations(dir)) {
     if (done.has(m.version)) continue;
-    for (const stmt of m.statements) await store.command(stmt.replaceAll('{db}', `\`${store.database}\``));
-    await store.insert('schema_migrations', [{ version: m.version, name: m.name }], `migration:${m.version}`);
-    applied.push(m.version);
+    try {
+      for (const stmt of m.statements) await store.command(stmt.replaceAll('{db}', `\`${store.database}\``));
+    } catch (error) {
+      failure = { error };
+      break;
+    }
+    applied.push(m);
   }
-  return applied;
+  // One insert records them all (a new database applies every migration: one part, not eight), also
+  // when a later one failed, so the next start resumes after the last that succeeded.
+  if (applied.length > 0) {
+    await store.insert(
+      'schema_migrations',
+      applied.map((m) => ({ version: m.version, name: m.name })),
+      `migration:${applied.map((m) => m.version).join(',')}`,
+    );
+  }
+  if (failure) throw failure.error;
+  return applied.map((m) => m.version);
 }

@@ -1,5 +1,8 @@
 // The store against the real engine: TabSeparated round trips and migrations.
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore, type Store } from '../../src/store/client.js';
 import { migrate } from '../../src/store/migrate.js';
@@ -22,6 +25,27 @@ describe('store', () => {
     expect(await migrate(store)).toEqual([]);
     const tables = await store.query<{ name: string }>(`SELECT name FROM system.tables WHERE database = {db:String} ORDER BY name`, { db: store.database });
     expect(tables.map((t) => t.name)).toEqual(expect.arrayContaining(['executions', 'projects', 'receipts', 'runs', 'test_identities', 'tokens']));
+  });
+
+  it('records the migrations applied before one that fails, and resumes after them', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'fh-migrations-'));
+    const own = await openStore({ chdbPath: CHDB_PATH, database: `t_${randomBytes(6).toString('hex')}` });
+    try {
+      writeFileSync(path.join(dir, '001_first.sql'), 'CREATE TABLE IF NOT EXISTS {db}.first (id UInt32) ENGINE = MergeTree ORDER BY id;\n');
+      writeFileSync(path.join(dir, '002_second.sql'), 'CREATE TABLE IF NOT EXISTS {db}.second (id UInt32) ENGINE = MergeTree ORDER BY id;\n');
+      writeFileSync(path.join(dir, '003_broken.sql'), 'CREATE TABLE {db}.broken (id NoSuchType) ENGINE = MergeTree ORDER BY id;\n');
+      await expect(migrate(own, dir)).rejects.toThrow(/NoSuchType/);
+      const recorded = async (): Promise<number[]> =>
+        (await own.query<{ version: number }>(`SELECT version FROM ${own.table('schema_migrations')} FINAL ORDER BY version`)).map((r) => Number(r.version));
+      expect(await recorded()).toEqual([1, 2]);
+      writeFileSync(path.join(dir, '003_broken.sql'), 'CREATE TABLE IF NOT EXISTS {db}.broken (id UInt32) ENGINE = MergeTree ORDER BY id;\n');
+      expect(await migrate(own, dir)).toEqual([3]);
+      expect(await recorded()).toEqual([1, 2, 3]);
+    } finally {
+      await own.command(`DROP DATABASE IF EXISTS \`${own.database}\``);
+      await own.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('round-trips awkward strings, nulls and times through TabSeparated inserts', async () => {
