@@ -18,6 +18,10 @@ export default defineConfig({
     // processes, servers and timers its tests start, and a third worker fills those gaps. On two
     // cores, in one run: 2 workers 137 s, 3 workers 118 s, 4 workers 126 s (233, 226, 246 CPU-s).
     maxWorkers: Math.ceil(availableParallelism() * 1.5),
+    // V8 collects garbage on each worker's own thread instead of background threads: with three
+    // workers and chDB's pools already on two cores, the helpers only add contention. Full runs on
+    // two cores, alternating: 160 and 168 s (302 and 321 CPU-s) against 170 and 186 s (323 and 354).
+    execArgv: ['--single-threaded-gc'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
   },
