@@ -41,6 +41,13 @@ export interface TestDaemon {
   request(method: string, urlPath: string, opts?: { token?: string | null; body?: unknown; headers?: Record<string, string> }): Promise<{ status: number; headers: Headers; json: any; text: string }>;
   /** Posts native batches in order (each must get 202) and waits until every one is processed. */
   ingest(...batches: Record<string, unknown>[]): Promise<string[]>;
+  /**
+   * Resolves once the queue is empty (every accepted job processed, or dead), checked in memory:
+   * no request, no query. Before polling the API for what the pipeline writes, so the poll finds
+   * it at once instead of asking again while the jobs are still in flight. Gives up quietly after
+   * `timeoutMs` (the poll that follows decides).
+   */
+  settled(timeoutMs?: number): Promise<void>;
   /** Polls until `fn` returns a truthy value (or throws after `timeoutMs`). */
   waitFor<T>(fn: () => Promise<T | undefined | null | false>, timeoutMs?: number): Promise<T>;
   /** Stops the daemon; keeps the data dir and database so a restart sees the same state. */
@@ -138,6 +145,10 @@ export async function startTestDaemon(
       }
       await td.waitFor(async () => receipts.every((r) => processed.has(r)), 20_000);
       return receipts;
+    },
+    async settled(timeoutMs = 20_000) {
+      const deadline = Date.now() + timeoutMs;
+      while (daemon.queue.depth() > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
     },
     async waitFor(fn, timeoutMs = 10_000) {
       const deadline = Date.now() + timeoutMs;

@@ -54,6 +54,7 @@ async function ingestAndRead(executions: unknown[], key: string, token = td.toke
   const branch = `art-${randomBytes(5).toString('hex')}`;
   const res = await td.request('POST', '/v1/ingest', { token, body: nativeBatch({ key, executions, resource: { branch } }) });
   expect(res.status, res.text).toBe(202);
+  await td.settled();
   const run = await td.waitFor(async () => (await td.request('GET', `/v1/runs?branch=${branch}`, { token })).json.items[0]);
   const detail = await td.request('GET', `/v1/runs/${run.id}`, { token });
   expect(detail.status).toBe(200);
@@ -449,6 +450,7 @@ describe('flakehouse report with attachments', () => {
       expect(output).toContain('uploaded 2 artifact(s)');
       expect(output).toMatch(/unrelated\.webm skipped: its path names no test/);
 
+      await td.settled();
       const run = await td.waitFor(async () => (await td.request('GET', `/v1/runs?branch=${branch}`)).json.items[0]);
       const detail = (await td.request('GET', `/v1/runs/${run.id}`)).json;
       const coupon = detail.executions.find((e: any) => e.title === 'applies a coupon');

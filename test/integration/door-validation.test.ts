@@ -36,6 +36,7 @@ async function runsOn(branch: string): Promise<any[]> {
 
 /** Waits until a run on `branch` is stored and returns it with its executions. */
 async function storedRun(branch: string): Promise<any> {
+  await td.settled();
   const [run] = await td.waitFor(async () => {
     const items = await runsOn(branch);
     return items.length > 0 ? items : undefined;
@@ -318,6 +319,7 @@ describe('around the poisons', () => {
       expect((await td.request('POST', '/v1/ingest', { body: good[i] })).status).toBe(202);
       expect((await td.request('POST', '/v1/ingest', { body: poisons[i] })).status).toBe(400);
     }
+    await td.settled();
     await td.waitFor(async () => (await runsOn(branch)).length === 3 || undefined, 20_000);
     expect(await deadJobs()).toBe(0);
   });

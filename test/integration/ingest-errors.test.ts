@@ -67,6 +67,7 @@ async function listRuns(td: TestDaemon, query: string, token?: string): Promise<
 }
 
 async function waitForRuns(td: TestDaemon, branch: string, n: number): Promise<any[]> {
+  await td.settled();
   return td.waitFor(async () => {
     const items = await listRuns(td, `branch=${encodeURIComponent(branch)}&limit=100`);
     return items.length >= n ? items : undefined;

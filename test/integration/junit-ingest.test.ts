@@ -129,6 +129,7 @@ describe('POST /v1/ingest/junit with every fixture', () => {
   it('turns every accepted report into exactly one run', async () => {
     const accepted = posted.filter((p) => p.status === 202);
     expect(accepted.length).toBeGreaterThan(50);
+    await td.settled(100_000);
     const fixtureRuns = await td.waitFor(async () => {
       const runs = (await listAllRuns()).filter((r) => String(r.branch).startsWith('fx-'));
       return runs.length >= accepted.length ? runs : undefined;
@@ -279,6 +280,7 @@ describe('POST /v1/ingest/junit refusals and encodings', () => {
     });
     expect(res.status).toBe(202);
     expect(res.json).toMatchObject({ acceptedExecutions: 2, deduplicated: false });
+    await td.settled();
     const run = await td.waitFor(() => runOnBranch('gzip-json'), 20_000);
     expect(run).toMatchObject({ status: 'failed', startedAt: '2024-05-01T10:00:00.000Z', counts: { total: 2, passed: 1, failed: 1, skipped: 0, flaky: 0 } });
     const d = await td.request('GET', `/v1/runs/${run.id}`);
@@ -294,6 +296,7 @@ describe('POST /v1/ingest/junit refusals and encodings', () => {
     expect(b.status).toBe(202);
     expect(a.json.deduplicated).toBe(false);
     expect(b.json).toEqual({ receiptId: a.json.receiptId, acceptedExecutions: 1, deduplicated: true });
+    await td.settled();
     const run = await td.waitFor(() => runOnBranch('replay'), 20_000);
     const d = await td.request('GET', `/v1/runs/${run.id}`);
     // The first payload wins.

@@ -140,6 +140,7 @@ async function runsOnBranch(branch: string): Promise<any[]> {
  */
 async function waitForRun(branch: string, done: (run: any) => boolean): Promise<any> {
   let last: any[] = [];
+  await td.settled();
   try {
     return await td.waitFor(async () => {
       last = await runsOnBranch(branch);
@@ -347,6 +348,7 @@ describe('POST /v1/traces error paths and replays', () => {
     const res = await td.request('POST', '/v1/traces', { body });
     expect(res.status).toBe(202);
     expect(res.json.acceptedExecutions).toBe(1);
+    await td.settled();
     const run = await td.waitFor(async () => (await runsOnBranch('local')).find((r) => r.startedAt === new Date(T0).toISOString()), 20_000);
     expect(run).toMatchObject({ commitSha: '0000000', ciProvider: 'other', status: 'passed', counts: { total: 1, passed: 1 } });
     const d = await td.request('GET', `/v1/runs/${run.id}`);
@@ -377,6 +379,7 @@ describe('POST /v1/traces error paths and replays', () => {
     expect(again.status).toBe(202);
     expect(again.json).toEqual({ receiptId: first.json.receiptId, acceptedExecutions: 2, deduplicated: true });
 
+    await td.settled();
     const [run] = await td.waitFor(async () => {
       const items = await runsOnBranch(branch);
       return items.length > 0 ? items : undefined;
@@ -403,6 +406,7 @@ describe('POST /v1/traces error paths and replays', () => {
     expect(res.status).toBe(202);
     expect(res.json.acceptedExecutions).toBe(3);
     expect(res.json.receipts).toHaveLength(2);
+    await td.settled();
     const runs = await td.waitFor(async () => {
       const items = await runsOnBranch(branch);
       return items.length >= 2 ? items : undefined;

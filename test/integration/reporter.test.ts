@@ -85,6 +85,7 @@ async function runsOn(branch: string): Promise<any[]> {
 
 /** Waits until the branch has `n` runs (and stays there for the last read). */
 async function waitRuns(branch: string, n = 1): Promise<any[]> {
+  await td.settled();
   return td.waitFor(async () => {
     const items = await runsOn(branch);
     return items.length >= n ? items : undefined;
@@ -181,6 +182,7 @@ describe('every JUnit fixture', () => {
       if (parsed.ok) continue;
       expect(e.problem, e.rel).toBe(parsed.error === 'empty_report' ? 'no test cases in this report' : `not valid JUnit XML: ${parsed.message}`);
     }
+    await td.settled(120_000);
     for (const d of delivered) {
       const expected = countFinalStatuses(d.run.executions);
       // A run over 2000 executions goes as several OTLP parts of one trace: the run shows up with
