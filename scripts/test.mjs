@@ -6,12 +6,17 @@
 // check's. Arguments go to vitest.
 import { Buffer } from 'node:buffer';
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import process from 'node:process';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const bin = (name) => path.join(root, 'node_modules', '.bin', name);
+/** A package's own bin script (node_modules/.bin holds shell shims on Windows, not the script). */
+const bin = (pkg) => {
+  const dir = path.join(root, 'node_modules', pkg);
+  return path.join(dir, JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')).bin[pkg]);
+};
 
 /** Runs `command`; resolves with its exit code (1 when a signal ended it) and, if captured, its output. */
 function run(command, args, capture) {
@@ -25,7 +30,7 @@ function run(command, args, capture) {
 }
 
 const check = run(process.execPath, [bin('oxlint')], true);
-const suite = run(process.execPath, [path.join(root, 'node_modules/vitest/vitest.mjs'), 'run', ...process.argv.slice(2)], false);
+const suite = run(process.execPath, [bin('vitest'), 'run', ...process.argv.slice(2)], false);
 const [suiteResult, checkResult] = await Promise.all([suite, check]);
 process.stdout.write(`\n== npm run check (oxlint: lint and type-check): ${checkResult.code === 0 ? 'passed' : `FAILED (exit ${checkResult.code})`}\n${checkResult.output}`);
 process.exitCode = suiteResult.code || checkResult.code;
