@@ -42,10 +42,9 @@ export interface TestDaemon {
   /** Posts native batches in order (each must get 202) and waits until every one is processed. */
   ingest(...batches: Record<string, unknown>[]): Promise<string[]>;
   /**
-   * Resolves once the queue is empty (every accepted job processed, or dead), checked in memory:
-   * no request, no query. Before polling the API for what the pipeline writes, so the poll finds
-   * it at once instead of asking again while the jobs are still in flight. Gives up quietly after
-   * `timeoutMs` (the poll that follows decides).
+   * Waits until the queue is empty (every accepted job processed, or dead), checked in memory: no
+   * request, no query. Before polling the API for what the pipeline writes, so the poll finds it at
+   * once instead of asking again while the jobs are still in flight. Throws as `waitFor` does.
    */
   settled(timeoutMs?: number): Promise<void>;
   /** Polls until `fn` returns a truthy value (or throws after `timeoutMs`). */
@@ -146,9 +145,8 @@ export async function startTestDaemon(
       await td.waitFor(async () => receipts.every((r) => processed.has(r)), 20_000);
       return receipts;
     },
-    async settled(timeoutMs = 20_000) {
-      const deadline = Date.now() + timeoutMs;
-      while (daemon.queue.depth() > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    async settled(timeoutMs) {
+      await td.waitFor(async () => daemon.queue.depth() === 0, timeoutMs);
     },
     async waitFor(fn, timeoutMs = 10_000) {
       const deadline = Date.now() + timeoutMs;

@@ -126,7 +126,7 @@ describe('flakiness intelligence through the API', () => {
     let r = 100;
     for (const retry of [false, false, true, false, false]) {
       await td.request('POST', '/v1/ingest', { body: clean(r++, retry) });
-      await td.waitFor(async () => td.daemon.queue.depth() === 0);
+      await td.settled();
     }
     // 2 clean, a retry-pass resets, 2 clean: still quarantined (cooldown 3).
     expect((await td.request('GET', `/v1/tests/${id}`)).json.quarantined).toBe(true);
@@ -135,7 +135,7 @@ describe('flakiness intelligence through the API', () => {
     await td.waitFor(async () => events.some((e) => e.type === 'quarantine.changed' && e.data.testIdentityId === id && e.data.quarantined === false));
     // Still a candidate on the old evidence, but not quarantined again until it flakes anew.
     await td.request('POST', '/v1/ingest', { body: clean(r++, false) });
-    await td.waitFor(async () => td.daemon.queue.depth() === 0);
+    await td.settled();
     expect((await td.request('GET', `/v1/tests/${id}`)).json.quarantined).toBe(false);
     await td.request('POST', '/v1/ingest', { body: clean(r++, true) });
     await td.waitFor(async () => (await td.request('GET', `/v1/tests/${id}`)).json.quarantined === true);

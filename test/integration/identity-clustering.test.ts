@@ -67,7 +67,7 @@ async function ingest(td: TestDaemon, events: DomainEvent[], executions: Exec[])
   const receiptId = res.json.receiptId as string;
   const processed = await td.waitFor(async () => events.find((e) => e.type === 'run.processed' && e.data.receiptId === receiptId), 30_000);
   const runId = processed.data.runId as string;
-  await td.waitFor(async () => td.daemon.queue.depth() === 0, 30_000);
+  await td.settled(30_000);
   await td.waitFor(async () => {
     const list = await td.request('GET', '/v1/runs?limit=100');
     return list.status === 200 && (list.json.items as { id: string }[]).some((r) => r.id === runId);

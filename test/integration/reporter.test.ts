@@ -94,7 +94,7 @@ async function waitRuns(branch: string, n = 1): Promise<any[]> {
 
 /** Waits for the queue to drain, so "still one run" is checked after every job was processed. */
 async function drained(): Promise<void> {
-  await td.waitFor(async () => td.daemon.queue.depth() === 0, 30_000);
+  await td.settled(30_000);
 }
 
 describe('transports', () => {

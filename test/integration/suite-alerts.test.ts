@@ -35,7 +35,7 @@ describe('suite alerts', () => {
     const today = Date.now() - 60_000;
     for (let d = 3; d >= 1; d--) {
       expect((await t.request('POST', '/v1/ingest', { body: batch(`prior-day-${d}`, today - d * DAY, 25, 1, 200) })).status).toBe(202);
-      await t.waitFor(async () => t.daemon.queue.depth() === 0);
+      await t.settled();
     }
     expect(events.filter((e) => e.type.startsWith('suite.'))).toEqual([]);
     await t.request('POST', '/v1/ingest', { body: batch('today-run-1', today, 25, 8, 900) });

@@ -97,7 +97,7 @@ describe.each([
     // Unchecked, ClickHouse refuses the JSON insert of test identities, after executions were written.
     odd.executions[0]!.title = 'bad \ud800 title';
     const ids = await enqueueTogether([batch('surrogate-ok', 'surrogate'), odd]);
-    await td.waitFor(async () => td.daemon.queue.depth() === 0, 30_000);
+    await td.settled(30_000);
     expect(td.daemon.queue.stats().dead).toBe(deadBefore);
     expect(await receipts(ids)).toBe(2);
     expect(await executions('surrogate')).toBe(2 * N_EXEC);
@@ -140,7 +140,7 @@ describe.each([
     } finally {
       await store.command(`ALTER TABLE ${store.table('receipts')} DROP CONSTRAINT oos_probe`);
     }
-    await td.waitFor(async () => td.daemon.queue.depth() === 0, 30_000);
+    await td.settled(30_000);
     expect(td.daemon.queue.stats().dead).toBe(deadBefore);
     expect(await receipts(ids)).toBe(3);
     // Every retry wrote the executions again under the same lease id: deduplicated.

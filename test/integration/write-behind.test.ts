@@ -28,7 +28,7 @@ describe('test state write-behind', () => {
     };
     for (let r = 1; r <= 25; r++) {
       await t.request('POST', '/v1/ingest', { body: run(r, 'pass') });
-      await t.waitFor(async () => t.daemon.queue.depth() === 0);
+      await t.settled();
     }
     const steady = await versions();
     // First sight, then once per 20 clean runs: not 25 rows.
