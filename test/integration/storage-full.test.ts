@@ -65,7 +65,7 @@ describe('queue byte cap filled (SERVICE_QUEUE_MAX_BYTES)', () => {
 
     // The worker drains the queue; the door opens by itself.
     await release();
-    await td!.settled(30_000);
+    await td.settled(30_000);
     await td.waitFor(async () => (await td!.request('GET', '/health', { token: null })).json.storage.state === 'ok', 10_000);
     const again = await td.request('POST', '/v1/ingest', { body: nativeBatch({ n: 150, resource: { branch } }) });
     expect(again.status, again.text).toBe(202);
