@@ -7,6 +7,7 @@
 //  - peak RSS of the daemon,
 //  - the raw chDB insert rate of the same rows in this process (the storage limit), and the ratio.
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { parseProcStat } from './proc-stat.js';
 import { writeResult } from './results.js';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -66,24 +67,18 @@ function peakRss(pid: number): number {
  * `total`.
  */
 function cpuSeconds(pid: number): { total: number; byThread: Record<string, number> } {
-  const ticks = 100; // USER_HZ on Linux
-  const times = (stat: string): number => {
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(f[11]) + Number(f[12])) / ticks;
-  };
   const byThread: Record<string, number> = {};
   let total = 0;
   try {
-    total = times(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+    total = parseProcStat(readFileSync(`/proc/${pid}/stat`, 'utf8')).cpuS;
     for (const tid of readdirSync(`/proc/${pid}/task`)) {
       try {
         // The main thread and the pipeline thread (the one at niceness 10) apart; Node's other unnamed
         // helpers (libuv pool, where chDB runs queries; V8 platform) are `node`.
-        const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+        const stat = parseProcStat(readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8'));
         const comm = readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim().replace(/[0-9]+$/, '');
-        const nice = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
-        const name = tid === String(pid) ? 'main' : comm === 'node' && nice === 10 ? 'pipeline' : comm;
-        byThread[name] = (byThread[name] ?? 0) + times(stat);
+        const name = tid === String(pid) ? 'main' : comm === 'node' && stat.nice === 10 ? 'pipeline' : comm;
+        byThread[name] = (byThread[name] ?? 0) + stat.cpuS;
       } catch {
         // the thread ended meanwhile
       }

@@ -17,6 +17,7 @@ import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { parseArgs, stripVTControlCharacters } from 'node:util';
+import { parseProcStat, readProcStat } from './proc-stat.js';
 import { writeResult } from './results.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -26,21 +27,6 @@ function packageBin(pkg: string): string {
   const dir = path.join(ROOT, 'node_modules', pkg);
   const manifest = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')) as { bin: Record<string, string> };
   return path.join(dir, manifest.bin[pkg]!);
-}
-
-/** CPU seconds in a /proc stat line: own (utime+stime) and of waited-for children (cutime+cstime). */
-function parseStat(stat: string): { ppid: number; own: number; children: number } {
-  // Fields after the parenthesised command name, which may itself hold spaces.
-  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ').map(Number);
-  return { ppid: f[1]!, own: (f[11]! + f[12]!) / 100, children: (f[13]! + f[14]!) / 100 };
-}
-
-function readStat(file: string): { ppid: number; own: number; children: number } | undefined {
-  try {
-    return parseStat(readFileSync(file, 'utf8'));
-  } catch {
-    return undefined; // the process or thread ended between listing and reading
-  }
 }
 
 interface Finished {
@@ -75,9 +61,9 @@ function runMeasured(command: string, args: string[], env: NodeJS.ProcessEnv): {
     child.once('error', reject);
     child.once('close', (code) => {
       const lines = report.trim().split('\n');
-      const stat = parseStat(lines[lines.length - 1]!);
+      const stat = parseProcStat(lines[lines.length - 1]!);
       void pid.then((p) =>
-        resolve({ code: code ?? 1, wallS: (performance.now() - started) / 1000, cpuS: stat.children, output: Buffer.concat(output).toString('utf8'), pid: p }),
+        resolve({ code: code ?? 1, wallS: (performance.now() - started) / 1000, cpuS: stat.childrenCpuS, output: Buffer.concat(output).toString('utf8'), pid: p }),
       );
     });
   });
@@ -97,11 +83,11 @@ class WorkerThreads {
   vitestOwnCpuS = 0;
 
   sample(vitestPid: number): void {
-    const vitest = readStat(`/proc/${vitestPid}/stat`);
-    if (vitest) this.vitestOwnCpuS = vitest.own;
+    const vitest = readProcStat(`/proc/${vitestPid}/stat`);
+    if (vitest) this.vitestOwnCpuS = vitest.cpuS;
     for (const entry of readdirSync('/proc')) {
       if (!/^\d+$/.test(entry)) continue;
-      if (readStat(`/proc/${entry}/stat`)?.ppid !== vitestPid) continue;
+      if (readProcStat(`/proc/${entry}/stat`)?.ppid !== vitestPid) continue;
       let tids: string[];
       try {
         tids = readdirSync(`/proc/${entry}/task`);
@@ -109,7 +95,7 @@ class WorkerThreads {
         continue;
       }
       for (const tid of tids) {
-        const stat = readStat(`/proc/${entry}/task/${tid}/stat`);
+        const stat = readProcStat(`/proc/${entry}/task/${tid}/stat`);
         if (!stat) continue;
         let comm = '';
         try {
@@ -118,7 +104,7 @@ class WorkerThreads {
           continue;
         }
         const cls: ThreadClass = tid === entry ? 'javascript' : comm === 'node' ? 'node' : 'engine';
-        this.last.set(`${entry}/${tid}`, { cls, cpu: stat.own });
+        this.last.set(`${entry}/${tid}`, { cls, cpu: stat.cpuS });
       }
     }
   }

@@ -3,6 +3,7 @@
 // started and waited for), read from /proc. Runs once per file, around the file's own hooks.
 import { appendFileSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, expect } from 'vitest';
+import { parseProcStat } from '../proc-stat.js';
 
 interface Sample {
   at: number;
@@ -11,17 +12,10 @@ interface Sample {
   mainThread: number;
 }
 
-/** utime+stime and cutime+cstime of a /proc stat line, in seconds (clock ticks of 1/100 s). */
-function ticks(statPath: string): { own: number; children: number } {
-  const stat = readFileSync(statPath, 'utf8');
-  // Fields after the parenthesised command name, which may itself hold spaces.
-  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ').map(Number);
-  return { own: (f[11]! + f[12]!) / 100, children: (f[13]! + f[14]!) / 100 };
-}
-
 function sample(): Sample {
-  const whole = ticks('/proc/self/stat');
-  return { at: performance.now(), process: whole.own, children: whole.children, mainThread: ticks(`/proc/self/task/${process.pid}/stat`).own };
+  const whole = parseProcStat(readFileSync('/proc/self/stat', 'utf8'));
+  const mainThread = parseProcStat(readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8'));
+  return { at: performance.now(), process: whole.cpuS, children: whole.childrenCpuS, mainThread: mainThread.cpuS };
 }
 
 let start: Sample | undefined;
