@@ -45,6 +45,11 @@ export interface BatchResource {
   shardTotal?: number;
   repository?: string;
   baseBranch?: string;
+  /**
+   * Where a pull request's branch forked from its base branch (`git merge-base HEAD origin/<base>`),
+   * lowercase hex like `commitSha`: lets evidence be judged by code version. Absent when unknown.
+   */
+  mergeBase?: string;
   ciJobUrl?: string;
 }
 

@@ -55,8 +55,8 @@ export const DATASETS: readonly Dataset[] = [
     projectColumn: 'project_id',
     columns: cols(
       'id', 'started_at', 'receipt_id', 'idempotency_key', 'source', 'ci_provider', 'ci_run_id', 'ci_job_url', 'repository',
-      'commit_sha', 'branch', 'base_branch', 'pr_number', 'trigger', 'shard_index', 'shard_total', 'status', 'finished_at',
-      'duration_ms', 'total', 'passed', 'failed', 'skipped', 'flaky', 'trace_id', 'ingested_at',
+      'commit_sha', 'branch', 'base_branch', 'merge_base', 'pr_number', 'trigger', 'shard_index', 'shard_total', 'status',
+      'finished_at', 'duration_ms', 'total', 'passed', 'failed', 'skipped', 'flaky', 'trace_id', 'ingested_at',
     ),
   },
   {

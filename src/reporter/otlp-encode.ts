@@ -46,6 +46,8 @@ export function resourceAttributes(resource: BatchResource, idempotencyKey: stri
     'service.trigger': resource.trigger,
   };
   if (resource.baseBranch) a['vcs.ref.base.name'] = resource.baseBranch;
+  // Semantic conventions: the revision the head ref was created from (the PR's merge base).
+  if (resource.mergeBase) a['vcs.ref.base.revision'] = resource.mergeBase;
   if (resource.prNumber !== undefined) a['vcs.change.id'] = String(resource.prNumber);
   if (resource.ciRunId) a['cicd.pipeline.run.id'] = resource.ciRunId;
   if (resource.ciJobUrl) a['cicd.pipeline.run.url.full'] = resource.ciJobUrl;

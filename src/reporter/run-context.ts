@@ -1,6 +1,6 @@
 // Pure decisions about one run before it is sent: its resource (CI detection, then the
-// SERVICE_COMMIT_SHA / SERVICE_BRANCH fallbacks, then placeholders), its idempotency key, and
-// whether sampling lets a passing run through.
+// SERVICE_COMMIT_SHA / SERVICE_BRANCH fallbacks, then placeholders; the merge base the caller found),
+// its idempotency key, and whether sampling lets a passing run through.
 import { createHash } from 'node:crypto';
 import { PLACEHOLDER_BRANCH, PLACEHOLDER_COMMIT, type BatchResource, type ExecutionInput } from '../domain/batch.js';
 import type { CiDetection } from './ci-detect.js';
@@ -11,6 +11,8 @@ export interface ResourceInputs {
   commitSha?: string;
   branch?: string;
   shard?: { index: number; total: number };
+  /** The PR's merge base: SERVICE_MERGE_BASE, else what git said (src/reporter/merge-base.ts). */
+  mergeBase?: string;
   /** What the caller knows better than detection (a runner reporter's overrides). */
   overrides?: Partial<BatchResource>;
 }
@@ -43,6 +45,7 @@ export function resolveResource(inputs: ResourceInputs): { resource: BatchResour
   if (ci.runId !== undefined) resource.ciRunId = ci.runId;
   if (ci.prNumber !== undefined) resource.prNumber = ci.prNumber;
   if (ci.baseBranch !== undefined) resource.baseBranch = ci.baseBranch;
+  if (inputs.mergeBase !== undefined) resource.mergeBase = inputs.mergeBase;
   if (ci.jobUrl !== undefined) resource.ciJobUrl = ci.jobUrl;
   if (ci.repository !== undefined) resource.repository = ci.repository;
   if (inputs.shard) {

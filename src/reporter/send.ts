@@ -14,6 +14,7 @@ import { detectCi, type CiDetection } from './ci-detect.js';
 import { DEFAULT_RETRY_POLICY, deliver, type DeliveryOutcome, type RetryPolicy } from './deliver.js';
 import { newTraceId } from './trace-id.js';
 import { syncCodeowners, syncRouting, type PutJson } from './owners-sync.js';
+import { findMergeBase } from './merge-base.js';
 import { idempotencyKeyFor, resolveResource, sampledIn } from './run-context.js';
 import { lastReportFromResource, writeLastReport } from './last-report.js';
 import { loadReporterSettings, type ReporterSettings } from './settings.js';
@@ -79,11 +80,16 @@ export async function sendRun(run: ReporterRun, options: SendOptions = {}): Prom
   for (const w of settings.warnings) log(`warning: ${w}`);
 
   const ci = detectRunCi(env);
+  const rootDir = path.resolve(cwd, run.rootDir ?? '.');
+  // Once per report, and git only for a pull request (a base branch is known) with no merge base given.
+  const mergeBase =
+    run.resource?.mergeBase ?? settings.mergeBase ?? (await findMergeBase({ cwd: rootDir, baseBranch: run.resource?.baseBranch ?? ci.baseBranch }));
   const { resource, warnings } = resolveResource({
     ci,
     commitSha: settings.commitSha,
     branch: settings.branch,
     shard: settings.shard,
+    mergeBase,
     overrides: run.resource,
   });
   for (const w of warnings) log(`warning: ${w}`);
@@ -119,7 +125,7 @@ export async function sendRun(run: ReporterRun, options: SendOptions = {}): Prom
     result.skipped = 'sampled';
     log(`passing run not sent: SERVICE_SAMPLE_RATE=${settings.sampleRate} sampled it out (failing and flaky runs are always sent)`);
   } else {
-    await uploadArtifactsBeforeDelivery(batch, { client, settings, log, rootDir: path.resolve(cwd, run.rootDir ?? '.') });
+    await uploadArtifactsBeforeDelivery(batch, { client, settings, log, rootDir });
     let requests: BufferedRequest[];
     try {
       requests = await encodeRequests(batch, settings);
@@ -150,7 +156,6 @@ export async function sendRun(run: ReporterRun, options: SendOptions = {}): Prom
     // An unreachable server would only cost more retries; the next report syncs instead.
     if (!serverReachable) return res;
     const put: PutJson = (urlPath, body) => client.putJson(urlPath, body);
-    const rootDir = path.resolve(cwd, run.rootDir ?? '.');
     for (const sync of [
       await syncCodeowners(put, { explicitFile: settings.codeownersFile, rootDir, cwd }),
       await syncRouting(put, { configFile: settings.configFile, channels: settings.channels, cwd }),

@@ -58,6 +58,8 @@ export interface ReporterSettings {
   /** SERVICE_COMMIT_SHA / SERVICE_BRANCH: used when CI detection finds none. */
   commitSha: string | undefined;
   branch: string | undefined;
+  /** SERVICE_MERGE_BASE: the PR's merge base, used instead of asking git (src/reporter/merge-base.ts). */
+  mergeBase: string | undefined;
   /** SERVICE_CODEOWNERS_FILE resolved against cwd. */
   codeownersFile: string | undefined;
   /** `notifications.channels` of service.yml; synced to the server only when a file is in use. */
@@ -103,6 +105,7 @@ export const REPORTER_ENV_VARS = [
   'SERVICE_IDEMPOTENCY_KEY',
   'SERVICE_COMMIT_SHA',
   'SERVICE_BRANCH',
+  'SERVICE_MERGE_BASE',
   'SERVICE_CODEOWNERS_FILE',
 ] as const;
 
@@ -140,6 +143,7 @@ export function loadReporterSettings(opts: LoadReporterSettingsOptions): Reporte
   const idempotencyKey = read('SERVICE_IDEMPOTENCY_KEY', FIELDS.idempotencyKey);
   const commitSha = read('SERVICE_COMMIT_SHA', FIELDS.commitSha);
   const branch = read('SERVICE_BRANCH', FIELDS.branch);
+  const mergeBase = read('SERVICE_MERGE_BASE', FIELDS.commitSha);
   const codeownersFile = read('SERVICE_CODEOWNERS_FILE', FIELDS.path);
 
   let shard: ReporterSettings['shard'];
@@ -170,6 +174,7 @@ export function loadReporterSettings(opts: LoadReporterSettingsOptions): Reporte
     idempotencyKey,
     commitSha,
     branch,
+    mergeBase,
     codeownersFile: codeownersFile === undefined ? undefined : path.resolve(cwd, codeownersFile),
     channels: loaded.config.notifications.channels,
     warnings,
@@ -191,6 +196,7 @@ export function describeReporterSettings(s: ReporterSettings): Record<string, un
     idempotencyKeySource: s.idempotencyKey !== undefined ? 'SERVICE_IDEMPOTENCY_KEY' : 'trace id',
     commitSha: s.commitSha ?? null,
     branch: s.branch ?? null,
+    mergeBase: s.mergeBase ?? null,
     codeownersFile: s.codeownersFile ?? null,
     configChannels: s.channels.length,
     warnings: s.warnings,

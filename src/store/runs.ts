@@ -25,8 +25,8 @@ const MAX_STACK = 32_000;
 
 const RUN_COLUMN_NAMES = [
   'project_id', 'started_at', 'id', 'receipt_id', 'idempotency_key', 'source', 'ci_provider', 'ci_run_id', 'ci_job_url',
-  'repository', 'commit_sha', 'branch', 'base_branch', 'pr_number', 'trigger', 'shard_index', 'shard_total', 'status',
-  'finished_at', 'duration_ms', 'total', 'passed', 'failed', 'skipped', 'flaky', 'trace_id', 'has_run_span',
+  'repository', 'commit_sha', 'branch', 'base_branch', 'merge_base', 'pr_number', 'trigger', 'shard_index', 'shard_total',
+  'status', 'finished_at', 'duration_ms', 'total', 'passed', 'failed', 'skipped', 'flaky', 'trace_id', 'has_run_span',
   'status_explicit', 'ingested_at', 'version',
 ] as const;
 
@@ -43,6 +43,7 @@ export const RUN_COLUMNS_IN: TsvColumns = {
     'project_id', 'started_at', 'id', 'receipt_id', 'source', 'ci_provider', 'pr_number', 'trigger', 'shard_index', 'shard_total',
     'status', 'finished_at', 'duration_ms', 'total', 'passed', 'failed', 'skipped', 'flaky', 'has_run_span', 'status_explicit',
     'ingested_at', 'version',
+    'merge_base', // lowercase hex or '' (every receiver checks it)
   ]),
 };
 
@@ -69,6 +70,7 @@ export function runRow(r: RunRecord): Record<string, unknown> {
     commit_sha: r.resource.commitSha,
     branch: r.resource.branch,
     base_branch: r.resource.baseBranch ?? '',
+    merge_base: r.resource.mergeBase ?? '',
     pr_number: r.resource.prNumber ?? null,
     trigger: r.resource.trigger,
     shard_index: r.resource.shardIndex ?? 0,
@@ -185,6 +187,8 @@ export interface RunExecutionItem extends ExecutedTest {
 export interface RunDetail extends RunListItem {
   trigger: string;
   finishedAt: string | null;
+  /** Where the PR's branch forked from its base branch; null when the sender did not know. */
+  mergeBase: string | null;
   executions: RunExecutionItem[];
 }
 
@@ -293,8 +297,8 @@ export class RunRepo {
   }
 
   async get(projectId: string, runId: string): Promise<RunDetail | null> {
-    const rows = await this.store.query<RunDbRow>(
-      `SELECT ${RUN_COLUMNS} FROM ${this.store.table('runs')} FINAL WHERE project_id = {projectId:UUID} AND id = {runId:UUID} LIMIT 1`,
+    const rows = await this.store.query<RunDbRow & { merge_base: string }>(
+      `SELECT ${RUN_COLUMNS}, merge_base FROM ${this.store.table('runs')} FINAL WHERE project_id = {projectId:UUID} AND id = {runId:UUID} LIMIT 1`,
       { projectId, runId },
     );
     const r = rows[0];
@@ -312,6 +316,7 @@ export class RunRepo {
       ...toListItem(r),
       trigger: r.trigger,
       finishedAt: r.finished_ms === null ? null : toIso(toNumber(r.finished_ms)),
+      mergeBase: r.merge_base === '' ? null : r.merge_base,
       executions: execs.map((e) => ({
         id: e.id,
         ...toExecutedTest(e),
@@ -338,6 +343,7 @@ export class RunRepo {
       commit_sha: string;
       branch: string;
       base_branch: string;
+      merge_base: string;
       pr_number: number | null;
       trigger: Trigger;
       shard_index: number;
@@ -345,7 +351,7 @@ export class RunRepo {
     }>(
       `SELECT toUnixTimestamp64Milli(started_at) AS started_ms, toUnixTimestamp64Milli(finished_at) AS finished_ms, status,
               has_run_span, status_explicit, version, ci_provider, ci_run_id, ci_job_url, repository, commit_sha, branch,
-              base_branch, pr_number, trigger, shard_index, shard_total
+              base_branch, merge_base, pr_number, trigger, shard_index, shard_total
        FROM ${this.store.table('runs')} FINAL WHERE project_id = {projectId:UUID} AND id = {runId:UUID} LIMIT 1`,
       { projectId, runId },
     );
@@ -367,6 +373,7 @@ export class RunRepo {
         commitSha: r.commit_sha,
         branch: r.branch,
         baseBranch: opt(r.base_branch),
+        mergeBase: opt(r.merge_base),
         prNumber: r.pr_number === null ? undefined : toNumber(r.pr_number),
         trigger: r.trigger,
         shardIndex: opt(toNumber(r.shard_index)),

@@ -516,4 +516,17 @@ describe('mergeRunPart (OTLP runs assembled from the parts of a trace)', () => {
     const placeholderFirst = mergeRunPart(null, later, counts(1, 1, 0, 0, 0));
     expect(mergeRunPart(placeholderFirst, withContext, counts(1, 1, 0, 0, 0)).resource).toMatchObject({ commitSha: 'abc1234', branch: 'feature/x' });
   });
+
+  it('keeps a merge base that only some parts carry, whichever part brings it', () => {
+    const MERGE_BASE = '9f3c1ab2d4e5f60718293a4b5c6d7e8f90a1b2c3';
+    const withBase = caseOnly('a', 'pass', T0 + 10, 5, R);
+    withBase.resource = { ...withBase.resource, baseBranch: 'main', mergeBase: MERGE_BASE };
+    const bare = runSpanPart(T0, T0 + 100, R + 1);
+    // As a stored run reads back (RunRepo.runState): an unknown merge base is an explicit undefined.
+    bare.resource = { ...bare.resource, mergeBase: undefined };
+    // The run span's part wins per key, but one it lacks is not erased ...
+    expect(mergeRunPart(mergeRunPart(null, withBase, counts(1, 1, 0, 0, 0)), bare, counts(1, 1, 0, 0, 0)).resource.mergeBase).toBe(MERGE_BASE);
+    // ... and a later part without it leaves it too.
+    expect(mergeRunPart(mergeRunPart(null, bare, counts(0, 0, 0, 0, 0)), withBase, counts(1, 1, 0, 0, 0)).resource.mergeBase).toBe(MERGE_BASE);
+  });
 });

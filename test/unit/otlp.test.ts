@@ -499,6 +499,18 @@ describe('mapping edge cases', () => {
     expect(b!.executions[0]).toMatchObject({ title: 't', suite: '', filePath: '', status: 'pass', attempt: 1 });
   });
 
+  it('maps vcs.ref.base.revision to mergeBase (lowercased); one that is not 7 to 40 hex is left out', () => {
+    const mergeBaseOf = (value: Json): string | undefined => {
+      const req = decodeOtlpJson(
+        jsonRequest({ 'vcs.ref.base.name': 'main', 'vcs.ref.base.revision': value }, [jsonSpan('00000000000000a1', 'test.case', { attributes: attrs({ 'test.title': 't' }) })]),
+      );
+      return mapOtlpToBatches(req, { now: NOW }).batches[0]!.resource.mergeBase;
+    };
+    expect(mergeBaseOf(' 9F3C1AB2D4E5F60718293A4B5C6D7E8F90A1B2C3 ')).toBe('9f3c1ab2d4e5f60718293a4b5c6d7e8f90a1b2c3');
+    expect(mergeBaseOf('abc1234')).toBe('abc1234');
+    for (const bad of ['main', 'abc123', 'g'.repeat(40), 'a'.repeat(41), '']) expect(mergeBaseOf(bad), bad).toBeUndefined();
+  });
+
   it('falls back to now when no start time is known, and maps run status attributes', () => {
     const req = decodeOtlpJson(
       jsonRequest({ 'cicd.pipeline.result': 'cancellation' }, [

@@ -18,6 +18,7 @@ function batchOf(executions: ExecutionInput[], extra: Partial<IngestBatch> = {})
       commitSha: '3f2c1ab9d8',
       branch: 'feature/cart',
       baseBranch: 'main',
+      mergeBase: '9f3c1ab2d4e5f60718293a4b5c6d7e8f90a1b2c3',
       prNumber: 42,
       trigger: 'pull_request',
       ciRunId: '9876',

@@ -50,6 +50,8 @@ export const runItemSchema = z.object({
 export const runDetailSchema = runItemSchema.extend({
   trigger: z.string(),
   finishedAt: z.string().nullable(),
+  /** The PR's merge base (lowercase hex), null when unknown. */
+  mergeBase: z.string().nullable(),
   executions: z.array(
     z.object({
       id: z.string(),

@@ -80,10 +80,13 @@ const spanSchema = z.object({
   error: nullish(errorSchema),
 });
 
+/** A commit: 7 to 40 hex characters, any case in, lowercase out (docs/contract.md §1). */
+const commitShaSchema = z.string().regex(COMMIT_SHA_RE, 'expected 7 to 40 hex characters').transform((s) => s.toLowerCase());
+
 export const resourceSchema = z.object({
   ciProvider: z.enum(CI_PROVIDERS),
   ciRunId: nullish(z.string()),
-  commitSha: z.string().regex(COMMIT_SHA_RE, 'expected 7 to 40 hex characters').transform((s) => s.toLowerCase()),
+  commitSha: commitShaSchema,
   branch: z.string().min(1),
   prNumber: nullish(z.number().int().positive()),
   trigger: z.enum(TRIGGERS),
@@ -91,6 +94,7 @@ export const resourceSchema = z.object({
   shardTotal: nullish(z.number().int().min(1)),
   repository: nullish(z.string().regex(/^[^/\s]+\/[^/\s]+$/, 'expected owner/name')),
   baseBranch: nullish(z.string()),
+  mergeBase: nullish(commitShaSchema),
   ciJobUrl: nullish(z.string()),
 });
 

@@ -412,12 +412,12 @@ function spanKind(s: OtlpSpan): SpanKind {
 type Getter = (...keys: string[]) => AttrValue | undefined;
 
 function mapResource(get: Getter): BatchResource {
-  const sha = str(get('vcs.ref.head.revision', 'vcs.commit_sha'))?.trim().toLowerCase();
+  const sha = revisionOf(get('vcs.ref.head.revision', 'vcs.commit_sha'));
   const branch = branchName(get('vcs.ref.head.name', 'vcs.branch'));
   const res: BatchResource = {
     ciProvider: ciProviderOf(get('ci.provider'), get('cicd.system.component')),
     // An unusable sha is treated like a missing one: the run is still worth keeping.
-    commitSha: sha !== undefined && /^[0-9a-f]{7,40}$/.test(sha) ? sha : PLACEHOLDER_COMMIT,
+    commitSha: sha ?? PLACEHOLDER_COMMIT,
     branch: branch ?? PLACEHOLDER_BRANCH,
     trigger: triggerOf(get('service.trigger', 'flakemetry.trigger')),
   };
@@ -433,6 +433,10 @@ function mapResource(get: Getter): BatchResource {
   if (repository) res.repository = repository;
   const baseBranch = branchName(get('vcs.ref.base.name'));
   if (baseBranch) res.baseBranch = baseBranch;
+  // Semantic conventions: the revision the head ref was created from, i.e. the PR's merge base.
+  // Not a sha → left out, like a missing one (optional context never refuses a run).
+  const mergeBase = revisionOf(get('vcs.ref.base.revision'));
+  if (mergeBase) res.mergeBase = mergeBase;
   const ciJobUrl = str(get('cicd.pipeline.run.url.full'));
   if (ciJobUrl) res.ciJobUrl = ciJobUrl;
   return res;
@@ -484,6 +488,12 @@ function runStatusOf(v: AttrValue | undefined): RunStatus | undefined {
       return 'running';
   }
   return undefined;
+}
+
+/** A commit sha (7 to 40 hex characters), lowercased; anything else is undefined. */
+function revisionOf(v: AttrValue | undefined): string | undefined {
+  const s = str(v)?.trim().toLowerCase();
+  return s !== undefined && /^[0-9a-f]{7,40}$/.test(s) ? s : undefined;
 }
 
 function branchName(v: AttrValue | undefined): string | undefined {
