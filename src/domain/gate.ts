@@ -1,61 +1,167 @@
-// The merge gate's rules (docs/contract.md §6): when a failing test of a pull request is new, a
-// known flake or quarantined, and when the gate blocks. The gate route decides with the base
-// branch's history; the CLI applies the same rule without it when the gate does not answer. Pure.
+// The merge gate's rules (docs/contract.md §6): what a failing test of a commit is — a new failure,
+// already broken on the base branch, a known flake, or quarantined — and when the gate blocks. The
+// gate route decides with the base branch's history; the CLI and the summary apply the same rule
+// without it. Pure.
+//
+// Never call a real break flaky: a known flake is a test in state `flaky` (strong evidence from the
+// same code, before this commit ran) whose failures here fit its own flake rate. A test failing on
+// every base-branch run since a commit is "already broken", never a known flake; a failure nothing
+// explains is new, also when it passed on a retry here (the change may have made it flaky).
 import { compareTests, type SortableTest } from './pr-summary.js';
+import type { TestState } from './score.js';
 
-/** Score from which a test counts as a known flake on its own (docs/contract.md §6). */
-export const KNOWN_FLAKE_SCORE = 0.5;
-/** How far back the base branch's history decides whether a failure is known. */
+/** How far back the base branch's history decides whether a failure is already there. */
 export const BASE_WINDOW_DAYS = 14;
+/**
+ * A known flake's failures in this commit must be at least this probable at its own flake rate
+ * (f^failed attempts): a 5% flake that failed three attempts in a row here (p = 0.0001) was
+ * most likely broken by the change, not unlucky.
+ */
+export const FLAKE_FIT_P = 0.01;
 
 export const STRICTNESS = ['off', 'new', 'any'] as const;
 export type Strictness = (typeof STRICTNESS)[number];
-export const CLASSIFICATIONS = ['new_failure', 'known_flake', 'quarantined'] as const;
+export const CLASSIFICATIONS = ['new_failure', 'broken_on_base', 'known_flake', 'quarantined'] as const;
 export type Classification = (typeof CLASSIFICATIONS)[number];
 export const VERDICTS = ['pass', 'block'] as const;
 export type Verdict = (typeof VERDICTS)[number];
 
-/** What the rules read of a failing (fail or flaky) test of the pull request. */
+/** What the rules read of a failing (fail or flaky) test of the commit. */
 export interface FailingTest {
   status: 'fail' | 'flaky';
-  score: number;
   quarantined: boolean;
+  /** The test's state (its since-commit tells the reader where a break or fix began). */
+  state: TestState;
+  /** Share of its runs in which it flakes (0..1). */
+  flakeRate: number;
+  /** A known flake here (see knownFlake): decided where the commit's runs are known. */
+  knownFlake: boolean;
 }
 
-/** The test's graded runs on the base branch within `BASE_WINDOW_DAYS`, and how many failed or flaked. */
+/** What decides `knownFlake` for a failing test of a commit. */
+export interface FlakeFit {
+  state: TestState;
+  flakeRate: number;
+  /** Where the test became flaky (null: unknown). */
+  flakySince: { branch: string; at: number } | null;
+  /** The commit's branch and its first run's start. */
+  commit: { branch: string; firstRunAt: number };
+  /** Attempts that failed in the commit's runs. */
+  failedAttempts: number;
+}
+
+/** Where the base branch's own history stands for a test, before the commit's runs. */
 export interface BaseHistory {
+  /** Graded runs on the base branch within `BASE_WINDOW_DAYS`, and how many failed or flaked. */
   graded: number;
   bad: number;
+  /**
+   * The base branch's last runs of the test all failed every attempt since this commit (its first
+   * failing run), with `streakAttempts` failed attempts in all: broken there, unless that fits a
+   * known flake's rate. Null when its last run passed, or there is none.
+   */
+  brokenSince: { commitSha: string; at: number; streakAttempts: number } | null;
+  /**
+   * False when the commit is known not to contain the break: its branch forked from the base branch
+   * (merge base) before the break's first failing run. Null when unknown (no merge base sent).
+   */
+  containsBreak: boolean | null;
 }
 
 /** No base-branch history: a test never run there, or a caller that could not ask. */
-export const NO_BASE_HISTORY: BaseHistory = { graded: 0, bad: 0 };
+export const NO_BASE_HISTORY: BaseHistory = { graded: 0, bad: 0, brokenSince: null, containsBreak: null };
 
-/** Classification of one failing test of the PR. */
+/** The failures fit a flake at `rate`: as probable as FLAKE_FIT_P or more. */
+export function fitsFlakeRate(rate: number, failedAttempts: number): boolean {
+  return failedAttempts <= 1 || Math.pow(rate, failedAttempts) >= FLAKE_FIT_P;
+}
+
+/**
+ * A known flake: flaky on evidence that is not this commit's own (it was flaky before the commit
+ * ran, or became so on another branch), and its failures here fit its rate. A change that makes a
+ * test flaky, and is then re-run, must not have its own flake excuse it.
+ */
+export function knownFlake(f: FlakeFit): boolean {
+  if (f.state !== 'flaky') return false;
+  const before = f.flakySince === null || f.flakySince.at < f.commit.firstRunAt || f.flakySince.branch !== f.commit.branch;
+  return before && fitsFlakeRate(f.flakeRate, f.failedAttempts);
+}
+
+/** The base branch is broken for this test (not a known flake's bad luck), and the commit contains the break. */
+export function brokenOnBase(t: FailingTest, base: BaseHistory): boolean {
+  if (!base.brokenSince || base.containsBreak === false) return false;
+  return !(t.state === 'flaky' && fitsFlakeRate(t.flakeRate, base.brokenSince.streakAttempts));
+}
+
+/** Classification of one failing test of the commit. */
 export function classify(t: FailingTest, base: BaseHistory = NO_BASE_HISTORY): Classification {
   if (t.quarantined) return 'quarantined';
-  if (t.score >= KNOWN_FLAKE_SCORE || base.bad > 0) return 'known_flake';
-  // Passed on a retry (or in another run of the commit): flaky by definition, never a new failure.
-  if (t.status === 'flaky') return 'known_flake';
+  if (brokenOnBase(t, base)) return 'broken_on_base';
+  if (t.knownFlake) return 'known_flake';
   return 'new_failure';
 }
 
+/**
+ * Without the base branch's history (the summary, or the CLI when the gate does not answer): the
+ * test's own state stands in for it — broken on its mainline since a commit reads as already broken.
+ */
+export function classifyByState(t: FailingTest): Classification {
+  if (t.quarantined) return 'quarantined';
+  if (t.state === 'broken') return 'broken_on_base';
+  if (t.knownFlake) return 'known_flake';
+  return 'new_failure';
+}
+
+/**
+ * `new` blocks on new failures: a test already broken on the base branch is not this change's doing
+ * (it is reported as such, never as a flake). `any` blocks on any failure not quarantined.
+ */
 export function verdictOf(strictness: Strictness, tests: readonly (FailingTest & { classification: Classification })[]): Verdict {
   if (strictness === 'off') return 'pass';
   if (strictness === 'new') return tests.some((t) => t.classification === 'new_failure') ? 'block' : 'pass';
   return tests.some((t) => t.status === 'fail' && !t.quarantined) ? 'block' : 'pass';
 }
 
-/** A failing test as the gate reports it: classified, with its base branch's fail rate. */
-export function gateTestOf<T extends FailingTest>(t: T, base: BaseHistory): T & { classification: Classification; baseFailRate: number; baseSampleSize: number } {
-  return { ...t, classification: classify(t, base), baseFailRate: base.graded > 0 ? round4(base.bad / base.graded) : 0, baseSampleSize: base.graded };
+/** A failing test as the gate reports it: classified, with its base branch's fail rate and break. */
+export function gateTestOf<T extends FailingTest>(
+  t: T,
+  base: BaseHistory,
+): T & { classification: Classification; baseFailRate: number; baseSampleSize: number; brokenSince: { commitSha: string; at: number } | null } {
+  const classification = classify(t, base);
+  return {
+    ...t,
+    classification,
+    baseFailRate: base.graded > 0 ? round4(base.bad / base.graded) : 0,
+    baseSampleSize: base.graded,
+    brokenSince: classification === 'broken_on_base' && base.brokenSince ? { commitSha: base.brokenSince.commitSha, at: base.brokenSince.at } : null,
+  };
 }
 
-const CLASSIFICATION_RANK: Record<Classification, number> = { new_failure: 0, known_flake: 1, quarantined: 2 };
+const CLASSIFICATION_RANK: Record<Classification, number> = { new_failure: 0, broken_on_base: 1, known_flake: 2, quarantined: 3 };
 
-/** New failures first, then known flakes, then quarantined; within each, the summary's order. */
+/** New failures first, then those already broken on the base branch, known flakes, quarantined; within each, the summary's order. */
 export function compareGateTests(a: SortableTest & { classification: Classification }, b: SortableTest & { classification: Classification }): number {
   return CLASSIFICATION_RANK[a.classification] - CLASSIFICATION_RANK[b.classification] || compareTests(a, b);
+}
+
+/**
+ * The base branch's runs of a test, oldest first, before the commit's runs: whether they end in a
+ * failure streak (every attempt of every run failed) and since which commit.
+ */
+export function baseStreak(runsOldestFirst: readonly { commitSha: string; at: number; failed: number; green: number }[]): BaseHistory['brokenSince'] {
+  let start = -1;
+  let attempts = 0;
+  runsOldestFirst.forEach((r, i) => {
+    if (r.green > 0) {
+      start = -1;
+      attempts = 0;
+    } else if (r.failed > 0) {
+      if (start < 0) start = i;
+      attempts += r.failed;
+    }
+  });
+  const first = start < 0 ? undefined : runsOldestFirst[start];
+  return first ? { commitSha: first.commitSha, at: first.at, streakAttempts: attempts } : null;
 }
 
 /** Scores and rates go out with four decimals. */

@@ -3,9 +3,10 @@
 // CLI renders what `flakehouse summary` / `comment` post and what `gate` prints.
 //
 // The CLI's comment is rendered on the CI side rather than taken from the server's `markdown` so it
-// can merge the summary with the gate's classification (new failure versus known flake, from the
-// base branch's history) and link to the dashboard, whose URL only the CI side knows.
-import { BASE_WINDOW_DAYS, KNOWN_FLAKE_SCORE, classify, type Classification } from './gate.js';
+// can merge the summary with the gate's classification (new failure, already broken on the base
+// branch, known flake, from the base branch's history) and link to the dashboard, whose URL only the
+// CI side knows.
+import { BASE_WINDOW_DAYS, classifyByState, type Classification } from './gate.js';
 import { cell } from './markdown.js';
 import type { GateBody, GateTestBody, SummaryBody, SummaryTestBody } from './pr-schemas.js';
 
@@ -66,10 +67,16 @@ function errorCell(t: SummaryTestBody): string {
   return t.errorMessage ? code(t.errorMessage, '') : '—';
 }
 
+/** "on `main` since `ed3d460`", from a test's state (where its break began). */
+function sinceText(t: SummaryTestBody): string {
+  return t.stateSince ? ` on ${code(t.stateSince.branch, '?')} since ${code(t.stateSince.commitSha.slice(0, 7), 'an unknown commit')}` : '';
+}
+
 /** A failed test's kind by the gate's rule without base-branch history (what the summary knows). */
 function failKind(t: SummaryTestBody): string {
-  const c = classify(t);
-  if (c === 'quarantined') return '🔒 quarantined';
+  const c = classifyByState(t);
+  if (c === 'quarantined') return t.state === 'broken' ? `🔒 quarantined (broken${sinceText(t)})` : '🔒 quarantined';
+  if (c === 'broken_on_base') return `🧱 already broken${sinceText(t)}`;
   if (c === 'known_flake') return `🔁 known flaky (${t.score.toFixed(2)})`;
   return '🆕 new';
 }
@@ -90,8 +97,10 @@ export function summaryMarkdown(summary: CommitHeadline & { totalTests: number; 
   let budget = MAX_ROWS;
   let hidden = 0;
   if (fails.length > 0) {
-    const newCount = fails.filter((t) => classify(t) === 'new_failure').length;
-    lines.push('', `**Failing tests** (${plural(newCount, 'new failure')}, ${fails.length - newCount} known flaky or quarantined)`, '');
+    const kinds = fails.map((t) => classifyByState(t));
+    const newCount = kinds.filter((c) => c === 'new_failure').length;
+    const brokenCount = kinds.filter((c) => c === 'broken_on_base').length;
+    lines.push('', `**Failing tests** (${plural(newCount, 'new failure')}, ${brokenCount} already broken, ${fails.length - newCount - brokenCount} known flaky or quarantined)`, '');
     lines.push('| | Test | File | Owners | Error |', '|---|---|---|---|---|');
     const shown = fails.slice(0, budget);
     for (const t of shown) {
@@ -120,32 +129,46 @@ export function summaryMarkdown(summary: CommitHeadline & { totalTests: number; 
 
 const GATE_LABEL: Record<Classification, string> = {
   new_failure: '🆕 new failure',
+  broken_on_base: '🧱 already broken',
   known_flake: '🔁 known flake',
   quarantined: '🔒 quarantined',
 };
 
+/** The rule the gate applied, in one sentence under its verdict. */
+function gateRule(baseBranch: string): string {
+  return (
+    `a failure is *already broken* when every run of the test on ${baseBranch} since a commit failed (not this change's doing, and never a flake), ` +
+    `a *known flake* when the test was flaky before this commit (a retry or a re-run of the same code passed) and its failures here fit its flake rate; ` +
+    `anything else is *new*`
+  );
+}
+
+/** The base branch's side of a gate row: the break, or its runs in the window before this commit. */
+function baseText(t: GateTestBody, baseBranch: string): string {
+  if (t.classification === 'broken_on_base' && t.brokenSince) return `broken on ${baseBranch} since ${t.brokenSince.commitSha.slice(0, 7)}`;
+  if (t.baseSampleSize === 0) return `not run on ${baseBranch} in the ${BASE_WINDOW_DAYS} days before`;
+  return `${Math.round(t.baseFailRate * t.baseSampleSize)} of ${plural(t.baseSampleSize, 'run')} failed on ${baseBranch}`;
+}
+
 /** The gate answer's comment (also the CLI's GitHub step summary); `runCount` as for the summary. */
 export function gateMarkdown(gate: Omit<GateBody, 'tests'> & { tests: readonly GateTestBody[] }, runCount: number): string {
   const { tests } = gate;
-  const newFailures = tests.filter((t) => t.classification === 'new_failure').length;
-  const known = tests.filter((t) => t.classification === 'known_flake').length;
-  const quarantined = tests.filter((t) => t.classification === 'quarantined').length;
-  const counts = `${plural(newFailures, 'new failure')}, ${plural(known, 'known flake')}, ${quarantined} quarantined`;
+  const counts = gateCounts(tests);
   const lines: string[] = [GATE_MARKER, FLAKEMETRY_GATE_MARKER];
   lines.push(gate.verdict === 'block' ? `### 🚫 Flakehouse gate: blocked — ${counts}` : `### ✅ Flakehouse gate: passed — ${counts}`);
   const why =
     gate.strictness === 'off'
       ? 'strictness `off`: the gate never blocks'
       : gate.strictness === 'new'
-        ? 'strictness `new`: only failures not seen on the base branch block'
+        ? 'strictness `new`: new failures block'
         : 'strictness `any`: any failing test that is not quarantined blocks';
-  lines.push('', contextLine(gate, runCount, [`base ${code(gate.baseBranch, '')}`]), '', `_${why}; a failure is known when the test is quarantined, has a flaky score ≥ ${KNOWN_FLAKE_SCORE}, failed or flaked on the base branch in the last ${BASE_WINDOW_DAYS} days, or passed on a retry._`);
+  const base = code(gate.baseBranch, '');
+  lines.push('', contextLine(gate, runCount, [`base ${base}`]), '', `_${why}; ${gateRule(base)}._`);
   if (tests.length > 0) {
-    lines.push('', '| | Test | File | Status | Base fail rate (14 d) | Score | Error |', '|---|---|---|---|---|---|---|');
+    lines.push('', `| | Test | File | Status | On ${base} (${BASE_WINDOW_DAYS} d before) | Score | Error |`, '|---|---|---|---|---|---|---|');
     const shown = tests.slice(0, MAX_ROWS);
     for (const t of shown) {
-      const base = t.baseSampleSize > 0 ? `${(t.baseFailRate * 100).toFixed(0)}% of ${t.baseSampleSize}` : 'no runs';
-      lines.push(`| ${GATE_LABEL[t.classification]} | ${testName(t)} | ${code(t.filePath, '')} | ${t.status} | ${base} | ${t.score.toFixed(2)} | ${errorCell(t)} |`);
+      lines.push(`| ${GATE_LABEL[t.classification]} | ${testName(t)} | ${code(t.filePath, '')} | ${t.status} | ${baseText(t, base)} | ${t.score.toFixed(2)} | ${errorCell(t)} |`);
     }
     if (tests.length > shown.length) lines.push('', `_…and ${tests.length - shown.length} more._`);
   }
@@ -168,6 +191,8 @@ interface Row {
   classification: Classification;
   baseFailRate: number | null;
   baseSampleSize: number | null;
+  /** Already broken: the base branch's first failing commit. */
+  brokenSince: string | null;
 }
 
 function rowsOf(input: CommentInput): Row[] {
@@ -175,9 +200,18 @@ function rowsOf(input: CommentInput): Row[] {
   return input.summary.tests.map((test) => {
     const g = byId.get(test.testIdentityId);
     return g
-      ? { test, classification: g.classification, baseFailRate: g.baseFailRate, baseSampleSize: g.baseSampleSize }
-      : { test, classification: classify(test), baseFailRate: null, baseSampleSize: null };
+      ? { test, classification: g.classification, baseFailRate: g.baseFailRate, baseSampleSize: g.baseSampleSize, brokenSince: g.brokenSince?.commitSha ?? null }
+      : { test, classification: classifyByState(test), baseFailRate: null, baseSampleSize: null, brokenSince: test.state === 'broken' ? (test.stateSince?.commitSha ?? null) : null };
   });
+}
+
+/** Counts of a gate's tests by classification, as its headline says them. */
+function gateCounts(tests: readonly { classification: Classification }[]): string {
+  const n = (c: Classification): number => tests.filter((t) => t.classification === c).length;
+  const broken = n('broken_on_base');
+  return [plural(n('new_failure'), 'new failure'), broken > 0 ? `${broken} already broken` : null, plural(n('known_flake'), 'known flake'), `${n('quarantined')} quarantined`]
+    .filter((x) => x !== null)
+    .join(', ');
 }
 
 function testCell(t: SummaryTestBody, dash: string | undefined): string {
@@ -187,7 +221,7 @@ function testCell(t: SummaryTestBody, dash: string | undefined): string {
 
 function baseCell(r: Row, baseBranch: string): string {
   if (r.baseSampleSize === null || r.baseFailRate === null) return '—';
-  if (r.baseSampleSize === 0) return `no runs on \`${cell(baseBranch, 60)}\``;
+  if (r.baseSampleSize === 0) return `not run on \`${cell(baseBranch, 60)}\` in the ${BASE_WINDOW_DAYS} days before`;
   const bad = Math.round(r.baseFailRate * r.baseSampleSize);
   return `${bad} of ${plural(r.baseSampleSize, 'run')} failed`;
 }
@@ -206,6 +240,7 @@ export function commentMarkdown(input: CommentInput): string {
   const dash = input.dashboardProjectUrl ? input.dashboardProjectUrl.replace(/\/+$/, '') : undefined;
   const rows = rowsOf(input);
   const fresh = rows.filter((r) => r.classification === 'new_failure');
+  const broken = rows.filter((r) => r.classification === 'broken_on_base');
   const known = rows.filter((r) => r.classification === 'known_flake');
   const quarantined = rows.filter((r) => r.classification === 'quarantined');
   const baseBranch = gate?.baseBranch ?? 'the base branch';
@@ -217,6 +252,7 @@ export function commentMarkdown(input: CommentInput): string {
   } else {
     const parts = [
       fresh.length > 0 ? plural(fresh.length, 'new failure') : null,
+      broken.length > 0 ? `${broken.length} already broken` : null,
       known.length > 0 ? `${known.length} known flaky` : null,
       quarantined.length > 0 ? `${quarantined.length} quarantined` : null,
     ].filter((p) => p !== null);
@@ -242,9 +278,14 @@ export function commentMarkdown(input: CommentInput): string {
   };
 
   if (fresh.length > 0) {
-    lines.push('', `#### 🆕 New failures (${fresh.length})`, '', `Not known to be flaky: ${gate ? `no failure on \`${cell(gate.baseBranch, 80)}\` in the last ${BASE_WINDOW_DAYS} days and ` : ''}a flaky score below ${KNOWN_FLAKE_SCORE}. Most likely caused by this change.`, '');
+    lines.push('', `#### 🆕 New failures (${fresh.length})`, '', `Not broken on ${gate ? `\`${cell(gate.baseBranch, 80)}\`` : 'the base branch'} before this change and not a known flake: most likely caused by this change.`, '');
     lines.push('| Test | File | Error |', '|---|---|---|');
     for (const r of take(fresh)) lines.push(`| ${testCell(r.test, dash)} | ${code(r.test.filePath, '—')} | ${code(r.test.errorMessage ?? '', '—')} |`);
+  }
+  if (broken.length > 0) {
+    lines.push('', `#### 🧱 Already broken on ${gate ? `\`${cell(gate.baseBranch, 80)}\`` : 'the base branch'} (${broken.length})`, '', `Every run of these on the base branch since the commit shown failed: a real break there, not this change's doing and not flaky. Fix them on the base branch.`, '');
+    lines.push('| Test | Broken since | Error |', '|---|---|---|');
+    for (const r of take(broken)) lines.push(`| ${testCell(r.test, dash)} | ${r.brokenSince ? `\`${r.brokenSince.slice(0, 7)}\`` : '—'} | ${code(r.test.errorMessage ?? '', '—')} |`);
   }
   if (known.length > 0) {
     lines.push('', `#### 🔁 Known flaky (${known.length})`, '', `These failed here but are known to flake, so they are probably not this change's fault.`, '');
@@ -264,20 +305,18 @@ export function commentMarkdown(input: CommentInput): string {
   }
   if (hidden > 0) lines.push('', `_…and ${hidden} more${dash ? ` — [all of them](${dash}/runs?commitSha=${encodeURIComponent(summary.commitSha)})` : ''}._`);
 
-  const foot = [`Known flaky = quarantined, flaky score ≥ ${KNOWN_FLAKE_SCORE}, failed on the base branch in the last ${BASE_WINDOW_DAYS} days, or passed on a retry.`];
+  const foot = ['Known flaky = flaky before this change (a retry or a re-run of the same code passed) and failing here no more often than its flake rate explains.'];
   if (dash) foot.push(`[Flaky board](${dash}/flaky)`);
   lines.push('', `<sub>${foot.join(' · ')}</sub>`);
   const body = `${lines.join('\n')}\n`;
   return body.length > MAX_BODY ? `${body.slice(0, MAX_BODY)}\n\n_…cut to fit a GitHub comment._\n` : body;
 }
 
-const LOG_LABEL: Record<Classification, string> = { new_failure: 'NEW FAILURE', known_flake: 'known flake', quarantined: 'quarantined' };
+const LOG_LABEL: Record<Classification, string> = { new_failure: 'NEW FAILURE', broken_on_base: 'ALREADY BROKEN', known_flake: 'known flake', quarantined: 'quarantined' };
 
 /** The gate's verdict for a terminal or CI log. */
 export function gateText(gate: GateBody): string {
-  const quarantined = gate.tests.filter((t) => t.classification === 'quarantined').length;
-  const known = gate.tests.filter((t) => t.classification === 'known_flake').length;
-  const counts = `${plural(gate.newFailures, 'new failure')}, ${plural(known, 'known flake')}, ${quarantined} quarantined`;
+  const counts = gateCounts(gate.tests);
   const lines = [
     `Flakehouse gate: ${gate.verdict === 'block' ? 'BLOCKED' : 'passed'} — ${counts}`,
     `  commit ${gate.commitSha.slice(0, 12)} · branch ${gate.branch} · base ${gate.baseBranch} · strictness ${gate.strictness} · run ${gate.runStatus}`,
@@ -285,12 +324,11 @@ export function gateText(gate: GateBody): string {
   if (gate.tests.length > 0) lines.push('');
   for (const t of gate.tests) {
     const name = t.suite ? `${t.suite} › ${t.title}` : t.title;
-    const baseRuns = t.baseSampleSize > 0 ? `${Math.round(t.baseFailRate * t.baseSampleSize)} of ${plural(t.baseSampleSize, 'run')} failed on ${gate.baseBranch}` : `no runs on ${gate.baseBranch}`;
-    lines.push(`  ${LOG_LABEL[t.classification].padEnd(11)}  ${name}  (${t.filePath})  ${t.status} · score ${t.score.toFixed(2)} · ${baseRuns}`);
+    lines.push(`  ${LOG_LABEL[t.classification].padEnd(14)}  ${name}  (${t.filePath})  ${t.status} · score ${t.score.toFixed(2)} · ${baseText(t, gate.baseBranch)}`);
     if (t.errorMessage) lines.push(`               ${t.errorMessage.replace(/\s+/g, ' ').slice(0, 200)}`);
   }
   if (gate.verdict === 'block') {
-    lines.push('', gate.strictness === 'any' ? 'Blocked: tests failed that are not quarantined.' : 'Blocked: failures that are not known to be flaky. Fix them, or quarantine a test if it is flaky after all.');
+    lines.push('', gate.strictness === 'any' ? 'Blocked: tests failed that are not quarantined.' : 'Blocked: new failures — not broken on the base branch before this change, and not known flakes. Fix them.');
   }
   return `${lines.join('\n')}\n`;
 }

@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { BADGE_VARIANTS } from './badge.js';
 import { CLASSIFICATIONS, STRICTNESS, VERDICTS } from './gate.js';
+import { TEST_STATES } from './score.js';
 
 /** A commit sha as the summary and the gate accept it: 7 to 40 hex characters (an abbreviation matches). */
 export const COMMIT_SHA_RE = /^[0-9a-f]{7,40}$/i;
@@ -34,6 +35,14 @@ export const summaryTestSchema = z.object({
   topReason: z.string().nullable(),
   /** The top reason's code (e.g. PASS_ON_RERUN). */
   topReasonCode: z.string().nullable(),
+  /** The test's state: new | healthy | flaky | broken | fixed. */
+  state: z.enum(TEST_STATES),
+  /** Where the state began (broken: its first failing commit on its mainline; fixed: the first passing one). */
+  stateSince: z.object({ commitSha: z.string(), branch: z.string(), at: z.string() }).nullable(),
+  /** Share of its runs in which the test flakes. */
+  flakeRate: z.number(),
+  /** A known flake here: flaky before this commit, and its failures here fit its flake rate. */
+  knownFlake: z.boolean(),
 });
 
 export const summaryResponseSchema = z.object({
@@ -58,6 +67,8 @@ export const gateTestSchema = summaryTestSchema.extend({
   classification: z.enum(CLASSIFICATIONS),
   baseFailRate: z.number(),
   baseSampleSize: z.number(),
+  /** broken_on_base: the base branch's first failing run of the break (every run since failed). */
+  brokenSince: z.object({ commitSha: z.string(), at: z.string() }).nullable(),
 });
 
 export const gateResponseSchema = z.union([
@@ -73,7 +84,10 @@ export const gateResponseSchema = z.union([
       /** False while a run of the commit is still arriving: a verdict on part of a run. */
       complete: z.boolean(),
       newFailures: z.number(),
+      /** Known flakes and quarantined tests (Flakemetry's count). */
       knownFlakes: z.number(),
+      /** Failures already broken on the base branch: not this change's doing, never flakes. */
+      brokenOnBase: z.number(),
       strictness: z.enum(STRICTNESS),
       verdict: z.enum(VERDICTS),
       tests: z.array(gateTestSchema),

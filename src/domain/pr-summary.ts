@@ -11,6 +11,8 @@ export interface CommitRun {
   branch: string;
   /** '' when the run did not say. */
   baseBranch: string;
+  /** The commit its branch forked from the base branch; '' when the run did not say. */
+  mergeBase: string;
   prNumber: number | null;
   status: RunStatus;
   shardIndex: number;
@@ -25,8 +27,12 @@ export interface MergedCommit {
   commitSha: string;
   branch: string;
   baseBranch: string | null;
+  /** The merge base a run of the commit sent, or null. */
+  mergeBase: string | null;
   prNumber: number | null;
   runStatus: RunStatus;
+  /** Start of the commit's first run: the base branch's history before it decides what was already there. */
+  firstRunAt: number;
   /** Every run of the commit is whole (an OTLP trace counts once its run span is in). */
   complete: boolean;
   runIds: string[];
@@ -49,6 +55,7 @@ export function mergeCommitRuns(newestFirst: readonly CommitRun[]): MergedCommit
   const commitSha = selected.reduce((longest, r) => (r.commitSha.length > longest.length ? r.commitSha : longest), latest.commitSha);
   const prRun = selected.find((r) => r.prNumber !== null && r.prNumber > 0);
   const baseRun = selected.find((r) => r.baseBranch !== '');
+  const forkRun = selected.find((r) => r.mergeBase !== '');
   // Runs still arriving in parts: an OTLP trace until its run span (an SDK ends it last; our
   // reporter sends it last), a split JUnit report until its last part.
   const inParts = (r: CommitRun): boolean => r.source === 'otlp' || (r.source === 'junit' && parseReportPartKey(r.idempotencyKey) !== undefined);
@@ -56,8 +63,10 @@ export function mergeCommitRuns(newestFirst: readonly CommitRun[]): MergedCommit
     commitSha,
     branch: latest.branch,
     baseBranch: baseRun?.baseBranch ?? null,
+    mergeBase: forkRun?.mergeBase ?? null,
     prNumber: prRun?.prNumber ?? null,
     runStatus: mergeRunStatus(selected),
+    firstRunAt: Math.min(...selected.map((r) => r.startedAt)),
     complete: selected.every((r) => !inParts(r) || r.hasRunSpan),
     runIds: selected.map((r) => r.id),
   };

@@ -39,11 +39,20 @@ export interface ErrorSignatureRecord {
   exampleExecutionId: string;
 }
 
+/**
+ * Transitions in a test's health log (test page, project health): `flaked`, `broke` and `fixed` are
+ * test-state transitions (became flaky, became broken, proven fixed); `quarantined` and `released`
+ * quarantine decisions. `stabilized` is only in logs written before test states existed (a score
+ * that dipped under the threshold, which was no proof of a fix).
+ */
+export const HEALTH_EVENT_KINDS = ['flaked', 'broke', 'fixed', 'quarantined', 'released', 'stabilized'] as const;
+export type HealthEventKind = (typeof HEALTH_EVENT_KINDS)[number];
+
 /** A transition in a test's health (project health page). */
 export interface HealthEvent {
   projectId: string;
   testId: string;
-  kind: 'flaked' | 'stabilized' | 'quarantined' | 'released';
+  kind: HealthEventKind;
   at: number;
   score: number;
 }

@@ -56,20 +56,24 @@ export interface QuarantineStep {
   changed: 'quarantined' | 'released' | null;
 }
 
+/** What the scorer says of the test this step. */
+export interface ScoredTest {
+  /** The test is flaky (the one quarantine-candidate predicate: state `flaky`). */
+  candidate: boolean;
+  /** The test is broken: failing on its mainline since `brokenSince`, not flaky. */
+  broken: boolean;
+  brokenSince: string | null;
+  score: number;
+  lastFlakedAt: number | null;
+}
+
 /**
  * One scoring step's automatic quarantine decision for a test. Tests with a person's override are
- * left alone; after `auto` the scorer starts from the state the person left.
+ * left alone; after `auto` the scorer starts from the state the person left. Automatic quarantine
+ * never holds a broken test: the gate would no longer see a real break fail, and a test that never
+ * passes could never earn its cooldown runs. A person's quarantine of a broken test stays.
  */
-export function stepQuarantine(
-  prev: AutoState | null,
-  override: OverrideRow | null,
-  policy: QuarantinePolicy,
-  outcome: RunOutcome,
-  candidate: boolean,
-  score: number,
-  now: number,
-  lastFlakedAt: number | null,
-): QuarantineStep {
+export function stepQuarantine(prev: AutoState | null, override: OverrideRow | null, policy: QuarantinePolicy, outcome: RunOutcome, scored: ScoredTest, now: number): QuarantineStep {
   const base: AutoState = prev ?? { autoQuarantined: false, reason: '', quarantinedAt: null, cleanRuns: 0, scoredAt: null, releasedAt: null };
   if (override?.override === 'quarantined' || override?.override === 'released') {
     return { next: { ...base, scoredAt: now }, changed: null };
@@ -82,7 +86,10 @@ export function stepQuarantine(
       ? { ...state, autoQuarantined: true, reason: state.autoQuarantined ? state.reason : override.reason || 'manual', quarantinedAt: state.quarantinedAt ?? override.decidedAt, cleanRuns: 0 }
       : { ...state, autoQuarantined: false, reason: '', quarantinedAt: null, cleanRuns: 0 };
   }
-  if (state.autoQuarantined) {
+  if (state.autoQuarantined && scored.broken) {
+    const since = scored.brokenSince ? ` since ${scored.brokenSince.slice(0, 7)}` : '';
+    state = { ...state, autoQuarantined: false, reason: `auto: released, broken${since} (not flaky: a quarantine would hide the break)`, quarantinedAt: null, cleanRuns: 0, releasedAt: now };
+  } else if (state.autoQuarantined) {
     for (const clean of outcome.runs) {
       state.cleanRuns = clean ? state.cleanRuns + 1 : 0;
       if (state.cleanRuns >= policy.cooldownRuns) {
@@ -90,8 +97,8 @@ export function stepQuarantine(
         break;
       }
     }
-  } else if (policy.enabled && candidate && (state.releasedAt === null || (lastFlakedAt !== null && lastFlakedAt > state.releasedAt))) {
-    state = { ...state, autoQuarantined: true, reason: `auto: flaky score ${score.toFixed(2)}`, quarantinedAt: now, cleanRuns: 0 };
+  } else if (policy.enabled && scored.candidate && !scored.broken && (state.releasedAt === null || (scored.lastFlakedAt !== null && scored.lastFlakedAt > state.releasedAt))) {
+    state = { ...state, autoQuarantined: true, reason: `auto: flaky score ${scored.score.toFixed(2)}`, quarantinedAt: now, cleanRuns: 0 };
   }
   const after = state.autoQuarantined;
   return { next: state, changed: after === before ? null : after ? 'quarantined' : 'released' };

@@ -1,5 +1,6 @@
 // `quarantine` processor: automatic quarantine of flaky candidates when `quarantine.enabled`, and
-// automatic release after `quarantine.cooldownRuns` clean runs; tests with a person's override are
+// automatic release after `quarantine.cooldownRuns` clean runs or as soon as the test is broken
+// (a quarantine must never hide a real break); tests with a person's override are
 // left alone (docs/contract.md §7). Emits `quarantine.changed`.
 import { z } from 'zod';
 import { stableUuid } from '../domain/ids.js';
@@ -31,7 +32,9 @@ export const quarantineProcessorFactory = defineProcessor({
           const overrides = await repo.overrides(projectId, null);
           for (const testId of ids) {
             const u = batch.testStates.get(`${projectId}:${testId}`)!;
-            const step = stepQuarantine(u.previous?.auto ?? null, overrides.get(testId) ?? null, policy, u.outcome, u.record.candidate, u.record.score, batch.now, u.record.lastFlakedAt);
+            const r = u.record;
+            const scored = { candidate: r.candidate, broken: r.state === 'broken', brokenSince: r.state === 'broken' ? (r.stateSince?.commitSha ?? null) : null, score: r.score, lastFlakedAt: r.lastFlakedAt };
+            const step = stepQuarantine(u.previous?.auto ?? null, overrides.get(testId) ?? null, policy, u.outcome, scored, batch.now);
             const before = u.record.auto;
             u.record.auto = step.next;
             if (step.next.autoQuarantined !== before.autoQuarantined || step.next.cleanRuns !== before.cleanRuns || step.next.releasedAt !== before.releasedAt) u.persist = true;

@@ -57,6 +57,9 @@ export function collectObservations(batch: WorkBatch): Map<string, Touched> {
         runId: run.id,
         commitSha: run.resource.commitSha,
         branch: run.resource.branch,
+        prNumber: run.resource.prNumber ?? null,
+        baseBranch: run.resource.baseBranch ?? null,
+        mergeBase: run.resource.mergeBase ?? null,
         at: run.startedAt,
         attempts,
         runFailRatio,
@@ -187,7 +190,7 @@ function scoreTest(t: Touched, prev: TestStateRecord | null, batch: WorkBatch, p
   const outcome = { runs: t.cleanRuns.map((c) => c.clean) };
   if (prev && prev.appliedLease === batch.leaseId) return { record: prev, previous: prev, outcome, alreadyApplied: true, persist: false };
   let model = prev?.model ?? emptyScoreState();
-  for (const o of t.observations) model = applyObservation(model, o);
+  for (const o of t.observations) model = applyObservation(model, o, params);
   const r = scoreOf(model, batch.now, params);
   const record: TestStateRecord = {
     projectId: t.projectId,
@@ -203,6 +206,9 @@ function scoreTest(t: Touched, prev: TestStateRecord | null, batch: WorkBatch, p
     passOnRerunRate: r.passOnRerunRate,
     trend: r.trend,
     lastFlakedAt: r.lastFlakedAt,
+    state: r.state,
+    stateSince: r.stateSince,
+    flakeRate: r.flakeRate,
     reasons: r.reasons,
     model,
     // The quarantine processor decides the automatic state; until then it carries over.
@@ -219,6 +225,7 @@ function scoreTest(t: Touched, prev: TestStateRecord | null, batch: WorkBatch, p
     Math.abs(record.score - prev.score) >= SCORE_EPSILON ||
     record.candidate !== prev.candidate ||
     record.broken !== prev.broken ||
+    record.state !== prev.state ||
     record.trend !== prev.trend ||
     record.reasons[0]?.code !== prev.reasons[0]?.code;
   const persist = visible || eventful || unwritten + t.observations.length >= WRITE_BEHIND_RUNS;
@@ -228,7 +235,7 @@ function scoreTest(t: Touched, prev: TestStateRecord | null, batch: WorkBatch, p
 function scoreEvents(u: TestUpdate, now: number): DomainEvent[] {
   const { record: r, previous: p } = u;
   const out: DomainEvent[] = [];
-  const moved = !p || Math.abs(r.score - p.score) >= SCORE_EPSILON || r.candidate !== p.candidate || r.reasons[0]?.code !== p.reasons[0]?.code;
+  const moved = !p || Math.abs(r.score - p.score) >= SCORE_EPSILON || r.candidate !== p.candidate || r.state !== p.state || r.reasons[0]?.code !== p.reasons[0]?.code;
   const transition = healthTransition(u);
   if (moved) {
     out.push({
@@ -236,7 +243,17 @@ function scoreEvents(u: TestUpdate, now: number): DomainEvent[] {
       type: 'score.updated',
       projectId: r.projectId,
       occurredAt: now,
-      data: { testIdentityId: r.testId, score: r.score, previousScore: p?.score ?? null, candidate: r.candidate, reasonCodes: r.reasons.map((x) => x.code), transition },
+      data: {
+        testIdentityId: r.testId,
+        score: r.score,
+        previousScore: p?.score ?? null,
+        candidate: r.candidate,
+        state: r.state,
+        previousState: p?.state ?? null,
+        stateSince: r.stateSince,
+        reasonCodes: r.reasons.map((x) => x.code),
+        transition,
+      },
     });
   }
   if (r.candidate && !p?.candidate) {
@@ -245,16 +262,22 @@ function scoreEvents(u: TestUpdate, now: number): DomainEvent[] {
       type: 'flaky.detected',
       projectId: r.projectId,
       occurredAt: now,
-      data: { testIdentityId: r.testId, filePath: r.filePath, suite: r.suite, title: r.title, score: r.score, reasons: r.reasons },
+      data: { testIdentityId: r.testId, filePath: r.filePath, suite: r.suite, title: r.title, score: r.score, reasons: r.reasons, state: r.state, flakeRate: r.flakeRate },
     });
   }
   return out;
 }
 
-/** `flaked` when a test becomes a candidate, `stabilized` when it stops being one. */
-function healthTransition(u: TestUpdate): 'flaked' | 'stabilized' | null {
-  const was = u.previous?.candidate ?? false;
-  if (u.record.candidate && !was) return 'flaked';
-  if (!u.record.candidate && was) return 'stabilized';
+/**
+ * The health log's state transitions: `flaked` (became flaky), `broke` (became broken), `fixed` (a
+ * flaky or broken test proven fixed). Health's time to fix runs from the first two to the third.
+ */
+function healthTransition(u: TestUpdate): 'flaked' | 'broke' | 'fixed' | null {
+  const was = u.previous?.state ?? null;
+  const now = u.record.state;
+  if (now === was) return null;
+  if (now === 'flaky') return 'flaked';
+  if (now === 'broken') return 'broke';
+  if (now === 'fixed') return 'fixed';
   return null;
 }

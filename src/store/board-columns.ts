@@ -2,6 +2,7 @@
 // GET /v1/flaky and the test page (store/tests.ts) and the dashboard's board pages (store/board.ts).
 import { toNumber } from './client.js';
 import type { AutoState } from '../domain/quarantine.js';
+import { TEST_STATES, type StateSince, type TestState } from '../domain/score.js';
 
 /**
  * What the flaky board shows of a state. It leaves out `model` and `reasons`: the model is most of a
@@ -19,11 +20,18 @@ export interface BoardEntry {
   passOnRerunRate: number;
   trend: 'rising' | 'falling' | 'stable';
   lastFlakedAt: number | null;
+  /** new | healthy | flaky | broken | fixed (a row of the older model, not rescored yet: healthy or flaky by its candidate flag). */
+  state: TestState;
+  /** Where the state began: broken since its first failing commit, fixed since its first passing one. */
+  stateSince: StateSince | null;
+  /** Estimated share of its runs in which the test flakes. */
+  flakeRate: number;
   auto: AutoState;
 }
 
 export const BOARD_COLUMNS = `test_id, file_path, suite, title, score, candidate, flip_rate, pass_on_rerun_rate, trend,
-  toUnixTimestamp64Milli(last_flaked_at) AS last_flaked_ms, auto_quarantined, quarantine_reason,
+  toUnixTimestamp64Milli(last_flaked_at) AS last_flaked_ms, state, state_commit, state_branch, toUnixTimestamp64Milli(state_at) AS state_ms, flake_rate,
+  auto_quarantined, quarantine_reason,
   toUnixTimestamp64Milli(quarantined_at) AS quarantined_ms, clean_runs, toUnixTimestamp64Milli(released_at) AS released_ms,
   toUnixTimestamp64Milli(scored_at) AS scored_ms`;
 
@@ -48,6 +56,11 @@ export interface BoardDbRow extends AutoDbRow {
   pass_on_rerun_rate: number;
   trend: BoardEntry['trend'];
   last_flaked_ms: number | string | null;
+  state: string;
+  state_commit: string;
+  state_branch: string;
+  state_ms: number | string | null;
+  flake_rate: number;
 }
 
 export function toAuto(r: AutoDbRow): AutoState {
@@ -58,6 +71,18 @@ export function toAuto(r: AutoDbRow): AutoState {
     cleanRuns: toNumber(r.clean_runs),
     scoredAt: toNumber(r.scored_ms),
     releasedAt: r.released_ms === null ? null : toNumber(r.released_ms),
+  };
+}
+
+export type StateColumn = 'state' | 'state_commit' | 'state_branch' | 'state_ms' | 'flake_rate';
+
+/** The state columns read back; a row written before test states existed reads as its candidate flag said. */
+export function toStateFields(r: Pick<BoardDbRow, 'candidate' | StateColumn>): Pick<BoardEntry, 'state' | 'stateSince' | 'flakeRate'> {
+  const known = (TEST_STATES as readonly string[]).includes(r.state);
+  return {
+    state: known ? (r.state as TestState) : toNumber(r.candidate) === 1 ? 'flaky' : 'healthy',
+    stateSince: r.state_ms === null || r.state_ms === undefined ? null : { commitSha: r.state_commit, branch: r.state_branch, at: toNumber(r.state_ms) },
+    flakeRate: toNumber(r.flake_rate),
   };
 }
 
@@ -73,6 +98,7 @@ export function toBoardEntry(r: BoardDbRow): BoardEntry {
     passOnRerunRate: toNumber(r.pass_on_rerun_rate),
     trend: r.trend,
     lastFlakedAt: r.last_flaked_ms === null ? null : toNumber(r.last_flaked_ms),
+    ...toStateFields(r),
     auto: toAuto(r),
   };
 }

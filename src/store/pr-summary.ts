@@ -1,7 +1,7 @@
 // What GET /v1/runs/summary and /v1/runs/gate read: the runs of one commit, its failing tests
 // merged over those runs, and the base branch's recent history of those tests.
 import type { RunStatus } from '../domain/batch.js';
-import type { BaseHistory } from '../domain/gate.js';
+import { baseStreak, type BaseHistory } from '../domain/gate.js';
 import type { CommitRun } from '../domain/pr-summary.js';
 import { toNumber, type Store } from './client.js';
 
@@ -27,6 +27,7 @@ interface RunRow {
   commit_sha: string;
   branch: string;
   base_branch: string;
+  merge_base: string;
   pr_number: number | string | null;
   status: RunStatus;
   shard_index: number | string;
@@ -56,7 +57,7 @@ export class PrSummaryRepo {
    */
   async commitRuns(projectId: string, sha: string): Promise<CommitRun[]> {
     const rows = await this.store.query<RunRow>(
-      `SELECT id, commit_sha, branch, base_branch, pr_number, status, shard_index, toUnixTimestamp64Milli(started_at) AS started_ms, source, has_run_span, idempotency_key
+      `SELECT id, commit_sha, branch, base_branch, merge_base, pr_number, status, shard_index, toUnixTimestamp64Milli(started_at) AS started_ms, source, has_run_span, idempotency_key
        FROM ${this.store.table('runs')} FINAL
        WHERE project_id = {projectId:UUID} AND length(commit_sha) >= 7
          AND (startsWith(commit_sha, {sha:String}) OR startsWith({sha:String}, commit_sha))
@@ -69,6 +70,7 @@ export class PrSummaryRepo {
       commitSha: r.commit_sha,
       branch: r.branch,
       baseBranch: r.base_branch,
+      mergeBase: r.merge_base,
       prNumber: r.pr_number === null ? null : toNumber(r.pr_number),
       status: r.status,
       shardIndex: toNumber(r.shard_index),
@@ -119,25 +121,55 @@ export class PrSummaryRepo {
   }
 
   /**
-   * Per test: its graded runs on `baseBranch` in the last `days` days, leaving out the commit's own
-   * runs (`excludeRunIds`), and how many of them failed or flaked. Tests with no such run are absent.
+   * Per test: its graded runs on `baseBranch` in the `days` before `beforeMs` (the commit's first
+   * run), leaving out the commit's own runs (`excludeRunIds`): how many failed or flaked, and
+   * whether the last ones all failed every attempt (broken there, since which commit). Tests with
+   * no such run are absent.
    */
-  async baseHistory(projectId: string, baseBranch: string, testIds: readonly string[], excludeRunIds: readonly string[], days: number): Promise<Map<string, BaseHistory>> {
+  async baseHistory(
+    projectId: string,
+    baseBranch: string,
+    testIds: readonly string[],
+    excludeRunIds: readonly string[],
+    beforeMs: number,
+    days: number,
+  ): Promise<Map<string, Omit<BaseHistory, 'containsBreak'>>> {
     if (testIds.length === 0) return new Map();
-    const rows = await this.store.query<{ test_id: string; graded: number | string; bad: number | string }>(
-      `SELECT test_id, count() AS graded, countIf(bad = 1) AS bad
-       FROM (
-         SELECT test_id, run_id, max(status IN ('fail', 'flaky')) AS bad
-         FROM ${this.store.table('executions')}
-         WHERE project_id = {projectId:UUID} AND test_id IN {ids:Array(UUID)}
-           AND started_at >= now64(3) - toIntervalDay({days:UInt32})
-           AND branch = {baseBranch:String} AND status != 'skip'
-           AND run_id NOT IN {exclude:Array(UUID)}
-         GROUP BY test_id, run_id
-       )
-       GROUP BY test_id`,
-      { projectId, ids: testIds, days, baseBranch, exclude: excludeRunIds },
+    const rows = await this.store.query<{ test_id: string; commit_sha: string; at_ms: number | string; failed: number | string; flaky: number | string; green: number | string }>(
+      `SELECT test_id, any(commit_sha) AS commit_sha, toUnixTimestamp64Milli(min(started_at)) AS at_ms,
+              countIf(status = 'fail') AS failed, countIf(status = 'flaky') AS flaky, countIf(status IN ('pass', 'flaky')) AS green
+       FROM ${this.store.table('executions')}
+       WHERE project_id = {projectId:UUID} AND test_id IN {ids:Array(UUID)}
+         AND started_at >= fromUnixTimestamp64Milli({since:Int64}, 'UTC') AND started_at < fromUnixTimestamp64Milli({before:Int64}, 'UTC')
+         AND branch = {baseBranch:String} AND status != 'skip'
+         AND run_id NOT IN {exclude:Array(UUID)}
+       GROUP BY test_id, run_id
+       ORDER BY test_id, at_ms`,
+      { projectId, ids: testIds, since: beforeMs - days * 86_400_000, before: beforeMs, baseBranch, exclude: excludeRunIds },
     );
-    return new Map(rows.map((r) => [r.test_id, { graded: toNumber(r.graded), bad: toNumber(r.bad) }]));
+    const runs = new Map<string, { commitSha: string; at: number; failed: number; green: number; bad: boolean }[]>();
+    for (const r of rows) {
+      const list = runs.get(r.test_id) ?? [];
+      const failed = toNumber(r.failed);
+      list.push({ commitSha: r.commit_sha, at: toNumber(r.at_ms), failed, green: toNumber(r.green), bad: failed > 0 || toNumber(r.flaky) > 0 });
+      runs.set(r.test_id, list);
+    }
+    return new Map([...runs].map(([testId, list]) => [testId, { graded: list.length, bad: list.filter((x) => x.bad).length, brokenSince: baseStreak(list) }]));
+  }
+
+  /**
+   * When the merge base first ran on the base branch (either sha may be abbreviated), or null when
+   * it never did there: then whether the commit contains a break of the base branch is unknown.
+   */
+  async forkedAt(projectId: string, baseBranch: string, mergeBase: string): Promise<number | null> {
+    const rows = await this.store.query<{ at_ms: number | string | null }>(
+      `SELECT toUnixTimestamp64Milli(min(started_at)) AS at_ms FROM ${this.store.table('runs')}
+       WHERE project_id = {projectId:UUID} AND branch = {baseBranch:String} AND length(commit_sha) >= 7
+         AND (startsWith(commit_sha, {sha:String}) OR startsWith({sha:String}, commit_sha))
+       HAVING count() > 0`,
+      { projectId, baseBranch, sha: mergeBase },
+    );
+    const at = rows[0]?.at_ms;
+    return at === undefined || at === null ? null : toNumber(at);
   }
 }

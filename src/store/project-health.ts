@@ -1,5 +1,5 @@
-// What GET /v1/health reads (docs/contract.md §6, §10): test_health_events (flaked / stabilized /
-// quarantined / released transitions), test_state and quarantine_overrides (the current state) and
+// What GET /v1/health reads (docs/contract.md §6, §10): test_health_events (the flaked / broke /
+// fixed state transitions, quarantined / released decisions), test_state and quarantine_overrides (the current state) and
 // daily_test_stats (the rollup: never pruned, so a window is not limited by execution retention).
 //
 // Every method takes `ownerIds`: null for the whole project, else only those tests (an owner's).
@@ -19,15 +19,19 @@ export class ProjectHealthRepo {
     return rows.map((r) => ({ id: r.id, filePath: r.file_path }));
   }
 
-  /** Every flaked and stabilized event, at any time, of the tests stabilized since `startMs`: their repairs' episodes. */
+  /**
+   * Every flaked, broke and fixed transition, at any time, of the tests fixed since `startMs`: their
+   * repairs' episodes. (A `stabilized` of the older model was a score dipping under the threshold,
+   * no proof of a fix: it ends no episode.)
+   */
   async repairEvents(projectId: string, startMs: number, ownerIds: readonly string[] | null): Promise<{ testId: string; kind: string; at: number }[]> {
     const only = onlyOwners(ownerIds);
     const rows = await this.store.query<{ test_id: string; kind: string; at_ms: Num }>(
       `SELECT test_id, kind, toUnixTimestamp64Milli(at) AS at_ms
        FROM ${this.store.table('test_health_events')} FINAL
-       WHERE project_id = {projectId:UUID} AND kind IN ('flaked', 'stabilized')${only}
+       WHERE project_id = {projectId:UUID} AND kind IN ('flaked', 'broke', 'fixed')${only}
          AND test_id IN (SELECT test_id FROM ${this.store.table('test_health_events')}
-                         WHERE project_id = {projectId:UUID} AND kind = 'stabilized'
+                         WHERE project_id = {projectId:UUID} AND kind = 'fixed'
                            AND at >= fromUnixTimestamp64Milli({startMs:Int64}, 'UTC')${only})
        ORDER BY test_id, at`,
       { projectId, ownerIds: ownerIds ?? [], startMs },
@@ -35,21 +39,22 @@ export class ProjectHealthRepo {
     return rows.map((r) => ({ testId: r.test_id, kind: r.kind, at: toNumber(r.at_ms) }));
   }
 
-  /** Flaky candidates now: episodes not yet repaired. */
+  /** Tests flaky or broken now: episodes not yet repaired. */
   async openFlakyCount(projectId: string, ownerIds: readonly string[] | null): Promise<number> {
     const rows = await this.store.query<{ n: Num }>(
-      `SELECT count() AS n FROM ${this.store.table('test_state')} FINAL WHERE project_id = {projectId:UUID} AND candidate = 1${onlyOwners(ownerIds)}`,
+      `SELECT count() AS n FROM ${this.store.table('test_state')} FINAL
+       WHERE project_id = {projectId:UUID} AND (state IN ('flaky', 'broken') OR (state = '' AND candidate = 1))${onlyOwners(ownerIds)}`,
       { projectId, ownerIds: ownerIds ?? [] },
     );
     return toNumber(rows[0]?.n);
   }
 
-  /** Flaked (introduced) and stabilized (resolved) events since `startMs`, per ISO week (its Monday, YYYY-MM-DD). */
+  /** Flaked or broke (introduced) and fixed (resolved) transitions since `startMs`, per ISO week (its Monday, YYYY-MM-DD). */
   async weeklyTransitions(projectId: string, startMs: number, ownerIds: readonly string[] | null): Promise<Map<string, { introduced: number; resolved: number }>> {
     const rows = await this.store.query<{ week: string; introduced: Num; resolved: Num }>(
-      `SELECT toString(toMonday(at)) AS week, countIf(kind = 'flaked') AS introduced, countIf(kind = 'stabilized') AS resolved
+      `SELECT toString(toMonday(at)) AS week, countIf(kind IN ('flaked', 'broke')) AS introduced, countIf(kind = 'fixed') AS resolved
        FROM ${this.store.table('test_health_events')} FINAL
-       WHERE project_id = {projectId:UUID} AND kind IN ('flaked', 'stabilized')
+       WHERE project_id = {projectId:UUID} AND kind IN ('flaked', 'broke', 'fixed')
          AND at >= fromUnixTimestamp64Milli({startMs:Int64}, 'UTC')${onlyOwners(ownerIds)}
        GROUP BY week`,
       { projectId, ownerIds: ownerIds ?? [], startMs },

@@ -1,11 +1,11 @@
 // A test's quarantine over time: the transitions the scorer and people caused (test_health_events:
-// flaked, stabilized, quarantined, released), newest last. People's reasons live with their latest
+// flaked, broke, fixed, quarantined, released), newest last. People's reasons live with their latest
 // decision (quarantine_overrides keeps one row per test), which the caller shows beside the log.
 import { toIso } from '../domain/time.js';
+import type { HealthEventKind } from '../domain/processor-outputs.js';
 import { toNumber, type Store } from './client.js';
 
-export const HEALTH_EVENT_KINDS = ['flaked', 'stabilized', 'quarantined', 'released'] as const;
-export type HealthEventKind = (typeof HEALTH_EVENT_KINDS)[number];
+export { HEALTH_EVENT_KINDS, type HealthEventKind } from '../domain/processor-outputs.js';
 
 export interface HealthEvent {
   kind: HealthEventKind;

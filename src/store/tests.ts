@@ -10,7 +10,7 @@ import { executionsWithReport } from './rca.js';
 import { parseStoredArtifacts } from '../artifacts/links.js';
 import type { TsvColumns } from './tsv.js';
 import { BoardRepo, type BoardQuery, type BoardRow } from './board.js';
-import { BOARD_COLUMNS, toAuto, toBoardEntry, type AutoDbRow, type BoardDbRow, type BoardEntry } from './board-columns.js';
+import { BOARD_COLUMNS, toAuto, toBoardEntry, toStateFields, type AutoDbRow, type BoardDbRow, type BoardEntry, type StateColumn } from './board-columns.js';
 
 export type { BoardEntry } from './board-columns.js';
 
@@ -32,8 +32,9 @@ export const TEST_STATE_COLUMNS: TsvColumns = {
     'project_id', 'test_id', 'file_path', 'suite', 'title', 'score', 'candidate', 'broken', 'samples', 'flip_rate',
     'pass_on_rerun_rate', 'trend', 'last_flaked_at', 'reasons', 'model', 'auto_quarantined', 'quarantine_reason',
     'quarantined_at', 'clean_runs', 'released_at', 'last_run_id', 'last_status', 'last_seen_at', 'scored_at', 'applied_lease', 'version',
+    'state', 'state_commit', 'state_branch', 'state_at', 'flake_rate',
   ],
-  plain: new Set(['project_id', 'test_id', 'score', 'candidate', 'broken', 'samples', 'flip_rate', 'pass_on_rerun_rate', 'trend', 'last_flaked_at', 'auto_quarantined', 'quarantined_at', 'clean_runs', 'released_at', 'last_run_id', 'last_status', 'last_seen_at', 'scored_at', 'version']),
+  plain: new Set(['project_id', 'test_id', 'score', 'candidate', 'broken', 'samples', 'flip_rate', 'pass_on_rerun_rate', 'trend', 'last_flaked_at', 'auto_quarantined', 'quarantined_at', 'clean_runs', 'released_at', 'last_run_id', 'last_status', 'last_seen_at', 'scored_at', 'version', 'state', 'state_at', 'flake_rate']),
 };
 
 export function testStateRow(r: TestStateRecord): Record<string, unknown> {
@@ -64,6 +65,11 @@ export function testStateRow(r: TestStateRecord): Record<string, unknown> {
     scored_at: chTime(r.auto.scoredAt ?? r.lastSeenAt),
     applied_lease: r.appliedLease,
     version: r.version,
+    state: r.state,
+    state_commit: r.stateSince?.commitSha ?? '',
+    state_branch: r.stateSince?.branch ?? '',
+    state_at: r.stateSince === null ? null : chTime(r.stateSince.at),
+    flake_rate: r.flakeRate,
   };
 }
 
@@ -83,13 +89,15 @@ interface StateDbRow extends BoardDbRow {
 const STATE_SELECT = `project_id, test_id, file_path, suite, title, score, candidate, broken, samples, flip_rate, pass_on_rerun_rate,
   trend, toUnixTimestamp64Milli(last_flaked_at) AS last_flaked_ms, reasons, model, auto_quarantined, quarantine_reason,
   toUnixTimestamp64Milli(quarantined_at) AS quarantined_ms, clean_runs, toUnixTimestamp64Milli(released_at) AS released_ms, last_run_id, last_status,
-  toUnixTimestamp64Milli(last_seen_at) AS last_seen_ms, toUnixTimestamp64Milli(scored_at) AS scored_ms, applied_lease, version`;
+  toUnixTimestamp64Milli(last_seen_at) AS last_seen_ms, toUnixTimestamp64Milli(scored_at) AS scored_ms, applied_lease, version,
+  state, state_commit, state_branch, toUnixTimestamp64Milli(state_at) AS state_ms, flake_rate`;
 
 /** What the test page shows of a state (no model: it is most of the row). */
-export type PageState = Pick<TestStateRecord, 'score' | 'reasons' | 'auto'>;
+export type PageState = Pick<TestStateRecord, 'score' | 'reasons' | 'auto' | 'state' | 'stateSince' | 'flakeRate'>;
 
-const PAGE_SELECT = `score, reasons, auto_quarantined, quarantine_reason, toUnixTimestamp64Milli(quarantined_at) AS quarantined_ms, clean_runs,
-  toUnixTimestamp64Milli(released_at) AS released_ms, toUnixTimestamp64Milli(scored_at) AS scored_ms`;
+const PAGE_SELECT = `score, candidate, reasons, auto_quarantined, quarantine_reason, toUnixTimestamp64Milli(quarantined_at) AS quarantined_ms, clean_runs,
+  toUnixTimestamp64Milli(released_at) AS released_ms, toUnixTimestamp64Milli(scored_at) AS scored_ms,
+  state, state_commit, state_branch, toUnixTimestamp64Milli(state_at) AS state_ms, flake_rate`;
 
 function toState(r: StateDbRow): TestStateRecord {
   return {
@@ -138,13 +146,13 @@ export class TestRepo {
 
   /** The state as the test page shows it: without the model (most of the row) and the columns it does not show. */
   async pageState(projectId: string, testId: string): Promise<PageState | null> {
-    const rows = await this.store.query<Pick<StateDbRow, 'score' | 'reasons'> & AutoDbRow>(
+    const rows = await this.store.query<Pick<StateDbRow, 'score' | 'reasons' | 'candidate' | StateColumn> & AutoDbRow>(
       `SELECT ${PAGE_SELECT} FROM ${this.store.table('test_state')} FINAL
        WHERE project_id = {projectId:UUID} AND test_id = {testId:UUID}`,
       { projectId, testId },
     );
     const r = rows[0];
-    return r ? { score: toNumber(r.score), reasons: JSON.parse(r.reasons || '[]') as TestStateRecord['reasons'], auto: toAuto(r) } : null;
+    return r ? { score: toNumber(r.score), reasons: JSON.parse(r.reasons || '[]') as TestStateRecord['reasons'], auto: toAuto(r), ...toStateFields(r) } : null;
   }
 
   /** People's decisions for these tests (all of the project's when `testIds` is null: the table is small). */

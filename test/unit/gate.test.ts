@@ -1,9 +1,9 @@
 // The merge gate's rules (src/domain/gate.ts), how a commit's runs merge (src/domain/pr-summary.ts),
 // and that the PR markdown classifies by those same rules (src/domain/pr-markdown.ts).
 import { describe, expect, it } from 'vitest';
-import { BASE_WINDOW_DAYS, KNOWN_FLAKE_SCORE, NO_BASE_HISTORY, classify, compareGateTests, gateTestOf, verdictOf, type Classification } from '../../src/domain/gate.js';
-import { commentMarkdown, summaryMarkdown } from '../../src/domain/pr-markdown.js';
-import type { SummaryBody, SummaryTestBody } from '../../src/domain/pr-schemas.js';
+import { BASE_WINDOW_DAYS, FLAKE_FIT_P, NO_BASE_HISTORY, baseStreak, classify, classifyByState, compareGateTests, fitsFlakeRate, gateTestOf, knownFlake, verdictOf, type BaseHistory, type Classification } from '../../src/domain/gate.js';
+import { commentMarkdown, gateText, summaryMarkdown } from '../../src/domain/pr-markdown.js';
+import type { GateBody, SummaryBody, SummaryTestBody } from '../../src/domain/pr-schemas.js';
 import { compareTests, mergeCommitRuns, mergeRunStatus, mergedStatus, type CommitRun } from '../../src/domain/pr-summary.js';
 
 function test(over: Partial<SummaryTestBody> = {}): SummaryTestBody {
@@ -18,32 +18,98 @@ function test(over: Partial<SummaryTestBody> = {}): SummaryTestBody {
     quarantined: false,
     topReason: null,
     topReasonCode: null,
+    state: 'healthy',
+    stateSince: null,
+    flakeRate: 0,
+    knownFlake: false,
     ...over,
   };
 }
 
+const T = Date.UTC(2026, 10, 20);
+/** The base branch broken since `ed3d460` (every run since failed), `attempts` failed attempts in all. */
+const brokenBase = (attempts = 3, containsBreak: boolean | null = null): BaseHistory => ({ graded: 10, bad: 3, brokenSince: { commitSha: 'ed3d460', at: T, streakAttempts: attempts }, containsBreak });
+const cleanBase: BaseHistory = { graded: 10, bad: 0, brokenSince: null, containsBreak: null };
+const flaky = { state: 'flaky' as const, flakeRate: 0.2, knownFlake: true };
+
 describe('classify', () => {
-  it('is a new failure only when failed, unquarantined, below the known-flake score and clean on the base branch', () => {
+  it('is a new failure when nothing explains it: not quarantined, not broken on the base branch, not a known flake', () => {
     expect(classify(test(), NO_BASE_HISTORY)).toBe('new_failure');
-    expect(classify(test({ score: KNOWN_FLAKE_SCORE - 0.0001 }), { graded: 10, bad: 0 })).toBe('new_failure');
-    expect(classify(test({ score: KNOWN_FLAKE_SCORE }))).toBe('known_flake');
-    expect(classify(test(), { graded: 10, bad: 1 })).toBe('known_flake');
-    // Passed on a retry or in another run of the commit: flaky by definition.
-    expect(classify(test({ status: 'flaky' }))).toBe('known_flake');
+    expect(classify(test(), cleanBase)).toBe('new_failure');
+    // A high score alone is no known flake: only the state (with minSamples) and the rate fit are.
+    expect(classify(test({ score: 0.95 }), cleanBase)).toBe('new_failure');
+    // Passed on a retry here, never flaky before: the change may have made it flaky.
+    expect(classify(test({ status: 'flaky' }), cleanBase)).toBe('new_failure');
+    // Failures on the base branch that ended (it passed since) do not make it known.
+    expect(classify(test(), { graded: 10, bad: 4, brokenSince: null, containsBreak: null })).toBe('new_failure');
+  });
+
+  it('a test failing on every base-branch run since a commit is already broken there, never a known flake', () => {
+    expect(classify(test(), brokenBase())).toBe('broken_on_base');
+    expect(classify(test({ state: 'broken' }), brokenBase())).toBe('broken_on_base');
+    // Even with a high score: its failures since that commit are no flake's bad luck.
+    expect(classify(test({ score: 0.9 }), brokenBase())).toBe('broken_on_base');
+    // A known 20% flake whose last base run failed one attempt: that fits its rate, still a flake.
+    expect(classify(test(flaky), brokenBase(1))).toBe('known_flake');
+    // The same flake failing 6 attempts in a row there (0.2^6 = 6e-5): broken.
+    expect(classify(test(flaky), brokenBase(6))).toBe('broken_on_base');
+  });
+
+  it('a branch forked before the break (its merge base is older) does not contain it: its failure is new', () => {
+    expect(classify(test(), brokenBase(3, false))).toBe('new_failure');
+    expect(classify(test(), brokenBase(3, true))).toBe('broken_on_base');
+  });
+
+  it('a known flake is one the server called so (flaky before, failures that fit the rate)', () => {
+    expect(classify(test(flaky), cleanBase)).toBe('known_flake');
+    expect(classify(test({ ...flaky, knownFlake: false }), cleanBase)).toBe('new_failure');
   });
 
   it('puts quarantine above everything else', () => {
-    expect(classify(test({ quarantined: true, score: 0.9, status: 'flaky' }), { graded: 3, bad: 3 })).toBe('quarantined');
+    expect(classify(test({ quarantined: true, status: 'flaky' }), brokenBase())).toBe('quarantined');
     expect(classify(test({ quarantined: true }))).toBe('quarantined');
   });
 
-  it('without history (the CLI when the gate does not answer) is the rule with a clean base branch', () => {
-    for (const status of ['fail', 'flaky'] as const)
-      for (const score of [0, 0.49, 0.5, 1])
-        for (const quarantined of [false, true]) {
-          const t = test({ status, score, quarantined });
-          expect(classify(t)).toBe(classify(t, { graded: 5, bad: 0 }));
-        }
+  it('without the base branch (summary, CLI fallback) the test state stands in: broken reads as already broken', () => {
+    expect(classifyByState(test({ state: 'broken' }))).toBe('broken_on_base');
+    expect(classifyByState(test(flaky))).toBe('known_flake');
+    expect(classifyByState(test({ state: 'fixed' }))).toBe('new_failure');
+    expect(classifyByState(test({ state: 'broken', quarantined: true }))).toBe('quarantined');
+  });
+});
+
+describe('knownFlake', () => {
+  const commit = { branch: 'feat/9', firstRunAt: T };
+  it('needs state flaky from before this commit ran (or another branch), and failures that fit its rate', () => {
+    const base = { state: 'flaky' as const, flakeRate: 0.1, flakySince: { branch: 'main', at: T - 1000 }, commit, failedAttempts: 1 };
+    expect(knownFlake(base)).toBe(true);
+    expect(knownFlake({ ...base, state: 'healthy' })).toBe(false);
+    expect(knownFlake({ ...base, state: 'broken' })).toBe(false);
+    // Became flaky on this very branch with this commit's own re-runs: its own flake excuses nothing.
+    expect(knownFlake({ ...base, flakySince: { branch: 'feat/9', at: T + 1000 } })).toBe(false);
+    // ... but flaky evidence from another branch, even later, is the test's, not the change's.
+    expect(knownFlake({ ...base, flakySince: { branch: 'main', at: T + 1000 } })).toBe(true);
+    // A 10% flake failing 3 attempts here (p = 0.001 < FLAKE_FIT_P): not bad luck.
+    expect(knownFlake({ ...base, failedAttempts: 3 })).toBe(false);
+    expect(knownFlake({ ...base, failedAttempts: 2 })).toBe(true);
+  });
+
+  it('fitsFlakeRate: one failed attempt always fits; more must be at least FLAKE_FIT_P likely', () => {
+    expect(fitsFlakeRate(0.001, 1)).toBe(true);
+    expect(fitsFlakeRate(0.5, 6)).toBe(true);
+    expect(fitsFlakeRate(0.5, 7)).toBe(Math.pow(0.5, 7) >= FLAKE_FIT_P);
+    expect(fitsFlakeRate(0.05, 2)).toBe(false);
+  });
+});
+
+describe('baseStreak', () => {
+  it('is the first run of the trailing streak of runs that failed every attempt', () => {
+    const run = (sha: string, failed: number, green: number, at: number) => ({ commitSha: sha, at, failed, green });
+    expect(baseStreak([])).toBeNull();
+    expect(baseStreak([run('a', 0, 1, 1), run('b', 3, 0, 2), run('c', 3, 0, 3)])).toEqual({ commitSha: 'b', at: 2, streakAttempts: 6 });
+    // A pass (or a retry that passed) ends it.
+    expect(baseStreak([run('b', 3, 0, 2), run('c', 1, 1, 3)])).toBeNull();
+    expect(baseStreak([run('b', 3, 0, 2), run('c', 0, 1, 3), run('d', 1, 0, 4)])).toEqual({ commitSha: 'd', at: 4, streakAttempts: 1 });
   });
 });
 
@@ -54,33 +120,36 @@ describe('verdictOf', () => {
     expect(verdictOf('off', [classified({})])).toBe('pass');
   });
 
-  it('blocks with strictness new only on a new failure', () => {
+  it('blocks with strictness new only on a new failure: already broken on the base branch is not this change', () => {
     expect(verdictOf('new', [classified({})])).toBe('block');
-    expect(verdictOf('new', [classified({ score: 0.8 }), classified({}, { graded: 4, bad: 2 }), classified({ quarantined: true })])).toBe('pass');
+    expect(verdictOf('new', [classified(flaky), classified({}, brokenBase()), classified({ quarantined: true })])).toBe('pass');
     expect(verdictOf('new', [])).toBe('pass');
   });
 
-  it('blocks with strictness any on any failed test that is not quarantined, known flake or not', () => {
-    expect(verdictOf('any', [classified({ score: 0.8 })])).toBe('block');
+  it('blocks with strictness any on any failed test that is not quarantined', () => {
+    expect(verdictOf('any', [classified(flaky)])).toBe('block');
+    expect(verdictOf('any', [classified({}, brokenBase())])).toBe('block');
     expect(verdictOf('any', [classified({ quarantined: true }), classified({ status: 'flaky' })])).toBe('pass');
   });
 });
 
 describe('gateTestOf and compareGateTests', () => {
-  it('adds the classification and the base fail rate to four decimals', () => {
-    expect(gateTestOf(test(), { graded: 3, bad: 1 })).toMatchObject({ title: 'adds', classification: 'known_flake', baseFailRate: 0.3333, baseSampleSize: 3 });
+  it('adds the classification, the base fail rate to four decimals and where the base broke', () => {
+    expect(gateTestOf(test(), { graded: 3, bad: 1, brokenSince: null, containsBreak: null })).toMatchObject({ classification: 'new_failure', baseFailRate: 0.3333, baseSampleSize: 3, brokenSince: null });
+    expect(gateTestOf(test(), brokenBase())).toMatchObject({ classification: 'broken_on_base', brokenSince: { commitSha: 'ed3d460', at: T } });
     expect(gateTestOf(test(), NO_BASE_HISTORY)).toMatchObject({ classification: 'new_failure', baseFailRate: 0, baseSampleSize: 0 });
   });
 
-  it('orders new failures, then known flakes, then quarantined; fails before flaky; higher score first', () => {
+  it('orders new failures, already broken, known flakes, quarantined; fails before flaky; higher score first', () => {
     const tests = [
       gateTestOf(test({ testIdentityId: 'q', quarantined: true }), NO_BASE_HISTORY),
-      gateTestOf(test({ testIdentityId: 'k-flaky', status: 'flaky', score: 0.9 }), NO_BASE_HISTORY),
-      gateTestOf(test({ testIdentityId: 'k-low', score: 0.6 }), NO_BASE_HISTORY),
-      gateTestOf(test({ testIdentityId: 'k-high', score: 0.7 }), NO_BASE_HISTORY),
+      gateTestOf(test({ testIdentityId: 'k-flaky', status: 'flaky', score: 0.9, ...flaky }), NO_BASE_HISTORY),
+      gateTestOf(test({ testIdentityId: 'k-low', score: 0.6, ...flaky }), NO_BASE_HISTORY),
+      gateTestOf(test({ testIdentityId: 'broken' }), brokenBase()),
+      gateTestOf(test({ testIdentityId: 'k-high', score: 0.7, ...flaky }), NO_BASE_HISTORY),
       gateTestOf(test({ testIdentityId: 'new' }), NO_BASE_HISTORY),
     ];
-    expect(tests.sort(compareGateTests).map((t) => t.testIdentityId)).toEqual(['new', 'k-high', 'k-low', 'k-flaky', 'q']);
+    expect(tests.sort(compareGateTests).map((t) => t.testIdentityId)).toEqual(['new', 'broken', 'k-high', 'k-low', 'k-flaky', 'q']);
   });
 });
 
@@ -90,6 +159,7 @@ describe('a commit of several runs', () => {
     commitSha: 'abcdef1234567890',
     branch: 'feature',
     baseBranch: '',
+    mergeBase: '',
     prNumber: null,
     status: 'passed',
     shardIndex: 0,
@@ -110,7 +180,7 @@ describe('a commit of several runs', () => {
       run({ id: 'r2', prNumber: 42, startedAt: 2000 }),
       run({ id: 'r1', baseBranch: 'main', prNumber: 0, startedAt: 1000 }),
     ]);
-    expect(merged).toEqual({ commitSha: 'abcdef1234567890', branch: 'newest', baseBranch: 'main', prNumber: 42, runStatus: 'passed', complete: true, runIds: ['r3', 'r2', 'r1'] });
+    expect(merged).toEqual({ commitSha: 'abcdef1234567890', branch: 'newest', baseBranch: 'main', mergeBase: null, prNumber: 42, runStatus: 'passed', complete: true, runIds: ['r3', 'r2', 'r1'], firstRunAt: 1000 });
   });
 
   it('keeps to the commit of the newest run when an abbreviation matches two commits', () => {
@@ -147,14 +217,15 @@ describe('a commit of several runs', () => {
 describe('the markdown classifies by the gate’s rule', () => {
   const cases = [
     test({ testIdentityId: 'new', title: 'plain failure' }),
-    test({ testIdentityId: 'scored', title: 'high score', score: KNOWN_FLAKE_SCORE }),
+    test({ testIdentityId: 'scored', title: 'known flake', score: 0.85, ...flaky }),
+    test({ testIdentityId: 'broken', title: 'broken on main', state: 'broken', stateSince: { commitSha: 'ed3d4601234', branch: 'main', at: new Date(T).toISOString() } }),
     test({ testIdentityId: 'retried', title: 'passed on retry', status: 'flaky' }),
     test({ testIdentityId: 'q', title: 'quarantined one', quarantined: true }),
   ];
-  const summary: SummaryBody = { commitSha: 'abcdef1234567890', branch: 'feature', prNumber: 7, runStatus: 'failed', complete: true, failed: 3, flaky: 1, totalTests: 10, tests: cases };
-  const SECTION: Record<Classification, string> = { new_failure: '#### 🆕 New failures', known_flake: '#### 🔁 Known flaky', quarantined: '🔒 ' };
+  const summary: SummaryBody = { commitSha: 'abcdef1234567890', branch: 'feature', prNumber: 7, runStatus: 'failed', complete: true, failed: 4, flaky: 1, totalTests: 10, tests: cases };
+  const SECTION: Record<Classification, string> = { new_failure: '#### 🆕 New failures', broken_on_base: '#### 🧱 Already broken', known_flake: '#### 🔁 Known flaky', quarantined: '🔒 ' };
 
-  it('the CLI comment without the gate puts each test in the section classify gives it', () => {
+  it('the CLI comment without the gate puts each test in the section the state-based rule gives it', () => {
     const md = commentMarkdown({ summary, gate: null });
     const sectionOf = (title: string): string => {
       const at = md.indexOf(`| ${test().suite} › ${title} |`);
@@ -162,16 +233,34 @@ describe('the markdown classifies by the gate’s rule', () => {
       const headings = Object.entries(SECTION).map(([c, h]) => ({ c, at: md.lastIndexOf(h, at) }));
       return headings.sort((a, b) => b.at - a.at)[0]!.c;
     };
-    for (const t of cases) expect(sectionOf(t.title)).toBe(classify(t));
-    expect(md).toContain(`in the last ${BASE_WINDOW_DAYS} days`);
+    for (const t of cases) expect(sectionOf(t.title)).toBe(classifyByState(t));
+    expect(md).toContain('| cart › broken on main | `ed3d460` |');
+    expect(md).not.toMatch(/known flak[ey][^\n]*broken on main/);
   });
 
-  it('the server summary counts as new exactly the failed tests classify calls new', () => {
+  it('the server summary counts new and already-broken failures as the rule does', () => {
     const md = summaryMarkdown({ ...summary, tests: cases.map((t) => ({ ...t, owners: [] })) }, 2);
-    const newFails = cases.filter((t) => t.status === 'fail' && classify(t) === 'new_failure').length;
-    expect(md).toContain(`**Failing tests** (${newFails} new failure, 2 known flaky or quarantined)`);
+    expect(md).toContain('**Failing tests** (1 new failure, 1 already broken, 2 known flaky or quarantined)');
     expect(md).toContain('| 🆕 new | cart › plain failure |');
-    expect(md).toContain('| 🔁 known flaky (0.50) | cart › high score |');
+    expect(md).toContain('| 🧱 already broken on `main` since `ed3d460` | cart › broken on main |');
+    expect(md).toContain('| 🔁 known flaky (0.85) | cart › known flake |');
     expect(md).toContain('| 🔒 quarantined | cart › quarantined one |');
+  });
+
+  it('the gate log names the break and never says "0% of 0"', () => {
+    const gate: GateBody = {
+      commitSha: 'abcdef1234567890', branch: 'main', baseBranch: 'main', prNumber: null, runStatus: 'failed', complete: true,
+      newFailures: 1, knownFlakes: 0, brokenOnBase: 1, strictness: 'new', verdict: 'block',
+      tests: [
+        { ...gateTestOf(test({ testIdentityId: 'b', title: 'express rate' }), brokenBase()), brokenSince: { commitSha: 'ed3d460', at: new Date(T).toISOString() } },
+        { ...gateTestOf(test({ testIdentityId: 'n', title: 'fresh' }), NO_BASE_HISTORY), brokenSince: null },
+      ],
+    };
+    const text = gateText(gate);
+    expect(text).toContain('ALREADY BROKEN');
+    expect(text).toContain('broken on main since ed3d460');
+    expect(text).toContain(`not run on main in the ${BASE_WINDOW_DAYS} days before`);
+    expect(text).not.toContain('known flake ');
+    expect(text).not.toContain('0% of 0');
   });
 });

@@ -78,6 +78,10 @@ describe('sticky comment', () => {
       quarantined: false,
       topReason: null,
       topReasonCode: null,
+      state: 'healthy',
+      stateSince: null,
+      flakeRate: 0,
+      knownFlake: false,
     }));
     const md = commentMarkdown({ summary: { commitSha: 'a'.repeat(40), branch: 'f', prNumber: 1, runStatus: 'failed', complete: true, failed: 60, flaky: 0, totalTests: 80, tests }, gate: null });
     expect(md.startsWith('<!-- service:pr-comment -->\n<!-- flakemetry:pr-comment -->\n### ❌ Flakehouse: 60 new failures of 80 tests')).toBe(true);

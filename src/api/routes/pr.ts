@@ -2,11 +2,12 @@
 // merge gate) (docs/contract.md §6). How a commit's runs merge is src/domain/pr-summary.ts, the
 // gate's rules src/domain/gate.ts, the markdown src/domain/pr-markdown.ts, the wire shapes
 // src/domain/pr-schemas.ts (the CLI shares all four); the SQL is src/store/pr-summary.ts.
-import { compareGateTests, gateTestOf, round4, verdictOf, BASE_WINDOW_DAYS, NO_BASE_HISTORY } from '../../domain/gate.js';
+import { compareGateTests, gateTestOf, knownFlake, round4, verdictOf, BASE_WINDOW_DAYS, NO_BASE_HISTORY, type BaseHistory } from '../../domain/gate.js';
 import { gateMarkdown, summaryMarkdown, type OwnedSummaryTest } from '../../domain/pr-markdown.js';
 import { BASE_BRANCH_RE, COMMIT_SHA_RE, gateQuerySchema, gateResponseSchema, summaryQuerySchema, summaryResponseSchema, type SummaryTestBody } from '../../domain/pr-schemas.js';
 import { compareTests, mergeCommitRuns, mergedStatus, type MergedCommit } from '../../domain/pr-summary.js';
 import { effectiveQuarantine } from '../../domain/quarantine.js';
+import { toIso } from '../../domain/time.js';
 import type { Store } from '../../store/client.js';
 import type { CodeownersRepo } from '../../store/codeowners.js';
 import { PrSummaryRepo } from '../../store/pr-summary.js';
@@ -45,6 +46,15 @@ async function loadCommit(d: PrRouteDeps, repo: PrSummaryRepo, projectId: string
     if (status === null) continue;
     const state = states.get(r.testId) ?? null;
     const top = state?.reasons[0] ?? null;
+    const testState = state?.state ?? 'new';
+    const since = state?.stateSince ?? null;
+    const fit = {
+      state: testState,
+      flakeRate: state?.flakeRate ?? 0,
+      flakySince: testState === 'flaky' ? since : null,
+      commit: { branch: commit.branch, firstRunAt: commit.firstRunAt },
+      failedAttempts: r.fails + r.flakies,
+    };
     tests.push({
       testIdentityId: r.testId,
       filePath: r.filePath,
@@ -56,6 +66,10 @@ async function loadCommit(d: PrRouteDeps, repo: PrSummaryRepo, projectId: string
       quarantined: effectiveQuarantine(state?.auto ?? null, overrides.get(r.testId) ?? null).quarantined,
       topReason: top?.message ?? null,
       topReasonCode: top?.code ?? null,
+      state: testState,
+      stateSince: since === null ? null : { commitSha: since.commitSha, branch: since.branch, at: toIso(since.at) },
+      flakeRate: round4(state?.flakeRate ?? 0),
+      knownFlake: knownFlake(fit),
       owners: owners(r.filePath),
     });
   }
@@ -99,7 +113,7 @@ export function prRoutes(d: PrRouteDeps): AnyRouteDef[] {
     defineRoute({
       method: 'GET',
       url: '/v1/runs/gate',
-      summary: 'Merge gate: failures of a commit that are new versus already flaky on the base branch',
+      summary: 'Merge gate: failures of a commit that are new, already broken on the base branch, known flakes or quarantined',
       tags: ['runs'],
       auth: { kind: 'token', anyOf: ['ingest', 'read'] },
       query: gateQuerySchema,
@@ -111,9 +125,20 @@ export function prRoutes(d: PrRouteDeps): AnyRouteDef[] {
         const view = await loadCommit(d, repo, projectId, sha);
         if (!view) return { found: false as const };
         const baseBranch = query.baseBranch ?? (view.baseBranch !== null && BASE_BRANCH_RE.test(view.baseBranch) ? view.baseBranch : 'main');
-        const history = await repo.baseHistory(projectId, baseBranch, view.tests.map((t) => t.testIdentityId), view.runIds, BASE_WINDOW_DAYS);
-        const tests = view.tests.map((t) => gateTestOf(t, history.get(t.testIdentityId) ?? NO_BASE_HISTORY)).sort(compareGateTests);
+        const [history, forkedAt] = await Promise.all([
+          repo.baseHistory(projectId, baseBranch, view.tests.map((t) => t.testIdentityId), view.runIds, view.firstRunAt, BASE_WINDOW_DAYS),
+          view.mergeBase === null ? Promise.resolve(null) : repo.forkedAt(projectId, baseBranch, view.mergeBase),
+        ]);
+        const baseOf = (testId: string): BaseHistory => {
+          const h = history.get(testId);
+          if (!h) return NO_BASE_HISTORY;
+          // Forked before the break's first failing run: the commit does not contain it.
+          const containsBreak = h.brokenSince === null || forkedAt === null ? null : forkedAt >= h.brokenSince.at;
+          return { ...h, containsBreak };
+        };
+        const tests = view.tests.map((t) => gateTestOf(t, baseOf(t.testIdentityId))).sort(compareGateTests);
         const newFailures = tests.filter((t) => t.classification === 'new_failure').length;
+        const brokenOnBase = tests.filter((t) => t.classification === 'broken_on_base').length;
         const gate = {
           commitSha: view.commitSha,
           branch: view.branch,
@@ -122,10 +147,17 @@ export function prRoutes(d: PrRouteDeps): AnyRouteDef[] {
           runStatus: view.runStatus,
           complete: view.complete,
           newFailures,
-          knownFlakes: tests.length - newFailures,
+          knownFlakes: tests.length - newFailures - brokenOnBase,
+          brokenOnBase,
           strictness: query.strictness,
           verdict: verdictOf(query.strictness, tests),
-          tests: tests.map((t) => ({ ...publicTest(t), classification: t.classification, baseFailRate: t.baseFailRate, baseSampleSize: t.baseSampleSize })),
+          tests: tests.map((t) => ({
+            ...publicTest(t),
+            classification: t.classification,
+            baseFailRate: t.baseFailRate,
+            baseSampleSize: t.baseSampleSize,
+            brokenSince: t.brokenSince === null ? null : { commitSha: t.brokenSince.commitSha, at: toIso(t.brokenSince.at) },
+          })),
         };
         return { found: true as const, gate, markdown: gateMarkdown(gate, view.runIds.length) };
       },
@@ -146,5 +178,9 @@ function publicTest(t: SummaryTestBody): SummaryTestBody {
     quarantined: t.quarantined,
     topReason: t.topReason,
     topReasonCode: t.topReasonCode,
+    state: t.state,
+    stateSince: t.stateSince,
+    flakeRate: t.flakeRate,
+    knownFlake: t.knownFlake,
   };
 }

@@ -58,15 +58,19 @@ export function mondayOf(ms: number): number {
   return day - weekday * DAY_MS;
 }
 
-/** Each stabilized (in range) paired with the start of the episode it ends: the first flaked since the previous stabilized. */
+/**
+ * Each fix (in range) paired with the start of the episode it ends: the first `flaked` or `broke`
+ * since the previous fix. A test that broke, then turned out flaky, then was fixed is one episode.
+ */
 export function repairTimes(events: readonly { testId: string; kind: string; at: number }[], rangeStart: number): number[] {
   const open = new Map<string, number>();
   const out: number[] = [];
-  const sorted = [...events].sort((a, b) => a.at - b.at || (a.kind === b.kind ? 0 : a.kind === 'flaked' ? -1 : 1));
+  const starts = (kind: string): boolean => kind === 'flaked' || kind === 'broke';
+  const sorted = [...events].sort((a, b) => a.at - b.at || (starts(a.kind) === starts(b.kind) ? 0 : starts(a.kind) ? -1 : 1));
   for (const e of sorted) {
-    if (e.kind === 'flaked') {
+    if (starts(e.kind)) {
       if (!open.has(e.testId)) open.set(e.testId, e.at);
-    } else if (e.kind === 'stabilized') {
+    } else if (e.kind === 'fixed') {
       const since = open.get(e.testId);
       open.delete(e.testId);
       if (since !== undefined && e.at >= rangeStart) out.push(e.at - since);

@@ -5,7 +5,7 @@ import type { DomainEvent } from '../../domain/events.js';
 import { UUID_RE, stableUuid } from '../../domain/ids.js';
 import { ownerMatches } from '../../domain/codeowners.js';
 import { effectiveQuarantine, type OverrideRow } from '../../domain/quarantine.js';
-import { REASON_CODES } from '../../domain/score.js';
+import { REASON_CODES, TEST_STATES, type StateSince } from '../../domain/score.js';
 import { toIso } from '../../domain/time.js';
 import type { Outbox } from '../../queue/types.js';
 import type { CodeownersRepo } from '../../store/codeowners.js';
@@ -19,6 +19,19 @@ import { defineRoute, type AnyRouteDef } from '../route.js';
 
 const bool = z.union([z.boolean(), z.enum(['true', 'false', '1', '0'])]).transform((v) => v === true || v === 'true' || v === '1');
 const reasonSchema = z.object({ code: z.enum(REASON_CODES), message: z.string() });
+/** Where a test's state began: broken since its first failing commit, fixed since its first passing one. */
+export const stateSinceSchema = z.object({ commitSha: z.string(), branch: z.string(), at: z.string() }).nullable();
+const testStateFields = {
+  /** new | healthy | flaky | broken | fixed: only `flaky` is a quarantine candidate. */
+  state: z.enum(TEST_STATES),
+  stateSince: stateSinceSchema,
+  /** Estimated share of its runs in which the test flakes. */
+  flakeRate: z.number(),
+};
+
+export function stateSinceBody(since: StateSince | null): z.infer<typeof stateSinceSchema> {
+  return since === null ? null : { commitSha: since.commitSha, branch: since.branch, at: toIso(since.at) };
+}
 
 export const flakyQuerySchema = z.object({
   limit: z.coerce.number().int().min(1).max(500).default(50),
@@ -52,6 +65,7 @@ export const flakyItemSchema = z.object({
   quarantineCandidate: z.boolean(),
   quarantined: z.boolean(),
   owners: z.array(z.string()),
+  ...testStateFields,
 }).meta({ id: 'FlakyTest' });
 
 export const testDetailSchema = z.object({
@@ -67,6 +81,7 @@ export const testDetailSchema = z.object({
   quarantineOverrideAt: z.string().nullable(),
   score: z.number(),
   reasonCodes: z.array(reasonSchema),
+  ...testStateFields,
   aliases: z.array(z.string()),
   stitches: z.array(
     z.object({
@@ -208,6 +223,9 @@ export async function testPage(
     quarantineOverrideAt: override?.override ? toIso(override.decidedAt) : null,
     score: state?.score ?? 0,
     reasonCodes: state?.reasons ?? [{ code: 'STABLE' as const, message: 'no executions scored yet' }],
+    state: state?.state ?? 'new',
+    stateSince: stateSinceBody(state?.stateSince ?? null),
+    flakeRate: round(state?.flakeRate ?? 0),
     aliases,
     stitches,
     history: await withArtifactLinks(projectId, history, d.artifacts ?? null),
@@ -328,6 +346,9 @@ function flakyItem(s: BoardEntry, quarantined: boolean, owners: string[]): z.inf
     quarantineCandidate: s.candidate,
     quarantined,
     owners,
+    state: s.state,
+    stateSince: stateSinceBody(s.stateSince),
+    flakeRate: round(s.flakeRate),
   };
 }
 
