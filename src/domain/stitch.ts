@@ -5,7 +5,7 @@
 // 1. exact   — `exactId` (fingerprint or alias hit); also a candidate whose whole key (path,
 //              suffix-trimmed suite and title, params hash) equals the incoming one.
 // 2. moved   — a candidate with the same suite, title and params hash in ANOTHER file, not itself
-//              present in this batch (a test that still runs was copied, not moved). Several: the
+//              present (a test that still runs was copied, not moved). Several: the
 //              one whose path shares the longest suffix of path segments with the new path
 //              (`a/cart.test.ts` → `b/cart.test.ts` beats `c/other.test.ts`), then the lowest id
 //              (lexical) so the answer is deterministic. There are no timestamps to prefer "the
@@ -13,10 +13,16 @@
 // 3. renamed — candidates in the same file with the same suite and params hash: the title-token
 //              Jaccard of each (set-based, see titleTokens); the best must be >= 0.5 and at least
 //              0.2 ahead of the runner-up (a lone candidate's runner-up is 0), and must not itself
-//              be present in this batch. Present candidates still compete for best/runner-up: if
+//              be present. Present candidates still compete for best/runner-up: if
 //              the closest title still runs, the incoming test is new, not a rename.
 // 4. new.
 // Parameterised variants (different params hash) never stitch to each other.
+// "Present" means more than "in this batch": two tests seen in the same run or on the same commit
+// are two tests, never a move or rename of each other (the shards of one commit arrive as separate
+// batches). The caller builds the present set per incoming test: the lease's identities plus those
+// with stored executions in the test's runs or on their commits (PresenceIndex, presentIn). The
+// converse order — the new name stitched first, the old one running on the same commit later — is
+// undone by the caller with contradictedAliases.
 // resolveIdentity works test by test; if two incoming tests resolve to the same old identity in
 // one batch, the caller decides (e.g. keep the higher confidence, make the other new).
 import { normalizeTestPath } from './identity.js';
@@ -84,14 +90,85 @@ function commonSuffixSegments(a: string, b: string): number {
   return n;
 }
 
+/** Ids that count as present for one incoming test: only membership is asked. */
+export type PresentIds = Pick<ReadonlySet<string>, 'has'>;
+
+/** Where a test ran: its run and the run's commit. */
+export interface RunRef {
+  runId: string;
+  commitSha: string;
+}
+
+/** All-zero shas are the placeholder of runs reported without a commit (PLACEHOLDER_COMMIT). */
+const PLACEHOLDER_SHA = /^0+$/;
+
 /**
- * Resolve an incoming test against what the project already knows.
- * @param exactId the identity found by exact fingerprint or alias, or null.
- * @param candidates identities of the project sharing (suite, title, paramsHash) or
- *   (filePath, suite, paramsHash) with the incoming test — the caller's two indexed lookups.
- *   Others are ignored.
- * @param presentIds ids of identities that appear exactly in this same batch.
+ * Whether a sha names a commit: not empty and not the all-zero placeholder, which every run
+ * without a commit shares and so says nothing about two tests running together.
  */
+export function isKnownCommit(sha: string): boolean {
+  return sha !== '' && !PLACEHOLDER_SHA.test(sha);
+}
+
+/**
+ * Which identities ran in which run and on which (known) commit: two tests found together here
+ * are two tests, so neither can be the origin of a move or rename of the other.
+ */
+export class PresenceIndex {
+  private readonly byRun = new Map<string, Set<string>>();
+  private readonly byCommit = new Map<string, Set<string>>();
+
+  add(testId: string, where: RunRef): void {
+    addTo(this.byRun, where.runId, testId);
+    if (isKnownCommit(where.commitSha)) addTo(this.byCommit, where.commitSha, testId);
+  }
+
+  /** Whether `testId` ran in the run `where` names, or on its commit when that is known. */
+  has(testId: string, where: RunRef): boolean {
+    if (this.byRun.get(where.runId)?.has(testId)) return true;
+    return isKnownCommit(where.commitSha) && this.byCommit.get(where.commitSha)?.has(testId) === true;
+  }
+
+  get isEmpty(): boolean {
+    return this.byRun.size === 0;
+  }
+}
+
+function addTo(m: Map<string, Set<string>>, key: string, id: string): void {
+  const set = m.get(key);
+  if (set) set.add(id);
+  else m.set(key, new Set([id]));
+}
+
+/**
+ * The present ids for an incoming test that ran at `where` (each of its runs in the lease):
+ * `inLease` (identities resolved in the lease; the caller may add to it as it resolves) and every
+ * identity `ranAt` records in one of those runs or on one of their commits.
+ */
+export function presentIn(inLease: ReadonlySet<string>, ranAt: PresenceIndex, where: readonly RunRef[]): PresentIds {
+  return { has: (id) => inLease.has(id) || where.some((w) => ranAt.has(id, w)) };
+}
+
+/** A run of an alias fingerprint: `fingerprint` ran as the identity `testId` at `where`. */
+export interface AliasRun {
+  fingerprint: string;
+  testId: string;
+  where: RunRef;
+}
+
+/**
+ * Aliases that contradict the rule after the fact: the alias fingerprint ran in the same run or on
+ * the same commit as its identity's own fingerprint (`own`: where each identity ran under its own
+ * fingerprint). Two tests ran together, so the stitch that made the alias was wrong — typically
+ * the new test's shard of a commit was processed before the old test's. Returns fingerprint →
+ * the identity it wrongly resolves to.
+ */
+export function contradictedAliases(own: PresenceIndex, aliasRuns: readonly AliasRun[]): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const r of aliasRuns) if (own.has(r.testId, r.where)) out.set(r.fingerprint, r.testId);
+  return out;
+}
+
 /**
  * Indexes a lease's stitch candidates so each incoming test sees only the few that can match it
  * (same suite and params, and same title or same file) instead of the whole list: with thousands of
@@ -121,11 +198,20 @@ export function candidateIndex(candidates: readonly KnownIdentity[]): (incoming:
   };
 }
 
+/**
+ * Resolve an incoming test against what the project already knows.
+ * @param exactId the identity found by exact fingerprint or alias, or null.
+ * @param candidates identities of the project sharing (suite, title, paramsHash) or
+ *   (filePath, suite, paramsHash) with the incoming test — the caller's two indexed lookups.
+ *   Others are ignored.
+ * @param presentIds ids of identities seen together with the incoming test: in the same lease,
+ *   run or commit (presentIn). None of them can be the origin of a move or rename.
+ */
 export function resolveIdentity(
   incoming: IncomingTest,
   exactId: string | null,
   candidates: readonly KnownIdentity[],
-  presentIds: ReadonlySet<string>,
+  presentIds: PresentIds,
 ): Resolution {
   if (exactId !== null && exactId !== '') return { kind: 'exact', id: exactId };
 

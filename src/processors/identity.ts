@@ -2,17 +2,46 @@
 // Resolution, first match wins: exact fingerprint or alias → moved (same suite, title and params in
 // another file: alias + stitch L2, `identity.moved`) → renamed (same file, suite and params, a
 // clearly closest title: alias + stitch L3 with its confidence) → new (`identity.created`).
+// Two tests seen in the same run or on the same commit are never a move or rename of each other:
+// a candidate that ran in the lease, or has stored executions in the incoming test's runs or on
+// their commits (shards of one commit come as separate batches), cannot be the origin. When the
+// new test's shard was stitched before the old test's shard of the same commit arrived, the old
+// test's own fingerprint now runs where its alias ran: the alias is revoked going forward (the
+// fingerprint gets an identity of its own, the old identity its own name back).
 import { z } from 'zod';
 import { stableUuid } from '../domain/ids.js';
-import { normalizeTestPath, paramsHash } from '../domain/identity.js';
-import { IdentityCache, buildExecutions, buildIdentity, type ExecutionRecord } from '../domain/records.js';
-import { candidateIndex, resolveIdentity, type KnownIdentity, type Resolution } from '../domain/stitch.js';
+import { canonicalJson, normalizeTestPath, paramsHash, testIdentityId } from '../domain/identity.js';
+import { IdentityCache, buildExecutions, buildIdentity, type ExecutionRecord, type IdentityRecord } from '../domain/records.js';
+import {
+  PresenceIndex,
+  candidateIndex,
+  contradictedAliases,
+  isKnownCommit,
+  presentIn,
+  resolveIdentity,
+  type AliasRun,
+  type KnownIdentity,
+  type Resolution,
+  type RunRef,
+} from '../domain/stitch.js';
 import { defineProcessor } from '../pipeline/helpers/processor.js';
 import type { WorkBatch } from '../pipeline/work-batch.js';
 import { Yielder } from '../pipeline/yield.js';
-import { IdentityRepo } from '../store/identities.js';
+import { IdentityRepo, type StoredAliasRun } from '../store/identities.js';
 
 const MAX_CACHE = 1_000_000;
+
+/** What the processor remembers between leases. Only facts read back from storage, or hints that cost a query when wrong. */
+interface IdentityCaches {
+  /** Identity ids known to exist (identities and aliases are never deleted). */
+  knownIds: Set<string>;
+  /** `${projectId}:${fingerprint}` → the identity its alias points to. */
+  aliasCache: Map<string, string>;
+  /** Ids ever moved or renamed, as read with knownIds or stitched by this processor (a hint: only these can have aliases). */
+  stitchedIds: Set<string>;
+  /** Identity id → fingerprints whose alias points to it, as read; dropped when this processor changes them. */
+  aliasesOf: Map<string, string[]>;
+}
 
 export const identityProcessorFactory = defineProcessor({
   type: 'identity',
@@ -21,10 +50,8 @@ export const identityProcessorFactory = defineProcessor({
   start: (host) => {
     const repo = new IdentityRepo(host.store);
     const cache = new IdentityCache();
-    // Only facts read back from storage are cached (identities and aliases are never deleted);
-    // what this lease creates may still fail to commit.
-    const knownIds = new Set<string>();
-    const aliasCache = new Map<string, string>();
+    // Only facts read back from storage are cached; what this lease creates may still fail to commit.
+    const caches: IdentityCaches = { knownIds: new Set(), aliasCache: new Map(), stitchedIds: new Set(), aliasesOf: new Map() };
     return {
       async processBatch(batch) {
         const y = new Yielder();
@@ -36,10 +63,15 @@ export const identityProcessorFactory = defineProcessor({
           byProject.set(item.job.projectId, list);
           await y.tick(item.executions.length);
         }
-        if (knownIds.size > MAX_CACHE) knownIds.clear();
-        if (aliasCache.size > MAX_CACHE) aliasCache.clear();
+        // knownIds and stitchedIds are cleared together: a known id's stitched flag was read with it.
+        if (caches.knownIds.size > MAX_CACHE) {
+          caches.knownIds.clear();
+          caches.stitchedIds.clear();
+        }
+        if (caches.aliasCache.size > MAX_CACHE) caches.aliasCache.clear();
+        if (caches.aliasesOf.size > MAX_CACHE) caches.aliasesOf.clear();
         for (const [projectId, executions] of byProject) {
-          await resolveProject(repo, batch, projectId, executions, knownIds, aliasCache);
+          await resolveProject(repo, batch, projectId, executions, caches);
         }
       },
     };
@@ -51,9 +83,10 @@ async function resolveProject(
   batch: WorkBatch,
   projectId: string,
   executions: ExecutionRecord[],
-  knownIds: Set<string>,
-  aliasCache: Map<string, string>,
+  caches: IdentityCaches,
 ): Promise<void> {
+  const { knownIds, aliasCache } = caches;
+  const whereRan = runLocator(batch, projectId);
   // One representative execution per fingerprint, in batch order (deterministic).
   const byFp = new Map<string, ExecutionRecord>();
   for (const e of executions) if (!byFp.has(e.fingerprint)) byFp.set(e.fingerprint, e);
@@ -61,20 +94,31 @@ async function resolveProject(
   // 1. Exact: the fingerprint's own identity exists, or the fingerprint is an alias.
   const defaults = [...byFp.values()].map((e) => e.testId);
   const found = await repo.existing(projectId, defaults.filter((id) => !knownIds.has(id)));
-  for (const id of found) knownIds.add(id);
+  for (const [id, stitched] of found) {
+    knownIds.add(id);
+    if (stitched) caches.stitchedIds.add(id);
+  }
   const resolved = new Map<string, string>();
+  /** Fingerprints resolved through an alias → the identity. */
+  const viaAlias = new Map<string, string>();
   const unknown: ExecutionRecord[] = [];
   for (const [fp, e] of byFp) {
+    const aliased = aliasCache.get(`${projectId}:${fp}`);
     if (knownIds.has(e.testId)) resolved.set(fp, e.testId);
-    else if (aliasCache.has(`${projectId}:${fp}`)) resolved.set(fp, aliasCache.get(`${projectId}:${fp}`)!);
+    else if (aliased !== undefined) viaAlias.set(fp, aliased);
     else unknown.push(e);
   }
   if (unknown.length > 0) {
     for (const [fp, id] of await repo.aliasTargets(projectId, unknown.map((e) => e.fingerprint))) {
       aliasCache.set(`${projectId}:${fp}`, id);
-      resolved.set(fp, id);
+      viaAlias.set(fp, id);
     }
   }
+  for (const [fp, id] of viaAlias) resolved.set(fp, id);
+
+  // 1b. Aliases contradicted by this lease: their identity's own fingerprint runs where they ran.
+  await revokeContradictedAliases(repo, batch, projectId, executions, byFp, resolved, viaAlias, whereRan, caches);
+
   const fresh = unknown.filter((e) => !resolved.has(e.fingerprint));
 
   // 2. Moved / renamed / new for fingerprints never seen.
@@ -82,11 +126,15 @@ async function resolveProject(
     const incoming = fresh.map((e) => ({ e, key: { filePath: normalizeTestPath(e.input.filePath), suite: e.input.suite.trim(), title: e.input.title.trim(), paramsHash: paramsHash(e.input.params) } }));
     const candidates: KnownIdentity[] = (await repo.stitchCandidates(projectId, incoming.map((x) => x.key))).map((c) => ({ ...c, filePath: normalizeTestPath(c.filePath) }));
     const present = new Set(resolved.values());
+    const runsOf = freshRuns(executions, new Set(fresh.map((e) => e.fingerprint)), whereRan);
+    // The rare path only: candidates that ran in the same runs or commits before this lease.
+    const ranBefore = candidates.length > 0 ? await storedPresence(repo, projectId, candidates, runsOf) : new PresenceIndex();
     const claimed = new Set<string>();
     const candidatesFor = candidateIndex(candidates);
     for (const { e, key } of incoming) {
       const mine = candidates.length > 0 ? candidatesFor(key) : [];
-      let res: Resolution = mine.length > 0 ? resolveIdentity(key, null, mine, present) : { kind: 'new' };
+      const presentHere = presentIn(present, ranBefore, runsOf.get(e.fingerprint) ?? []);
+      let res: Resolution = mine.length > 0 ? resolveIdentity(key, null, mine, presentHere) : { kind: 'new' };
       // Two new tests cannot both inherit one old identity: the first in the batch does.
       if ((res.kind === 'moved' || res.kind === 'renamed') && claimed.has(res.id)) res = { kind: 'new' };
       if (res.kind === 'exact') {
@@ -98,18 +146,14 @@ async function resolveProject(
         present.add(e.testId);
         const identity = buildIdentity(e);
         batch.identities.push(identity);
-        batch.emit(projectId, {
-          id: stableUuid('identity.created', projectId, e.testId),
-          type: 'identity.created',
-          projectId,
-          occurredAt: batch.now,
-          data: { testIdentityId: e.testId, fingerprint: e.fingerprint, filePath: identity.filePath, suite: identity.suite, title: identity.title },
-        });
+        emitCreated(batch, projectId, identity);
         continue;
       }
       // moved (L2) or renamed (L3): the old identity lives on under the new name.
       claimed.add(res.id);
       present.add(res.id);
+      caches.stitchedIds.add(res.id);
+      caches.aliasesOf.delete(res.id);
       resolved.set(e.fingerprint, res.id);
       const level = res.kind === 'moved' ? 'L2' : 'L3';
       const confidence = res.kind === 'renamed' ? res.confidence : 1;
@@ -140,4 +184,164 @@ async function resolveProject(
   }
 
   for (const e of executions) e.testId = resolved.get(e.fingerprint) ?? e.testId;
+}
+
+function emitCreated(batch: WorkBatch, projectId: string, identity: IdentityRecord): void {
+  batch.emit(projectId, {
+    id: stableUuid('identity.created', projectId, identity.id),
+    type: 'identity.created',
+    projectId,
+    occurredAt: batch.now,
+    data: { testIdentityId: identity.id, fingerprint: identity.fingerprint, filePath: identity.filePath, suite: identity.suite, title: identity.title },
+  });
+}
+
+/** Where an execution of the project ran in this lease: its run and the run's commit. */
+function runLocator(batch: WorkBatch, projectId: string): (e: ExecutionRecord) => RunRef {
+  // Parts of one run (OTLP traces) may come as several items: any known commit among them is the run's.
+  const commitOf = new Map<string, string>();
+  for (const item of batch.items) {
+    if (item.job.projectId !== projectId) continue;
+    const sha = item.run.resource.commitSha;
+    if (!commitOf.has(item.run.id) || isKnownCommit(sha)) commitOf.set(item.run.id, sha);
+  }
+  return (e) => ({ runId: e.runId, commitSha: commitOf.get(e.runId) ?? '' });
+}
+
+/** Every run (one per run id) each of `fingerprints` ran in within the lease. */
+function freshRuns(executions: readonly ExecutionRecord[], fingerprints: ReadonlySet<string>, whereRan: (e: ExecutionRecord) => RunRef): Map<string, RunRef[]> {
+  const out = new Map<string, RunRef[]>();
+  for (const e of executions) {
+    if (!fingerprints.has(e.fingerprint)) continue;
+    const list = out.get(e.fingerprint);
+    if (!list) out.set(e.fingerprint, [whereRan(e)]);
+    else if (!list.some((w) => w.runId === e.runId)) list.push(whereRan(e));
+  }
+  return out;
+}
+
+/** The runs' ids and their known commits, as query filters. */
+function runFilter(refs: Iterable<RunRef>): { runIds: string[]; commits: string[] } {
+  const runIds = new Set<string>();
+  const commits = new Set<string>();
+  for (const w of refs) {
+    runIds.add(w.runId);
+    if (isKnownCommit(w.commitSha)) commits.add(w.commitSha);
+  }
+  return { runIds: [...runIds], commits: [...commits] };
+}
+
+/** Which candidates have stored executions in the new tests' runs or on their commits: one query per lease. */
+async function storedPresence(repo: IdentityRepo, projectId: string, candidates: readonly KnownIdentity[], runsOf: ReadonlyMap<string, RunRef[]>): Promise<PresenceIndex> {
+  const index = new PresenceIndex();
+  const rows = await repo.ranWith(projectId, [...new Set(candidates.map((c) => c.id))], runFilter([...runsOf.values()].flat()), [...runsOf.keys()]);
+  for (const r of rows) index.add(r.testId, r.where);
+  return index;
+}
+
+/**
+ * Revokes the aliases this lease contradicts: an alias fingerprint that ran (in this lease or
+ * before) in a run or on a commit where its identity's own fingerprint runs in this lease. Such an
+ * alias was stitched from the new test's shard before the old test's shard of the same commit
+ * arrived. Going forward the fingerprint has an identity of its own (its default id, which exact
+ * resolution finds before any alias), the alias points there, and the old identity shows its own
+ * name again. Executions already stored under the old identity stay there, and so does the stitch
+ * row in its history.
+ * The stored lookup runs only for identities ever stitched whose own fingerprint runs in this lease
+ * and that still have aliases: after a rename the old fingerprint normally stops running.
+ */
+async function revokeContradictedAliases(
+  repo: IdentityRepo,
+  batch: WorkBatch,
+  projectId: string,
+  executions: readonly ExecutionRecord[],
+  byFp: ReadonlyMap<string, ExecutionRecord>,
+  resolved: Map<string, string>,
+  viaAlias: Map<string, string>,
+  whereRan: (e: ExecutionRecord) => RunRef,
+  caches: IdentityCaches,
+): Promise<void> {
+  // Identities that could have a contradicted alias: targets of aliases in this lease, and stitched ones.
+  const watched = new Set<string>(viaAlias.values());
+  for (const [fp, e] of byFp) if (!viaAlias.has(fp) && resolved.get(fp) === e.testId && caches.stitchedIds.has(e.testId)) watched.add(e.testId);
+  if (watched.size === 0) return;
+
+  // Where the watched identities run under their own fingerprint, and one such execution each (its name).
+  const own = new PresenceIndex();
+  const ownExecution = new Map<string, ExecutionRecord>();
+  const aliasRuns: AliasRun[] = [];
+  for (const e of executions) {
+    const target = viaAlias.get(e.fingerprint);
+    if (target !== undefined) aliasRuns.push({ fingerprint: e.fingerprint, testId: target, where: whereRan(e) });
+    else if (watched.has(e.testId) && resolved.get(e.fingerprint) === e.testId) {
+      own.add(e.testId, whereRan(e));
+      if (!ownExecution.has(e.testId)) ownExecution.set(e.testId, e);
+    }
+  }
+  if (own.isEmpty) return;
+
+  const stored = await storedAliasRuns(repo, projectId, [...ownExecution.keys()], executions, ownExecution, whereRan, caches);
+  const revoked = contradictedAliases(own, [...aliasRuns, ...stored]);
+  const restored = new Set<string>();
+  for (const [fp, target] of revoked) {
+    const inLease = byFp.get(fp);
+    const identity = inLease ? buildIdentity(inLease) : ownIdentityFromStored(projectId, fp, stored);
+    if (!identity) continue;
+    batch.identities.push(identity);
+    emitCreated(batch, projectId, identity);
+    // Points the fingerprint at its own identity. Later than the alias it replaces: that one's time
+    // is an earlier lease's, at most its arrival, so before this lease is processed.
+    batch.aliases.push({ projectId, fingerprint: fp, testId: identity.id, createdAt: Math.max(batch.now, Date.now()) });
+    viaAlias.delete(fp);
+    if (inLease) resolved.set(fp, identity.id);
+    caches.aliasCache.delete(`${projectId}:${fp}`);
+    caches.aliasesOf.delete(target);
+    // The old identity shows the name its own fingerprint runs under again (a newer row, as a stitch writes).
+    const self = ownExecution.get(target);
+    if (self && !restored.has(target)) {
+      restored.add(target);
+      batch.identities.push({ ...buildIdentity(self), firstSeenAt: batch.now, version: Date.now(), stitched: true });
+    }
+  }
+}
+
+/** Stored runs of the aliases of `targets` in the lease's runs where those targets run under their own fingerprint, or on those runs' commits. */
+async function storedAliasRuns(
+  repo: IdentityRepo,
+  projectId: string,
+  targets: readonly string[],
+  executions: readonly ExecutionRecord[],
+  ownExecution: ReadonlyMap<string, ExecutionRecord>,
+  whereRan: (e: ExecutionRecord) => RunRef,
+  caches: IdentityCaches,
+): Promise<StoredAliasRun[]> {
+  if (targets.length === 0) return [];
+  const unread = targets.filter((id) => !caches.aliasesOf.has(id));
+  if (unread.length > 0) for (const [id, fps] of await repo.liveAliases(projectId, unread)) caches.aliasesOf.set(id, fps);
+  const withAliases = targets.filter((id) => (caches.aliasesOf.get(id) ?? []).length > 0);
+  if (withAliases.length === 0) return [];
+  const wanted = new Set(withAliases);
+  const refs = executions.filter((e) => wanted.has(e.testId) && ownExecution.has(e.testId)).map(whereRan);
+  return repo.aliasRunsWith(projectId, withAliases, withAliases.flatMap((id) => caches.aliasesOf.get(id) ?? []), runFilter(refs));
+}
+
+/** The identity a revoked alias fingerprint gets, named as its stored executions were. */
+function ownIdentityFromStored(projectId: string, fp: string, stored: readonly StoredAliasRun[]): IdentityRecord | null {
+  const runs = stored.filter((r) => r.fingerprint === fp);
+  const first = runs[0];
+  if (!first) return null;
+  const firstSeenAt = Math.min(...runs.map((r) => r.firstStartedAt));
+  const params = first.params === '' ? undefined : (JSON.parse(first.params) as Record<string, unknown>);
+  return {
+    id: testIdentityId(projectId, fp),
+    projectId,
+    fingerprint: fp,
+    filePath: first.filePath,
+    suite: first.suite,
+    title: first.title,
+    params: params ? canonicalJson(params) : '',
+    paramsHash: paramsHash(params),
+    firstSeenAt,
+    version: firstSeenAt,
+  };
 }

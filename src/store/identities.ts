@@ -1,6 +1,6 @@
 // Test identities, their aliases (other fingerprints that resolve to them) and stitch history.
 import { toIso } from '../domain/time.js';
-import type { KnownIdentity } from '../domain/stitch.js';
+import type { AliasRun, KnownIdentity, RunRef } from '../domain/stitch.js';
 import { toNumber, type Store } from './client.js';
 
 export interface IdentityRow {
@@ -24,6 +24,17 @@ export interface StitchOut {
   createdAt: string;
 }
 
+/** An alias fingerprint's runs under its identity (AliasRun), with what an identity of its own needs. */
+export interface StoredAliasRun extends AliasRun {
+  /** As stored on the execution: file path as reported, params as JSON ('' without). */
+  filePath: string;
+  suite: string;
+  title: string;
+  params: string;
+  /** Epoch ms of its earliest execution in these runs. */
+  firstStartedAt: number;
+}
+
 export class IdentityRepo {
   constructor(private readonly store: Store) {}
 
@@ -37,14 +48,102 @@ export class IdentityRepo {
     return r ? { id: r.id, fingerprint: r.fingerprint, filePath: r.file_path, suite: r.suite, title: r.title, paramsHash: r.params_hash, stitched: toNumber(r.stitched) === 1 } : null;
   }
 
-  /** Which of these identity ids already exist in the project. */
-  async existing(projectId: string, ids: readonly string[]): Promise<Set<string>> {
-    if (ids.length === 0) return new Set();
-    const rows = await this.store.query<{ id: string }>(
-      `SELECT DISTINCT id FROM ${this.store.table('test_identities')} WHERE project_id = {projectId:UUID} AND id IN {ids:Array(UUID)}`,
+  /** Which of these identity ids already exist in the project: id → whether it was ever moved or renamed. */
+  async existing(projectId: string, ids: readonly string[]): Promise<Map<string, boolean>> {
+    if (ids.length === 0) return new Map();
+    const rows = await this.store.query<{ id: string; stitched: number | string }>(
+      `SELECT id, max(stitched) AS stitched FROM ${this.store.table('test_identities')}
+       WHERE project_id = {projectId:UUID} AND id IN {ids:Array(UUID)} GROUP BY id`,
       { projectId, ids },
     );
-    return new Set(rows.map((r) => r.id));
+    return new Map(rows.map((r) => [r.id, toNumber(r.stitched) === 1]));
+  }
+
+  /**
+   * Where these identities ran in the given runs or on the given commits (stored executions), for
+   * the rule that a test seen with another in one run or commit is not its move or rename.
+   * Executions of `exceptFingerprints` are left out: those fingerprints are new in the lease being
+   * resolved, so a stored row of theirs is a failed earlier attempt of that same lease (executions
+   * are written first), not a test that ran alongside.
+   */
+  async ranWith(
+    projectId: string,
+    testIds: readonly string[],
+    where: { runIds: readonly string[]; commits: readonly string[] },
+    exceptFingerprints: readonly string[],
+  ): Promise<{ testId: string; where: RunRef }[]> {
+    if (testIds.length === 0 || where.runIds.length + where.commits.length === 0) return [];
+    // Output names differ from the columns: ClickHouse would read an alias named like a column in WHERE.
+    const rows = await this.store.query<{ test: string; run: string; commit_sha: string }>(
+      `SELECT DISTINCT toString(test_id) AS test, toString(run_id) AS run, commit_sha FROM ${this.store.table('executions')}
+       WHERE project_id = {projectId:UUID} AND test_id IN {ids:Array(UUID)}
+         AND (run_id IN {runs:Array(UUID)} OR commit_sha IN {commits:Array(String)})
+         AND fingerprint NOT IN {skipFps:Array(String)}`,
+      { projectId, ids: testIds, runs: where.runIds, commits: where.commits, skipFps: exceptFingerprints },
+    );
+    return rows.map((r) => ({ testId: r.test, where: { runId: r.run, commitSha: r.commit_sha } }));
+  }
+
+  /** The fingerprints that currently resolve to each of these identities through an alias (every id gets a list, maybe empty). */
+  async liveAliases(projectId: string, testIds: readonly string[]): Promise<Map<string, string[]>> {
+    const out = new Map<string, string[]>(testIds.map((id) => [id, []]));
+    if (testIds.length === 0) return out;
+    // Latest row per fingerprint: an alias later pointed elsewhere no longer belongs to its old target.
+    const rows = await this.store.query<{ fingerprint: string; target: string }>(
+      `SELECT fingerprint, toString(argMax(test_id, created_at)) AS target FROM ${this.store.table('identity_aliases')}
+       WHERE project_id = {projectId:UUID}
+         AND fingerprint IN (SELECT fingerprint FROM ${this.store.table('identity_aliases')} WHERE project_id = {projectId:UUID} AND test_id IN {ids:Array(UUID)})
+       GROUP BY fingerprint ORDER BY fingerprint`,
+      { projectId, ids: testIds },
+    );
+    for (const r of rows) out.get(r.target)?.push(r.fingerprint);
+    return out;
+  }
+
+  /**
+   * Runs of alias fingerprints under their identity in the given runs or on the given commits, with
+   * the fingerprint's own name (file, suite, title, params of an execution) and first start, for
+   * giving it an identity of its own when the alias is revoked.
+   */
+  async aliasRunsWith(
+    projectId: string,
+    testIds: readonly string[],
+    fingerprints: readonly string[],
+    where: { runIds: readonly string[]; commits: readonly string[] },
+  ): Promise<StoredAliasRun[]> {
+    if (testIds.length === 0 || fingerprints.length === 0 || where.runIds.length + where.commits.length === 0) return [];
+    // Output names differ from the columns: ClickHouse would read an alias named like a column in WHERE.
+    const rows = await this.store.query<{
+      fingerprint: string;
+      test: string;
+      run: string;
+      commit_sha: string;
+      path: string;
+      suite_name: string;
+      name: string;
+      params_json: string;
+      first_ms: number | string;
+    }>(
+      `SELECT fingerprint, toString(test_id) AS test, toString(run_id) AS run, commit_sha,
+              any(file_path) AS path, any(suite) AS suite_name, any(title) AS name, any(params) AS params_json,
+              toUnixTimestamp64Milli(min(started_at)) AS first_ms
+       FROM ${this.store.table('executions')}
+       WHERE project_id = {projectId:UUID} AND test_id IN {ids:Array(UUID)} AND fingerprint IN {fps:Array(String)}
+         AND (run_id IN {runs:Array(UUID)} OR commit_sha IN {commits:Array(String)})
+       GROUP BY fingerprint, test_id, run_id, commit_sha
+       ORDER BY fingerprint, first_ms`,
+      { projectId, ids: testIds, fps: fingerprints, runs: where.runIds, commits: where.commits },
+    );
+    return rows.map((r) => ({
+      fingerprint: r.fingerprint,
+      testId: r.test,
+      where: { runId: r.run, commitSha: r.commit_sha },
+      filePath: r.path,
+      suite: r.suite_name,
+      title: r.name,
+      params: r.params_json,
+      firstStartedAt: toNumber(r.first_ms),
+    }));
   }
 
   /** Fingerprints that are aliases of an identity: fingerprint → test id. */
@@ -96,13 +195,9 @@ export class IdentityRepo {
     return rows.map((r) => ({ id: r.id, filePath: r.file_path, suite: r.suite, title: r.title, paramsHash: r.params_hash }));
   }
 
+  /** The fingerprints that currently resolve to this identity through an alias. */
   async aliases(projectId: string, testId: string): Promise<string[]> {
-    const rows = await this.store.query<{ fingerprint: string }>(
-      `SELECT DISTINCT fingerprint FROM ${this.store.table('identity_aliases')}
-       WHERE project_id = {projectId:UUID} AND test_id = {testId:UUID} ORDER BY fingerprint`,
-      { projectId, testId },
-    );
-    return rows.map((r) => r.fingerprint);
+    return (await this.liveAliases(projectId, [testId])).get(testId) ?? [];
   }
 
   async stitches(projectId: string, testId: string): Promise<StitchOut[]> {

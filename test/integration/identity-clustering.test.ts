@@ -55,10 +55,16 @@ interface Stitch {
 const T0 = Date.parse('2026-11-10T08:00:00Z');
 let runSeq = 0;
 
-/** Posts one native batch, waits until the worker has committed it and the run is listed; returns the run id. */
-async function ingest(td: TestDaemon, events: DomainEvent[], executions: Exec[]): Promise<string> {
-  const at = T0 + runSeq++ * 3_600_000;
+/**
+ * Posts one native batch, waits until the worker has committed it and the run is listed; returns the run id.
+ * Each run is its own commit unless `commitSha` says otherwise (tests seen on one commit are never stitched).
+ */
+async function ingest(td: TestDaemon, events: DomainEvent[], executions: Exec[], commitSha?: string): Promise<string> {
+  const at = T0 + runSeq * 3_600_000;
+  const sha = commitSha ?? (0xc000000 + runSeq).toString(16);
+  runSeq++;
   const body = nativeBatch({
+    resource: { commitSha: sha },
     run: { status: executions.some((e) => e.status === 'fail') ? 'failed' : 'passed', startedAt: at },
     executions: executions.map((e, i) => ({ status: 'pass', ...e, startedAt: at + 1 + i, durationMs: 5 })),
   });
@@ -249,6 +255,89 @@ describe('identity stitching and error clustering through the daemon', () => {
       expect((await testDetail(td, id)).stitches).toEqual([]);
       expect((await testDetail(td, byName)).stitches).toEqual([]);
       expect((await testDetail(td, byTag)).stitches).toEqual([]);
+    });
+  });
+
+  describe('tests seen together on one commit (shards)', () => {
+    const FILE = 'src/shards/cart.test.ts';
+    const COPY = 'src/shards/copy/cart.test.ts';
+    const item = (title: string, filePath = FILE): Exec => ({ filePath, suite: 'cart', title });
+
+    it('never stitches a test to one that ran in another shard of the same commit', async () => {
+      const r0 = await ingest(td, events, [item('adds an item')], 'c0ffee0001');
+      const oldId = await idOf(td, r0, {});
+      // Shard 1 of the next commit runs the old test; shard 2 a similar title and a copy in another file.
+      await ingest(td, events, [item('adds an item')], 'c0ffee0002');
+      const shard2 = await ingest(td, events, [item('adds an items'), item('adds an item', COPY)], 'c0ffee0002');
+      expect(tokenJaccard(titleTokens('adds an items'), titleTokens('adds an item'))).toBe(0.5); // would qualify as a rename
+      const similar = await idOf(td, shard2, { title: 'adds an items' });
+      const copy = await idOf(td, shard2, { filePath: COPY });
+      expect(new Set([oldId, similar, copy]).size).toBe(3);
+      expect(ofType(events, 'identity.created', similar)).toHaveLength(1);
+      expect(ofType(events, 'identity.created', copy)).toHaveLength(1);
+      expect(ofType(events, 'identity.moved', oldId)).toHaveLength(0);
+      const old = await testDetail(td, oldId);
+      expect(old).toMatchObject({ filePath: FILE, title: 'adds an item', stitches: [], aliases: [] });
+      const stitches = await td.daemon.store.query<{ n: number | string }>(
+        `SELECT count() AS n FROM ${td.daemon.store.table('identity_stitches')} FINAL WHERE test_id IN {ids:Array(UUID)}`,
+        { ids: [oldId, similar, copy] },
+      );
+      expect(Number(stitches[0]!.n)).toBe(0);
+    });
+
+    it('still stitches a rename across commits, also between runs without a commit (placeholder sha)', async () => {
+      const file = 'src/shards/wishlist.test.ts';
+      const r1 = await ingest(td, events, [{ filePath: file, suite: 'wishlist', title: 'saves an item' }], 'c0ffee0003');
+      const id = await idOf(td, r1, {});
+      const r2 = await ingest(td, events, [{ filePath: file, suite: 'wishlist', title: 'saves an items' }], 'c0ffee0004');
+      expect(await idOf(td, r2, {})).toBe(id);
+      expect(ofType(events, 'identity.moved', id)).toHaveLength(1);
+      // Two runs reported without a commit share the placeholder sha, which says nothing.
+      const other = 'src/shards/orders.test.ts';
+      const p1 = await ingest(td, events, [{ filePath: other, suite: 'orders', title: 'drops an item' }], '0000000');
+      const dropId = await idOf(td, p1, {});
+      const p2 = await ingest(td, events, [{ filePath: other, suite: 'orders', title: 'drops an items' }], '0000000');
+      expect(await idOf(td, p2, {})).toBe(dropId);
+      expect(ofType(events, 'identity.moved', dropId)).toHaveLength(1);
+    });
+
+    it('revokes a stitch made from the new test\'s shard once the old test runs in a later shard of the same commit', async () => {
+      const file = 'src/shards/basket.test.ts';
+      const old = (title: string): Exec => ({ filePath: file, suite: 'basket', title });
+      const r0 = await ingest(td, events, [old('adds a product')], 'c0ffee0005');
+      const oldId = await idOf(td, r0, {});
+      // Shard 1 of the next commit holds only the new test: it looks like a rename and is stitched.
+      const shard1 = await ingest(td, events, [old('adds a products')], 'c0ffee0006');
+      expect(await idOf(td, shard1, {})).toBe(oldId);
+      expect(ofType(events, 'identity.moved', oldId)).toHaveLength(1);
+      // Shard 2 of the same commit runs the old test itself: the two are two tests.
+      const shard2 = await ingest(td, events, [old('adds a product')], 'c0ffee0006');
+      expect(await idOf(td, shard2, {})).toBe(oldId);
+      const newFp = fingerprint({ filePath: file, suite: 'basket', title: 'adds a products' });
+      const created = events.filter((e) => e.type === 'identity.created' && e.data.fingerprint === newFp);
+      expect(created).toHaveLength(1);
+      const newId = created[0]!.data.testIdentityId as string;
+      expect(newId).not.toBe(oldId);
+      // The alias now points at the new test's own identity; the old one has its name back.
+      const aliases = await td.daemon.store.query<{ test_id: string }>(
+        `SELECT toString(test_id) AS test_id FROM ${td.daemon.store.table('identity_aliases')} FINAL WHERE fingerprint = {fp:String}`,
+        { fp: newFp },
+      );
+      expect(aliases).toEqual([{ test_id: newId }]);
+      const detail = await testDetail(td, oldId);
+      expect(detail).toMatchObject({ filePath: file, title: 'adds a product' });
+      expect(detail.aliases).toEqual([]);
+      expect(await testDetail(td, newId)).toMatchObject({ filePath: file, suite: 'basket', title: 'adds a products' });
+
+      // From then on each runs as itself, together or alone, with no new stitch.
+      const both = await ingest(td, events, [old('adds a product'), old('adds a products')], 'c0ffee0007');
+      expect(await idOf(td, both, { title: 'adds a product' })).toBe(oldId);
+      expect(await idOf(td, both, { title: 'adds a products' })).toBe(newId);
+      const alone = await ingest(td, events, [old('adds a products')], 'c0ffee0008');
+      expect(await idOf(td, alone, {})).toBe(newId);
+      expect(ofType(events, 'identity.moved', oldId)).toHaveLength(1);
+      expect(ofType(events, 'identity.moved', newId)).toHaveLength(0);
+      expect(ofType(events, 'identity.created', newId)).toHaveLength(1);
     });
   });
 

@@ -1,7 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import {
+  PresenceIndex,
   RENAME_MIN_JACCARD,
   candidateIndex,
+  contradictedAliases,
+  isKnownCommit,
+  presentIn,
   RENAME_MIN_MARGIN,
   resolveIdentity,
   titleTokens,
@@ -237,5 +241,98 @@ describe('candidateIndex', () => {
       { filePath: 'src/f9.test.ts', suite: 'S0', title: 'nothing like it', paramsHash: '' },
     ];
     for (const t of incoming) expect(resolveIdentity(t, null, forTest(t), new Set())).toEqual(resolveIdentity(t, null, list, new Set()));
+  });
+});
+
+describe('tests seen together in one run or commit', () => {
+  const SHA = 'abcdef1234';
+  const OTHER_SHA = '1234abcdef';
+  const PLACEHOLDER = '0000000';
+  const renamedFrom = known('id-old', { title: 'adds an item' });
+  const movedFrom = known('id-old', { filePath: 'src/legacy/cart.test.ts' });
+  const rename = incoming({ title: 'adds an items' });
+
+  it('knows a commit only when the sha is neither empty nor all zeros', () => {
+    expect(isKnownCommit(SHA)).toBe(true);
+    expect(isKnownCommit('0000000000000000000000000000000000000001')).toBe(true);
+    expect(isKnownCommit(PLACEHOLDER)).toBe(false);
+    expect(isKnownCommit('0000000000000000000000000000000000000000')).toBe(false);
+    expect(isKnownCommit('')).toBe(false);
+  });
+
+  it('indexes identities by run and by known commit, never by the placeholder', () => {
+    const index = new PresenceIndex();
+    expect(index.isEmpty).toBe(true);
+    index.add('a', { runId: 'r1', commitSha: SHA });
+    index.add('b', { runId: 'r2', commitSha: PLACEHOLDER });
+    expect(index.isEmpty).toBe(false);
+    // Same commit, another run (another shard): present.
+    expect(index.has('a', { runId: 'r9', commitSha: SHA })).toBe(true);
+    // Same run, whatever the commit says.
+    expect(index.has('a', { runId: 'r1', commitSha: OTHER_SHA })).toBe(true);
+    expect(index.has('a', { runId: 'r9', commitSha: OTHER_SHA })).toBe(false);
+    // Two runs without a commit are not the same commit.
+    expect(index.has('b', { runId: 'r3', commitSha: PLACEHOLDER })).toBe(false);
+    expect(index.has('b', { runId: 'r2', commitSha: PLACEHOLDER })).toBe(true);
+    expect(index.has('b', { runId: 'r3', commitSha: '' })).toBe(false);
+  });
+
+  it('blocks a rename and a move from an identity that ran on the same commit in another shard', () => {
+    const ranBefore = new PresenceIndex();
+    ranBefore.add('id-old', { runId: 'shard-1', commitSha: SHA });
+    const shard2 = presentIn(new Set(), ranBefore, [{ runId: 'shard-2', commitSha: SHA }]);
+    expect(resolveIdentity(rename, null, [renamedFrom], shard2)).toEqual({ kind: 'new' });
+    expect(resolveIdentity(incoming(), null, [movedFrom], shard2)).toEqual({ kind: 'new' });
+    // The same history on an earlier commit: a real rename / move.
+    const nextCommit = presentIn(new Set(), ranBefore, [{ runId: 'run-2', commitSha: OTHER_SHA }]);
+    expect(resolveIdentity(rename, null, [renamedFrom], nextCommit)).toMatchObject({ kind: 'renamed', id: 'id-old', confidence: 0.5 });
+    expect(resolveIdentity(incoming(), null, [movedFrom], nextCommit)).toMatchObject({ kind: 'moved', id: 'id-old' });
+  });
+
+  it('counts any of the runs the new test ran in, and the lease set as it grows', () => {
+    const ranBefore = new PresenceIndex();
+    ranBefore.add('id-old', { runId: 'r1', commitSha: SHA });
+    const runs = [
+      { runId: 'r2', commitSha: OTHER_SHA },
+      { runId: 'r3', commitSha: SHA },
+    ];
+    expect(resolveIdentity(rename, null, [renamedFrom], presentIn(new Set(), ranBefore, runs))).toEqual({ kind: 'new' });
+    const inLease = new Set<string>();
+    const present = presentIn(inLease, new PresenceIndex(), runs);
+    expect(present.has('id-old')).toBe(false);
+    inLease.add('id-old');
+    expect(present.has('id-old')).toBe(true);
+    expect(resolveIdentity(rename, null, [renamedFrom], present)).toEqual({ kind: 'new' });
+  });
+
+  it('does not treat two runs on the placeholder commit as the same commit', () => {
+    const ranBefore = new PresenceIndex();
+    ranBefore.add('id-old', { runId: 'r1', commitSha: PLACEHOLDER });
+    const other = presentIn(new Set(), ranBefore, [{ runId: 'r2', commitSha: PLACEHOLDER }]);
+    expect(resolveIdentity(rename, null, [renamedFrom], other)).toMatchObject({ kind: 'renamed', id: 'id-old' });
+    const sameRun = presentIn(new Set(), ranBefore, [{ runId: 'r1', commitSha: PLACEHOLDER }]);
+    expect(resolveIdentity(rename, null, [renamedFrom], sameRun)).toEqual({ kind: 'new' });
+  });
+
+  it('finds the aliases whose fingerprint ran with their identity\'s own fingerprint', () => {
+    const own = new PresenceIndex();
+    own.add('id-a', { runId: 'shard-2', commitSha: SHA });
+    own.add('id-b', { runId: 'run-x', commitSha: PLACEHOLDER });
+    const revoked = contradictedAliases(own, [
+      // Stitched from shard 1 of the same commit: contradicted.
+      { fingerprint: 'fp-new-a', testId: 'id-a', where: { runId: 'shard-1', commitSha: SHA } },
+      // A rename on an earlier commit: kept.
+      { fingerprint: 'fp-renamed-a', testId: 'id-a', where: { runId: 'run-0', commitSha: OTHER_SHA } },
+      // Same commit, but the alias belongs to another identity: kept.
+      { fingerprint: 'fp-c', testId: 'id-c', where: { runId: 'shard-1', commitSha: SHA } },
+      // Placeholder commits: only the same run counts.
+      { fingerprint: 'fp-b-other-run', testId: 'id-b', where: { runId: 'run-y', commitSha: PLACEHOLDER } },
+      { fingerprint: 'fp-b-same-run', testId: 'id-b', where: { runId: 'run-x', commitSha: PLACEHOLDER } },
+    ]);
+    expect([...revoked]).toEqual([
+      ['fp-new-a', 'id-a'],
+      ['fp-b-same-run', 'id-b'],
+    ]);
+    expect(contradictedAliases(new PresenceIndex(), [{ fingerprint: 'f', testId: 'id-a', where: { runId: 'shard-1', commitSha: SHA } }])).toEqual(new Map());
   });
 });
