@@ -144,6 +144,8 @@ export interface ScoreState {
   events: { rerun: number; sameSha: number; isolation: number; runs: number };
   state: TestState;
   since: StateSince | null;
+  /** The threshold in force when it became flaky: raising it past its score takes it out again. */
+  flakyThreshold: number | null;
 }
 
 export interface ScoreResult {
@@ -193,6 +195,7 @@ export function emptyScoreState(): ScoreState {
     events: { rerun: 0, sameSha: 0, isolation: 0, runs: 0 },
     state: 'new',
     since: null,
+    flakyThreshold: null,
   };
 }
 
@@ -248,9 +251,8 @@ function upgradeV1(old: ScoreStateV1): ScoreState {
 /** A stored state of another version (or damaged) starts over rather than misleading the model. */
 function usable(state: ScoreState | ScoreStateV1 | null | undefined): ScoreState {
   if (state && state.v === 1 && typeof state.ring === 'string') return upgradeV1(state);
-  return state && state.v === SCORE_STATE_VERSION && typeof state.ring === 'string' && Array.isArray(state.commits) && Array.isArray(state.tracks)
-    ? state
-    : emptyScoreState();
+  if (!(state && state.v === SCORE_STATE_VERSION && typeof state.ring === 'string' && Array.isArray(state.commits) && Array.isArray(state.tracks))) return emptyScoreState();
+  return state.flakyThreshold === undefined ? { ...state, flakyThreshold: null } : state;
 }
 
 /** Share of its graded runs in which the test flakes, shrunk towards a prior (decayed sums). */
@@ -435,7 +437,11 @@ function nextState(s: ScoreState, here: StateSince, params: ScoreParams): ScoreS
     const since = { commitSha: broken.since?.sha ?? '', branch: broken.branch, at: broken.since?.at ?? here.at };
     return { ...s, state: 'broken', since };
   }
-  if (prev === 'flaky') {
+  const l = evidenceL(s, 1, rate);
+  const score = l > 0 ? 1 - Math.exp(-l) : 0;
+  // A person raised the threshold past its score since it became flaky: no longer called flaky.
+  const raised = prev === 'flaky' && s.flakyThreshold !== null && params.threshold > s.flakyThreshold && score < params.threshold;
+  if (prev === 'flaky' && !raised) {
     // Fixed once k clean runs would be improbable (< FIXED_P) if it still flaked at its rate.
     const proven = s.cleanSince > 0 && s.cleanSince * -Math.log(1 - rate) >= Math.log(1 / FIXED_P);
     if (!proven) return s;
@@ -448,17 +454,17 @@ function nextState(s: ScoreState, here: StateSince, params: ScoreParams): ScoreS
       events: { rerun: 0, sameSha: 0, isolation: 0, runs: 0 },
       state: 'fixed',
       since: s.cleanFrom ?? here,
+      flakyThreshold: null,
     };
   }
-  const l = evidenceL(s, 1, rate);
-  if (l > 0 && 1 - Math.exp(-l) >= params.threshold && s.samples >= params.minSamples) return { ...s, state: 'flaky', since: here };
+  if (score >= params.threshold && s.samples >= params.minSamples) return { ...s, state: 'flaky', since: here, flakyThreshold: params.threshold };
   if (prev === 'broken') {
     const fix = s.tracks.find((t) => t.branch === s.since?.branch)?.fixed;
     if (fix) return { ...s, state: 'fixed', since: { commitSha: fix.sha, branch: s.since!.branch, at: fix.at } };
   }
   if (prev === 'fixed' && s.since && here.at - s.since.at < FIXED_HOLD_MS) return s;
   if (s.samples < params.minSamples) return { ...s, state: 'new', since: prev === 'new' && s.since ? s.since : here };
-  return { ...s, state: 'healthy', since: prev === 'healthy' ? s.since : here };
+  return { ...s, state: 'healthy', since: prev === 'healthy' ? s.since : here, flakyThreshold: null };
 }
 
 /** First-attempt pattern over the ring (outage runs left out). */

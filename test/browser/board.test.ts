@@ -1,11 +1,11 @@
 // The board as people use it: quarantine a test from it with a reason and find the decision on the
-// test page and in the API; filters travel in the URL and match the API's answer; a read-only
+// test page and in the API; a person's quarantine of a broken test reads "broken, held by a person"; filters travel in the URL and match the API's answer; a read-only
 // token gets no quarantine button; 390 px and 1280 px wide without horizontal page overflow (and
 // at 1280 px the table needs no scrolling inside its box either).
 import { afterAll, describe, expect, it } from 'vitest';
 import { horizontalOverflow } from './helpers/browser.js';
-import { COMMIT_FLAKE } from './helpers/seed.js';
-import { DESKTOP, PHONE, checkPage, projectUrl, restJson, signedIn, world, type SignedIn } from './helpers/world.js';
+import { BROKEN, COMMIT_FLAKE } from './helpers/seed.js';
+import { DESKTOP, PHONE, checkPage, projectUrl, rest, restJson, signedIn, world, type SignedIn } from './helpers/world.js';
 
 const ROWS = 'table.board tbody tr';
 
@@ -33,7 +33,7 @@ describe('the flaky board', () => {
     await dialog.waitFor({ state: 'hidden' });
     // The board reloads with the new state.
     const row = s.page.locator(ROWS).filter({ hasText: COMMIT_FLAKE.title });
-    await expect.poll(() => row.locator('td').nth(7).textContent()).toContain('quarantined');
+    await expect.poll(() => row.locator('td').nth(8).textContent()).toContain('quarantined');
 
     const t = await restJson(`/v1/tests/${id}`);
     expect(t).toMatchObject({ quarantined: true, quarantineOverride: 'quarantined', quarantineReason: 'flips on reruns of the same commit; tracked in SHOP-123' });
@@ -49,6 +49,31 @@ describe('the flaky board', () => {
     const quarantined = ((await restJson('/v1/flaky?limit=100')).items as { title: string; quarantined: boolean }[]).filter((i) => i.quarantined).map((i) => i.title);
     await s.page.goto(`${projectUrl('flaky')}?quarantined=true`);
     await expect.poll(async () => (await s.page.locator(`${ROWS} td:first-child a`).allTextContents()).sort()).toEqual(quarantined.sort());
+  });
+
+  it('a broken test a person quarantined reads "broken, held by a person" on its page; handed back, it does not', async () => {
+    const s = await session();
+    const id = world().seed.testIds[BROKEN.title]!;
+    expect((await restJson(`/v1/tests/${id}`)).state).toBe('broken');
+    const decide = (decision: 'quarantined' | 'released' | 'auto') => rest('POST', `/v1/tests/${id}/quarantine`, { body: { decision, reason: 'hold until the coupon fix lands' } });
+    expect((await decide('quarantined')).status).toBe(200);
+    try {
+      expect(await restJson(`/v1/tests/${id}`)).toMatchObject({ state: 'broken', quarantined: true, quarantineOverride: 'quarantined' });
+      await s.page.goto(projectUrl('tests', id));
+      await expect.poll(() => s.page.getByTestId('test-quarantine').textContent()).toBe('quarantined');
+      expect((await s.page.getByTestId('test-held').textContent())!).toContain('broken, held by a person');
+      expect((await s.page.getByTestId('test-state').textContent())!.trim()).toBe('broken');
+      await checkPage(s, 'test-broken-held');
+    } finally {
+      // Released, then handed back to the scorer (a hand-back keeps the state it finds): not
+      // quarantined and no person's decision, as the other files expect the seed.
+      expect((await decide('released')).status).toBe(200);
+      expect((await decide('auto')).status).toBe(200);
+    }
+    expect(await restJson(`/v1/tests/${id}`)).toMatchObject({ quarantined: false, quarantineOverride: null });
+    await s.page.reload();
+    await expect.poll(() => s.page.getByTestId('test-quarantine').textContent()).toBe('not quarantined');
+    expect(await s.page.getByTestId('test-held').count()).toBe(0);
   });
 
   it('filters by owner through the form and the URL, matching GET /v1/flaky?owner=', async () => {

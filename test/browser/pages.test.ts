@@ -7,10 +7,23 @@ import { copyFileSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT, SCREENSHOT_DIR } from './helpers/browser.js';
-import { ARTIFACTS, BROKEN, BROKEN_MESSAGE, PR_NUMBER, RCA_ANSWER, RETRY_FLAKE } from './helpers/seed.js';
+import { EVENT_TEXT } from '../../web/src/lib/state.js';
+import { ARTIFACTS, BROKEN, BROKEN_FROM_RUN, BROKEN_MESSAGE, PR_NUMBER, RCA_ANSWER, RETRY_FLAKE, commitOf } from './helpers/seed.js';
 import { checkPage, projectUrl, rest, restJson, signedIn, world, type SignedIn } from './helpers/world.js';
 
 const score = (x: number): string => x.toFixed(2);
+
+interface BoardItem {
+  title: string;
+  score: number;
+  owners: string[];
+  quarantined: boolean;
+  quarantineCandidate: boolean;
+  trend: string;
+  state: string;
+  stateSince: { commitSha: string; branch: string; at: string } | null;
+  flakeRate: number;
+}
 
 function updateReadmeImage(shot: string, image: string): void {
   if (process.env.UPDATE_README_SCREENSHOTS !== '1') return;
@@ -30,8 +43,8 @@ describe('pages as a project token sees them', () => {
     await s.page.waitForURL((u) => u.pathname === projectUrl('flaky'));
   });
 
-  it('the flaky board: every test of GET /v1/flaky, in its order, with its score, owners and quarantine state', async () => {
-    const board = (await restJson('/v1/flaky?limit=50')).items as { title: string; score: number; owners: string[]; quarantined: boolean; trend: string }[];
+  it('the flaky board: every test of GET /v1/flaky, in its order, with its state, score, owners and quarantine state', async () => {
+    const board = (await restJson('/v1/flaky?limit=50')).items as BoardItem[];
     expect(board.length).toBeGreaterThan(10);
     await s.page.goto(projectUrl('flaky'));
     const rows = s.page.locator('table.board tbody tr');
@@ -39,17 +52,37 @@ describe('pages as a project token sees them', () => {
     const shown = await rows.evaluateAll((trs) =>
       trs.map((tr) => {
         const cells = (tr as unknown as { cells: ArrayLike<{ textContent: string | null }> }).cells;
-        return Array.from(cells, (c) => (c.textContent ?? '').trim());
+        return Array.from(cells, (c) => (c.textContent ?? '').trim().replace(/\s+/g, ' '));
       }),
     );
     shown.forEach((cells, i) => {
       const want = board[i]!;
       expect(cells[0], `row ${i}`).toContain(want.title);
-      expect(cells[1], `row ${i} score`).toContain(score(want.score));
-      expect(cells[2], `row ${i} trend`).toBe(want.trend);
-      for (const owner of want.owners) expect(cells[5], `row ${i} owners`).toContain(owner);
-      expect(cells[7], `row ${i} quarantine`).toContain(want.quarantined ? 'quarantined' : 'no');
+      expect(cells[1], `row ${i} state`).toMatch(new RegExp(`^${want.state}\\b`));
+      if ((want.state === 'broken' || want.state === 'fixed') && want.stateSince) expect(cells[1], `row ${i} since`).toBe(`${want.state} since ${want.stateSince.commitSha.slice(0, 7)}`);
+      expect(cells[2], `row ${i} score`).toContain(score(want.score));
+      // The candidate pill follows quarantineCandidate, which is the flaky state and nothing else.
+      expect(cells[2]!.includes('candidate'), `row ${i} candidate`).toBe(want.quarantineCandidate);
+      expect(want.quarantineCandidate, `row ${i} candidate is flaky`).toBe(want.state === 'flaky');
+      expect(cells[3], `row ${i} trend`).toBe(want.trend);
+      for (const owner of want.owners) expect(cells[6], `row ${i} owners`).toContain(owner);
+      expect(cells[8], `row ${i} quarantine`).toContain(want.quarantined ? 'quarantined' : 'no');
     });
+    // The seeded broken test reads "broken since" its first failing commit on main, and is no candidate;
+    // the retry flake reads flaky, with how often it flakes, and is one.
+    const at = (title: string): [BoardItem, string[]] => {
+      const i = board.findIndex((r) => r.title === title);
+      expect(i, title).toBeGreaterThanOrEqual(0);
+      return [board[i]!, shown[i]!];
+    };
+    const [broken, brokenCells] = at(BROKEN.title);
+    expect(broken).toMatchObject({ state: 'broken', quarantineCandidate: false, stateSince: { commitSha: commitOf(BROKEN_FROM_RUN), branch: 'main' } });
+    expect(brokenCells[1]).toBe(`broken since ${commitOf(BROKEN_FROM_RUN).slice(0, 7)}`);
+    expect(brokenCells[2]).not.toContain('candidate');
+    const [flaky, flakyCells] = at(RETRY_FLAKE.title);
+    expect(flaky).toMatchObject({ state: 'flaky', quarantineCandidate: true });
+    expect(flakyCells[1]).toBe(`flaky in ${Math.round(flaky.flakeRate * 100)}% of runs`);
+    expect(flakyCells[2]).toContain('candidate');
     // The two flaky tests are on top.
     expect(board.slice(0, 3).map((r) => r.title)).toEqual(expect.arrayContaining([RETRY_FLAKE.title]));
     await checkPage(s, 'board');
@@ -63,6 +96,10 @@ describe('pages as a project token sees them', () => {
     await expect.poll(() => s.page.getByRole('heading', { level: 1 }).textContent()).toBe(RETRY_FLAKE.title);
     expect((await s.page.getByTestId('test-score').textContent())!.trim()).toBe(score(t.score));
     expect((await s.page.getByTestId('test-quarantine').textContent())!.trim()).toBe(t.quarantined ? 'quarantined' : 'not quarantined');
+    // Its state beside the score: flaky, with the share of its runs that flake.
+    expect(t.state).toBe('flaky');
+    expect((await s.page.getByTestId('test-state').textContent())!.trim()).toBe('flaky');
+    expect((await s.page.getByTestId('test-flake-rate').textContent())!.trim()).toBe(`Flakes in ${Math.round(t.flakeRate * 100)}% of its runs.`);
     expect(t.reasonCodes.length).toBeGreaterThan(0);
     for (const r of t.reasonCodes as { code: string }[]) await expect.poll(() => s.page.getByText(r.code, { exact: true }).count()).toBeGreaterThan(0);
     for (const owner of t.owners as string[]) expect(await s.page.getByText(owner).count()).toBeGreaterThan(0);
@@ -78,6 +115,28 @@ describe('pages as a project token sees them', () => {
     expect(await s.page.locator('[data-testid="history-strip"] a.status-fail, [data-testid="history-strip"] a.status-flaky').count()).toBeGreaterThan(0);
     await checkPage(s, 'test');
     updateReadmeImage('test.png', 'dashboard-test.png');
+  });
+
+  it('the test page of a broken test: broken since its first failing commit on main, linked; "broke" in its log', async () => {
+    const id = world().seed.testIds[BROKEN.title]!;
+    const t = await restJson(`/v1/tests/${id}`);
+    const sha = commitOf(BROKEN_FROM_RUN);
+    expect(t).toMatchObject({ state: 'broken', stateSince: { commitSha: sha, branch: 'main' } });
+    await s.page.goto(projectUrl('tests', id));
+    await expect.poll(() => s.page.getByTestId('test-state').textContent()).toBe('broken');
+    const since = s.page.getByTestId('test-state-since');
+    expect((await since.textContent())!.replace(/\s+/g, ' ')).toContain(`failing since ${sha.slice(0, 10)} on main`);
+    expect(await since.getByRole('link', { name: sha.slice(0, 10) }).getAttribute('href')).toBe(projectUrl('commits', sha));
+    expect(await s.page.getByTestId('test-flake-rate').count()).toBe(0);
+    expect(await s.page.getByTestId('test-held').count()).toBe(0);
+    // The health log names the transition in words.
+    const log = await rest('GET', `/trpc/test.quarantineLog?input=${encodeURIComponent(JSON.stringify({ testIdentityId: id }))}`);
+    expect(log.status, log.text).toBe(200);
+    const kinds = (log.json.result.data.events as { kind: keyof typeof EVENT_TEXT }[]).map((e) => e.kind);
+    expect(kinds).toContain('broke');
+    const table = s.page.getByRole('region', { name: 'State and quarantine transitions' });
+    await expect.poll(async () => (await table.locator('tbody tr td:nth-child(2)').allTextContents()).sort()).toEqual(kinds.map((k) => EVENT_TEXT[k]).sort());
+    await checkPage(s, 'test-broken');
   });
 
   it('the execution page: the error, the stack, the RCA report and the artifacts through signed URLs', async () => {
@@ -136,6 +195,8 @@ describe('pages as a project token sees them', () => {
     const gate = await restJson(`/v1/runs/gate?commitSha=${prCommit}`);
     const summary = await restJson(`/v1/runs/summary?commitSha=${prCommit}`);
     expect(gate.gate.verdict).toBe('block');
+    const brokenOnBase = (gate.gate.tests as { title: string; classification: string; brokenSince: { commitSha: string } }[]).find((t) => t.title === BROKEN.title)!;
+    expect(brokenOnBase).toMatchObject({ classification: 'broken_on_base', brokenSince: { commitSha: commitOf(BROKEN_FROM_RUN) } });
     for (const [url, name] of [
       [projectUrl('pulls', String(PR_NUMBER)), 'pull'],
       [projectUrl('commits', prCommit), 'commit'],
@@ -146,6 +207,11 @@ describe('pages as a project token sees them', () => {
       expect((await s.page.getByTestId('summary-flaky').textContent())!.trim()).toBe(String(summary.summary.flaky));
       // The PR comment's markdown, as CI would post it.
       await expect.poll(() => s.page.getByTestId('pr-markdown').textContent()).toContain('<!-- service:pr-comment -->');
+      // The test broken on main fails here too: already broken on main since its first failing commit there.
+      const row = s.page.locator('main table tbody tr').filter({ hasText: BROKEN.title });
+      const cell = row.getByTestId('gate-broken-on-base');
+      expect((await cell.textContent())!.replace(/\s+/g, ' ').trim()).toBe(`already broken on ${gate.gate.baseBranch} since ${brokenOnBase.brokenSince.commitSha.slice(0, 10)}`);
+      expect(await cell.getByRole('link').getAttribute('href')).toBe(projectUrl('commits', brokenOnBase.brokenSince.commitSha));
       await checkPage(s, name);
     }
   });
@@ -154,6 +220,11 @@ describe('pages as a project token sees them', () => {
     const health = await restJson('/v1/health');
     await s.page.goto(projectUrl('health'));
     await expect.poll(() => s.page.getByTestId('quarantine-backlog').textContent()).toBe(String(health.quarantine.currentBacklog));
+    // MTTR counts state transitions: open are the tests flaky or broken now, as the board has them.
+    const board = (await restJson('/v1/flaky?limit=100')).items as BoardItem[];
+    expect(health.mttr.openCount).toBe(board.filter((r) => r.state === 'flaky' || r.state === 'broken').length);
+    const mttr = s.page.locator('article', { has: s.page.getByTestId('mttr-mean') });
+    expect((await mttr.textContent())!).toContain(`${health.mttr.resolvedCount} fixed, ${health.mttr.openCount} flaky or broken now`);
     await expect.poll(() => s.page.locator('.uplot').count()).toBeGreaterThan(0);
     await checkPage(s, 'health');
 

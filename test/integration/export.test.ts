@@ -70,7 +70,9 @@ describe('GET /v1/export', () => {
       { filePath: 'src/search.test.ts', suite: 'Search', title: 'finds by name', status: 'fail', error: { type: 'TimeoutError', message: 'Timeout of 5000ms exceeded' } },
     ];
     // One at a time: a move is recognised against identities already stored, not in the same lease.
-    for (const file of ['src/cart.test.ts', 'src/cart.test.ts', 'src/shop/cart.test.ts']) await td.ingest(batch(cart(file)));
+    // Each run its own commit: a test seen on the same commit as its old name is no move (identity).
+    const files = ['src/cart.test.ts', 'src/cart.test.ts', 'src/shop/cart.test.ts'];
+    for (const [i, file] of files.entries()) await td.ingest(batch(cart(file), { commitSha: `c0ffee${i}` }));
     expect((await td.request('PUT', '/v1/codeowners', { body: { content: 'src/ @org/shop\n' } })).status).toBe(200);
     const search = (await td.daemon.store.query<{ id: string }>(`SELECT toString(id) AS id FROM ${td.daemon.store.table('test_identities')} WHERE title = 'finds by name'`))[0]!;
     expect((await td.request('POST', `/v1/tests/${search.id}/quarantine`, { body: { decision: 'quarantined', reason: 'fails on CI only' } })).status).toBe(200);

@@ -17,7 +17,7 @@ type Status = 'pass' | 'fail';
 
 let runSeq = 0;
 /** One run; every test not named passes. Same commit throughout, so pass + fail is same-commit variance. */
-function run(statuses: Record<string, Status>, tests: string[]): Record<string, unknown> {
+function run(statuses: Record<string, Status>, tests: string[], commitSha = COMMIT): Record<string, unknown> {
   const r = ++runSeq;
   const at = T0 + r * 600_000;
   const executions = tests.map((title, i) => {
@@ -35,7 +35,7 @@ function run(statuses: Record<string, Status>, tests: string[]): Record<string, 
   return {
     contractVersion: '0.1.0',
     idempotencyKey: `notify-${process.pid}-${r}`,
-    resource: { ciProvider: 'github_actions', commitSha: COMMIT, branch: 'main', trigger: 'push' },
+    resource: { ciProvider: 'github_actions', commitSha, branch: 'main', trigger: 'push' },
     run: { status: executions.some((e) => e.status === 'fail') ? 'failed' : 'passed', startedAt: at },
     executions,
   };
@@ -159,12 +159,13 @@ describe('notifications', () => {
     await td.waitFor(async () => projectSlack.requests.length > 0 && ofType(hook.requests, 'quarantine_changed').length > 0);
     expect(projectSlack.requests[0]!.json.blocks[1].text.text).toBe(`\`checkout › ${C}\` was quarantined by a person: blocks the release`);
 
-    // Phase 2, after a restart: A breaks (fails every run: no longer a candidate) and flakes again,
-    // which detects it a second time; the durable dedupe key keeps every channel at one message.
+    // Phase 2, after a restart: A breaks (fails every run of new commits: broken, no longer a
+    // candidate), is fixed and is flaky again on its old evidence, which detects it a second time;
+    // the durable dedupe key keeps every channel at one message.
     td = await td.restart();
     listen(td);
-    for (let i = 0; i < 8; i++) await td.ingest(run({ [A]: 'fail' }, TESTS));
-    for (let i = 0; i < 3; i++) await td.ingest(run({ [A]: 'pass' }, TESTS));
+    for (let i = 0; i < 8; i++) await td.ingest(run({ [A]: 'fail' }, TESTS, `badc0de${i}`));
+    for (let i = 0; i < 3; i++) await td.ingest(run({ [A]: 'pass' }, TESTS, `f1ced0${i}`));
     expect(seen.filter((x) => x.event.type === 'flaky.detected' && x.event.data.testIdentityId === testA).length).toBe(2);
     // Then B flakes: its message is queued behind anything A might still have produced, so once B
     // is in, every channel has had its chance to repeat A.

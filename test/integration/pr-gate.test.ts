@@ -157,11 +157,11 @@ describe('PR summary and gate', () => {
     let known: string;
 
     beforeAll(async () => {
-      // Base history: `known` failed in 3 of the last 5 runs on main (distinct commits), `newbie`,
-      // `quar` and `retry` always passed.
-      const outcomes = ['fail', 'pass', 'fail', 'pass', 'fail'];
+      // Base history: `known` failed and passed on a retry in 3 of the last 5 runs on main (distinct
+      // commits): a known flake on same-code evidence. `newbie`, `quar` and `retry` always passed.
+      const outcomes = ['fail>pass', 'pass', 'fail>pass', 'pass', 'fail>pass'];
       const batches = outcomes.map((o, i) =>
-        run(sha(), Date.now() - (5 - i) * 24 * HOUR, { known: o, newbie: 'pass', quar: 'pass', retry: 'pass', other: 'pass' }, {}, o === 'fail' ? 'failed' : 'passed', 'src/gate.test.ts'),
+        run(sha(), Date.now() - (5 - i) * 24 * HOUR, { known: o, newbie: 'pass', quar: 'pass', retry: 'pass', other: 'pass' }, {}, 'passed', 'src/gate.test.ts'),
       );
       // Older than 14 days: not part of the base sample.
       batches.unshift(run(sha(), Date.now() - 20 * 24 * HOUR, { newbie: 'pass', known: 'pass' }, {}, 'passed', 'src/gate.test.ts'));
@@ -190,14 +190,14 @@ describe('PR summary and gate', () => {
       const res = await td.request('GET', `/v1/runs/gate?commitSha=${commit}`);
       expect(res.status).toBe(200);
       const g = res.json.gate;
-      expect(g).toMatchObject({ commitSha: commit, branch: 'feature/x', baseBranch: 'main', prNumber: 42, runStatus: 'failed', strictness: 'new', newFailures: 1, knownFlakes: 1, verdict: 'block' });
+      expect(g).toMatchObject({ commitSha: commit, branch: 'feature/x', baseBranch: 'main', prNumber: 42, runStatus: 'failed', strictness: 'new', newFailures: 1, knownFlakes: 1, brokenOnBase: 0, verdict: 'block' });
       expect(g.tests.map((t: any) => [t.title, t.classification])).toEqual([
         ['newbie', 'new_failure'],
         ['known', 'known_flake'],
       ]);
       const k = g.tests.find((t: any) => t.title === 'known');
       known = k.testIdentityId;
-      expect(k).toMatchObject({ status: 'fail', baseFailRate: 0.6, baseSampleSize: 5, quarantined: false });
+      expect(k).toMatchObject({ status: 'fail', baseFailRate: 0.6, baseSampleSize: 5, quarantined: false, state: 'flaky', knownFlake: true, brokenSince: null });
       // The 20-day-old run is outside the window: 5 samples, not 6.
       expect(g.tests.find((t: any) => t.title === 'newbie')).toMatchObject({ status: 'fail', baseFailRate: 0, baseSampleSize: 5 });
       expect(res.json.markdown.startsWith('<!-- service:pr-gate -->\n<!-- flakemetry:pr-gate -->\n')).toBe(true);
@@ -213,21 +213,21 @@ describe('PR summary and gate', () => {
       expect(typo.status).toBe(200);
       expect(typo.json.gate).toMatchObject({ verdict: 'block', strictness: 'new', newFailures: 1 });
 
-      // Against a base branch with no history both are new, except by score.
+      // Against a base branch with no history: a known flake is still one (its evidence is its own), the rest is new.
       const other = await td.request('GET', `/v1/runs/gate?commitSha=${commit}&baseBranch=develop`);
       expect(other.json.gate.baseBranch).toBe('develop');
       for (const t of other.json.gate.tests) {
         expect(t.baseSampleSize).toBe(0);
-        expect(t.classification).toBe(t.score >= 0.5 ? 'known_flake' : 'new_failure');
+        expect(t.classification).toBe(t.knownFlake ? 'known_flake' : 'new_failure');
       }
     });
 
-    it('does not count a quarantined failure or a pass on retry as new; strictness any ignores quarantined only', async () => {
+    it('does not count a quarantined failure as new; a pass on retry of a test never flaky before is new (the change may have made it flaky); strictness any ignores quarantined and flaky-status tests', async () => {
       const commit = sha();
       await td.ingest(run(commit, Date.now() - HOUR, { quar: 'fail', retry: 'fail>pass', other: 'pass' }, pr, 'passed', 'src/gate.test.ts'));
       const before = await td.request('GET', `/v1/runs/gate?commitSha=${commit}`);
       const quarId = before.json.gate.tests.find((t: any) => t.title === 'quar').testIdentityId as string;
-      expect(before.json.gate.tests.find((t: any) => t.title === 'retry')).toMatchObject({ status: 'flaky', classification: 'known_flake' });
+      expect(before.json.gate.tests.find((t: any) => t.title === 'retry')).toMatchObject({ status: 'flaky', classification: 'new_failure', knownFlake: false });
 
       const q = await td.request('POST', `/v1/tests/${quarId}/quarantine`, { body: { decision: 'quarantined', reason: 'flaky on CI' } });
       expect(q.status).toBe(200);
@@ -235,13 +235,13 @@ describe('PR summary and gate', () => {
 
       const res = await td.request('GET', `/v1/runs/gate?commitSha=${commit}`);
       const g = res.json.gate;
-      expect(g).toMatchObject({ verdict: 'pass', newFailures: 0, knownFlakes: 2 });
+      expect(g).toMatchObject({ verdict: 'block', newFailures: 1, knownFlakes: 1, brokenOnBase: 0 });
       expect(g.tests.map((t: any) => [t.title, t.status, t.classification])).toEqual([
-        ['retry', 'flaky', 'known_flake'],
+        ['retry', 'flaky', 'new_failure'],
         ['quar', 'fail', 'quarantined'],
       ]);
       expect(g.tests.find((t: any) => t.title === 'quar').quarantined).toBe(true);
-      expect(res.json.markdown).toContain('passed');
+      expect(res.json.markdown).toContain('blocked');
       expect((await td.request('GET', `/v1/runs/gate?commitSha=${commit}&strictness=any`)).json.gate.verdict).toBe('pass');
 
       // The summary shows it quarantined too.
@@ -251,7 +251,7 @@ describe('PR summary and gate', () => {
       expect(known).toBeTruthy();
     });
 
-    it('treats a test whose score is high as a known flake without base history', async () => {
+    it('treats a test flaky on same-code evidence from another branch as a known flake without base history', async () => {
       // Alternates fail/pass on one commit of another branch many times: same-commit variance.
       const shared = sha();
       const batches = Array.from({ length: 8 }, (_, i) =>
@@ -263,7 +263,7 @@ describe('PR summary and gate', () => {
       const res = await td.request('GET', `/v1/runs/gate?commitSha=${commit}`);
       const w = res.json.gate.tests.find((t: any) => t.title === 'wobbly');
       expect(w.score).toBeGreaterThanOrEqual(0.5);
-      expect(w).toMatchObject({ classification: 'known_flake', baseSampleSize: 0, baseFailRate: 0 });
+      expect(w).toMatchObject({ classification: 'known_flake', baseSampleSize: 0, baseFailRate: 0, state: 'flaky' });
       expect(res.json.gate).toMatchObject({ newFailures: 0, verdict: 'pass' });
       // strictness any still blocks: the test failed and is not quarantined.
       expect((await td.request('GET', `/v1/runs/gate?commitSha=${commit}&strictness=any`)).json.gate.verdict).toBe('block');

@@ -111,12 +111,13 @@ describe('GET /v1/health', () => {
     expect((await td.request('GET', '/v1/health', { token: null })).status).toBe(401);
   });
 
-  it('reports a test that became flaky: introduced this week, open, auto-quarantined', async () => {
+  it('reports a test that became flaky and one broken from its first run: introduced, open, the flaky one auto-quarantined', async () => {
     const res = await td.request('GET', '/v1/health');
     expect(res.status).toBe(200);
     const h = res.json;
     expect(h.rangeDays).toBe(90);
-    expect(h.mttr).toMatchObject({ openCount: 1, resolvedCount: 0, meanMs: null, medianMs: null });
+    // Open: `sometimes` (flaky) and `refunds` (failing every run on main: broken, not flaky).
+    expect(h.mttr).toMatchObject({ openCount: 2, resolvedCount: 0, meanMs: null, medianMs: null });
     const thisWeek = h.weekly.find((w: any) => w.weekStart === dayText(mondayOf(Date.now())));
     expect(thisWeek.introduced).toBeGreaterThanOrEqual(1);
     expect(h.weekly[h.weekly.length - 1].weekStart).toBe(dayText(mondayOf(Date.now())));
@@ -152,20 +153,24 @@ describe('GET /v1/health', () => {
     expect(one.cost.rerunMs).toBe(3 * 250 + 3 * 35);
   });
 
-  it('pairs stabilized with flaked for MTTR and walks the quarantine backlog back per day', async () => {
+  it('pairs fixed with flaked or broke for MTTR (a score dipping under the threshold fixes nothing) and walks the quarantine backlog back per day', async () => {
     // Earlier episodes of other tests, as the scorer and quarantine processor record them.
     const a = randomUUID();
     const b = randomUUID();
     const c = randomUUID();
+    const d = randomUUID();
     const projectId = (await td.daemon.store.query<{ id: string }>(`SELECT id FROM ${td.daemon.store.table('projects')} FINAL LIMIT 1`))[0]!.id;
     const at = (ms: number) => chTime(ms);
     await td.daemon.store.insert(
       'test_health_events',
       [
         { project_id: projectId, test_id: a, kind: 'flaked', at: at(today - 4 * DAY), score: 0.9 },
-        { project_id: projectId, test_id: a, kind: 'stabilized', at: at(today - 3 * DAY), score: 0.3 },
-        { project_id: projectId, test_id: b, kind: 'flaked', at: at(today - 200 * DAY), score: 0.9 },
-        { project_id: projectId, test_id: b, kind: 'stabilized', at: at(today - 2 * DAY), score: 0.3 },
+        { project_id: projectId, test_id: a, kind: 'fixed', at: at(today - 3 * DAY), score: 0 },
+        { project_id: projectId, test_id: b, kind: 'broke', at: at(today - 200 * DAY), score: 0.1 },
+        { project_id: projectId, test_id: b, kind: 'fixed', at: at(today - 2 * DAY), score: 0 },
+        // The older model's "stabilized" (a score under the threshold) is no fix: it ends nothing.
+        { project_id: projectId, test_id: d, kind: 'flaked', at: at(today - 6 * DAY), score: 0.9 },
+        { project_id: projectId, test_id: d, kind: 'stabilized', at: at(today - 5 * DAY), score: 0.7 },
         { project_id: projectId, test_id: c, kind: 'quarantined', at: at(today - 5 * DAY + 3_600_000), score: 0.9 },
         { project_id: projectId, test_id: c, kind: 'released', at: at(today - 2 * DAY + 3_600_000), score: 0.2 },
       ],
@@ -177,12 +182,12 @@ describe('GET /v1/health', () => {
 
     const h = (await td.request('GET', '/v1/health?days=30')).json;
     const times = [DAY, 198 * DAY];
-    expect(h.mttr).toMatchObject({ resolvedCount: 2, openCount: 1, meanMs: (times[0]! + times[1]!) / 2, medianMs: (times[0]! + times[1]!) / 2 });
+    expect(h.mttr).toMatchObject({ resolvedCount: 2, openCount: 2, meanMs: (times[0]! + times[1]!) / 2, medianMs: (times[0]! + times[1]!) / 2 });
     // b's episode began before the window: its repair counts, its start does not.
     const introduced = h.weekly.reduce((n: number, w: any) => n + w.introduced, 0);
     const resolved = h.weekly.reduce((n: number, w: any) => n + w.resolved, 0);
     expect(resolved).toBe(2);
-    expect(introduced).toBe(2); // flappy today + a
+    expect(introduced).toBe(4); // flappy today, refunds broke two days ago, a, d
     expect(h.weekly.find((w: any) => w.weekStart === dayText(mondayOf(today - 3 * DAY))).resolved).toBeGreaterThanOrEqual(1);
 
     expect(h.quarantine.currentBacklog).toBe(2);
@@ -200,8 +205,9 @@ describe('GET /v1/health', () => {
 
   it('restricts everything to the tests an owner holds', async () => {
     const pay = (await td.request('GET', `/v1/health?days=7&owner=${encodeURIComponent('@acme/pay')}`)).json;
-    expect(pay.mttr).toMatchObject({ openCount: 0, resolvedCount: 0 });
-    expect(pay.weekly.reduce((n: number, w: any) => n + w.introduced, 0)).toBe(0);
+    // `refunds` fails every run: broken since its first, an open episode that is not flaky.
+    expect(pay.mttr).toMatchObject({ openCount: 1, resolvedCount: 0 });
+    expect(pay.weekly.reduce((n: number, w: any) => n + w.introduced, 0)).toBe(1);
     expect(pay.cost).toMatchObject({ rerunMs: payRerunMs, flakyOccurrences: 0, peopleSpend: 0 });
     expect(pay.reliabilityTrend.reduce((n: number, r: any) => n + r.total, 0)).toBe(payExecutions - 6 /* skips */);
     expect(pay.quarantine.currentBacklog).toBe(1); // the manual quarantine of `charges`

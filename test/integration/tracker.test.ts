@@ -103,19 +103,20 @@ describe('tracker: GitHub issues for persistent flakes', () => {
     expect(post.json.body).toContain(`(https://flakes.example.com/projects/default/tests/${testA})`);
     expect(post.json.body).toMatch(/after 3 day\(s\) flaky/);
 
-    // A is fixed: clean runs bring its score down, and the issue body follows (no state change yet).
-    await td.ingest(...Array.from({ length: 21 }, (_, k) => run(Date.now() - 7 * HOUR + k * 15 * 60_000, {})));
+    // A is fixed: clean runs bring its score down (each is evidence against a ~2% flake rate, so it
+    // takes some), and the issue body follows (no state change yet: not proven fixed).
+    await td.ingest(...Array.from({ length: 40 }, (_, k) => run(Date.now() - 7 * HOUR + k * 10 * 60_000, {})));
     const update = await td.waitFor(async () => patches().find((p) => p.path === '/repos/acme/shop/issues/1'));
     expect(update.json.state).toBeUndefined();
     expect(update.json.title).toBe(`Flaky test: checkout › ${A}`);
     expect(scoreOf(update)).toBeLessThan(scoreOf(post) - 0.04);
 
-    // After a restart, A breaks (fails every run: no longer a candidate), then flakes again on a new
-    // commit: a second flaky.detected for the same test.
+    // After a restart, A breaks (fails every run of new commits: broken, no longer a candidate), then
+    // flakes again on a new commit: a second flaky.detected for the same test.
     td = await td.restart();
     td.daemon.runtime.onEvent((e) => events.push(e));
     const before = patches().length;
-    for (let k = 0; k < 8; k++) await td.ingest(run(Date.now() - 60_000 + k, { [A]: 'fail' }));
+    for (let k = 0; k < 8; k++) await td.ingest(run(Date.now() - 60_000 + k, { [A]: 'fail' }, `bad${k}000`));
     for (let k = 0; k < 4; k++) await td.ingest(run(Date.now() - 30_000 + k, { [A]: k % 2 ? 'fail' : 'pass' }, 'fed9876'));
     expect(events.filter((e) => e.type === 'flaky.detected' && e.data.testIdentityId === testA).length).toBeGreaterThanOrEqual(2);
     const flakedAgain = events.filter((e) => e.type === 'score.updated' && e.data.testIdentityId === testA).at(-1)!.data.score as number;

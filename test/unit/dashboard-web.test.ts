@@ -1,10 +1,15 @@
 // The dashboard front end's pure pieces (web/src/lib, reasons, format): the URL ↔ page mapping that
 // every deep link the daemon emits must land on, the board's URL ↔ procedure input, its CSV, the
-// settings patch, sign-in's `next`, and a sentence for every score reason code.
+// settings patch, sign-in's `next`, a sentence for every score reason code, and the words for a
+// test's state, its health log and the gate's classifications.
 import { describe, expect, it } from 'vitest';
 import { deepLink, type Notification } from '../../src/domain/notifications.js';
-import { REASON_CODES } from '../../src/domain/score.js';
+import { CLASSIFICATIONS } from '../../src/domain/gate.js';
+import { HEALTH_EVENT_KINDS } from '../../src/domain/processor-outputs.js';
+import { REASON_CODES, TEST_STATES } from '../../src/domain/score.js';
 import { PAGE_SIZE, boardCsv, boardInput, type BoardRow } from '../../web/src/lib/board.js';
+import { CLASSIFICATION_TEXT } from '../../web/src/lib/gate.js';
+import { EVENT_TEXT, STATE_TEXT, eventText, flakeShare, heldByPerson, showsSince, sinceSha } from '../../web/src/lib/state.js';
 import { patchFor } from '../../web/src/lib/settings.js';
 import { isServerPath, pageOf, projectPath, safeNext, withQuery } from '../../web/src/lib/url.js';
 import { REASON_TEXT, reasonText } from '../../web/src/reasons.js';
@@ -86,28 +91,73 @@ describe('flaky board', () => {
     expect(boardInput(new URLSearchParams('minScore=abc&quarantined=maybe&sort=random&owner=+'), 0, 500)).toEqual({ limit: 500, offset: 0 });
   });
 
-  it('writes a CSV a spreadsheet opens as data: quoted cells, owners joined, formulas defused', () => {
-    const row: BoardRow = {
-      testIdentityId: TEST_ID,
-      filePath: 'src/a.test.ts',
-      suite: 'cart',
-      title: '=HYPERLINK("http://evil")',
-      score: 0.9,
-      flipRate: 0.25,
-      passOnRerunRate: 1,
-      trend: 'rising',
-      lastFlakedAt: null,
-      quarantineCandidate: true,
-      quarantined: false,
-      owners: ['@a', '@b'],
-    };
+  const row: BoardRow = {
+    testIdentityId: TEST_ID,
+    filePath: 'src/a.test.ts',
+    suite: 'cart',
+    title: '=HYPERLINK("http://evil")',
+    score: 0.9,
+    flipRate: 0.25,
+    passOnRerunRate: 1,
+    trend: 'rising',
+    lastFlakedAt: null,
+    quarantineCandidate: true,
+    quarantined: false,
+    owners: ['@a', '@b'],
+    state: 'flaky',
+    stateSince: { commitSha: '1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d', branch: 'main', at: '2026-11-20T08:00:00.000Z' },
+    flakeRate: 0.125,
+  };
+
+  it('writes a CSV a spreadsheet opens as data: quoted cells, owners joined, formulas defused, the state flattened', () => {
     const [header, line, end] = boardCsv([row]).split('\r\n');
-    expect(header).toBe('testIdentityId,title,suite,filePath,score,trend,passOnRerunRate,flipRate,owners,lastFlakedAt,quarantined,quarantineCandidate');
-    expect(line).toBe(`"${TEST_ID}","'=HYPERLINK(""http://evil"")","cart","src/a.test.ts","0.9","rising","1","0.25","@a @b","","false","true"`);
+    expect(header).toBe(
+      'testIdentityId,title,suite,filePath,score,trend,passOnRerunRate,flipRate,owners,lastFlakedAt,quarantined,quarantineCandidate,state,stateSinceCommit,stateSinceBranch,stateSinceAt,flakeRate',
+    );
+    expect(line).toBe(
+      `"${TEST_ID}","'=HYPERLINK(""http://evil"")","cart","src/a.test.ts","0.9","rising","1","0.25","@a @b","","false","true","flaky","1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d","main","2026-11-20T08:00:00.000Z","0.125"`,
+    );
     expect(end).toBe('');
     const sneaky = boardCsv([{ ...row, title: '@SUM(A1:A9)', suite: '+1', owners: ['@x(1)'] }]).split('\r\n')[1]!;
     expect(sneaky).toContain(`"'@SUM(A1:A9)","'+1"`);
     expect(sneaky).toContain(`"'@x(1)"`);
+    // A healthy test has no since: its three cells are empty, not "null".
+    const healthy = boardCsv([{ ...row, state: 'healthy', stateSince: null, flakeRate: 0, quarantineCandidate: false }]).split('\r\n')[1]!;
+    expect(healthy.endsWith(`"false","healthy","","","","0"`)).toBe(true);
+  });
+});
+
+describe('test states', () => {
+  it('names the commit only for a broken or fixed test, abbreviated as git does', () => {
+    expect(TEST_STATES.filter(showsSince)).toEqual(['broken', 'fixed']);
+    expect(sinceSha('ed3d460f1e2d3c4b5a69788796a5b4c3d2e1f0a9')).toBe('ed3d460');
+    expect(sinceSha('1a2b3c4')).toBe('1a2b3c4');
+  });
+
+  it('says "held by a person" only for a broken test a person quarantined', () => {
+    expect(heldByPerson({ state: 'broken', quarantineOverride: 'quarantined' })).toBe(true);
+    expect(heldByPerson({ state: 'broken', quarantineOverride: null })).toBe(false);
+    expect(heldByPerson({ state: 'broken', quarantineOverride: 'released' })).toBe(false);
+    expect(heldByPerson({ state: 'flaky', quarantineOverride: 'quarantined' })).toBe(false);
+  });
+
+  it('reads a flake rate as a share, never a rare flake as 0%', () => {
+    expect(flakeShare(0.125)).toBe('13%');
+    expect(flakeShare(0.004)).toBe('0.4%');
+    expect(flakeShare(0)).toBe('0%');
+    expect(flakeShare(1)).toBe('100%');
+  });
+
+  it('has words for every state, health log kind and gate classification the server knows', () => {
+    expect(Object.keys(STATE_TEXT).sort()).toEqual([...TEST_STATES].sort());
+    for (const s of TEST_STATES) expect(STATE_TEXT[s], s).toMatch(/^[A-Z].{10,}\.$/);
+    expect(Object.keys(EVENT_TEXT).sort()).toEqual([...HEALTH_EVENT_KINDS].sort());
+    expect(Object.keys(CLASSIFICATION_TEXT).sort()).toEqual([...CLASSIFICATIONS].sort());
+    // The old model's "stabilized" was a score dip, not a fix: the log must not call it fixed.
+    expect(eventText('stabilized')).not.toMatch(/^fixed/);
+    expect(eventText('stabilized')).toContain('not a proven fix');
+    expect(eventText('broke')).toMatch(/^broke/);
+    expect(eventText('someday_kind')).toBe('someday_kind');
   });
 });
 

@@ -325,6 +325,15 @@ describe('score model: flaky until proven fixed', () => {
     expect(h.last().stateSince?.at).toBe(h.at - (clean - 1) * 6 * HOUR);
   });
 
+  it('raising flaky.threshold past its score takes a flaky test out (the threshold is the bar for entering)', () => {
+    const h = new History();
+    for (let i = 0; i < 12; i++) h.run(i === 3 ? ['fail', 'pass'] : ['pass']);
+    expect(h.last().state).toBe('flaky');
+    expect(h.last().score).toBeLessThan(0.95);
+    h.state = applyObservation(h.state, { runId: 'raised', commitSha: 'r000001', branch: 'main', at: h.at + HOUR, attempts: ['pass'], runFailRatio: 0, runTestCount: 10 }, { threshold: 0.95, minSamples: 5 });
+    expect(scoreOf(h.state, h.at + HOUR, PARAMS).state).toBe('healthy');
+  });
+
   it('a known flake that starts failing every attempt is broken once that is improbable at its rate', () => {
     const h = new History();
     for (let i = 0; i < 30; i++) h.run(i % 4 === 0 ? ['fail', 'pass'] : ['pass']);

@@ -9,6 +9,8 @@ import type { TestDaemon } from '../../helpers/daemon.js';
 import type { HttpSink, SinkRequest } from '../../helpers/peers.js';
 
 export const MAIN_RUNS = 24;
+/** The first main run the broken test fails in; it fails in every run after. */
+export const BROKEN_FROM_RUN = 18;
 export const PR_NUMBER = 42;
 export const PR_COMMIT = 'feedface00000000000000000000000000c0ffee';
 export const PR_BRANCH = 'feature/coupon-rework';
@@ -66,7 +68,8 @@ export interface SeededHistory {
   rcaSummary: string;
 }
 
-function commitOf(r: number): string {
+/** The commit of main run r (the broken test fails from BROKEN_FROM_RUN on: its state's since-commit). */
+export function commitOf(r: number): string {
   return createHash('sha1').update(`browser-commit-${r}`).digest('hex');
 }
 
@@ -97,7 +100,7 @@ function mainRun(t0: number, r: number, rerun: boolean): Record<string, unknown>
   } else push(RETRY_FLAKE, 'pass');
   // Fails on every fourth commit and passes when the same commit is run again.
   push(COMMIT_FLAKE, !rerun && r % 4 === 0 ? 'fail' : 'pass', !rerun && r % 4 === 0 ? { error: { message: 'expected "shoes" to be ranked before "shoe horn"' } } : {});
-  push(BROKEN, r >= 18 ? 'fail' : 'pass', r >= 18 ? { error: { message: BROKEN_MESSAGE, stack: BROKEN_STACK } } : {});
+  push(BROKEN, r >= BROKEN_FROM_RUN ? 'fail' : 'pass', r >= BROKEN_FROM_RUN ? { error: { message: BROKEN_MESSAGE, stack: BROKEN_STACK } } : {});
   const failed = executions.some((e, i) => e.status === 'fail' && !executions.some((x) => x.retryOfIndex === i));
   return {
     contractVersion: '0.1.0',

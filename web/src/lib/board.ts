@@ -33,7 +33,16 @@ export function boardInput(q: URLSearchParams, page: number, limit = PAGE_SIZE):
   return input;
 }
 
-const CSV_COLUMNS = ['testIdentityId', 'title', 'suite', 'filePath', 'score', 'trend', 'passOnRerunRate', 'flipRate', 'owners', 'lastFlakedAt', 'quarantined', 'quarantineCandidate'] as const;
+/** The CSV's columns: the row's own fields, then its state's (stateSince flattened into three). */
+type CsvColumn = [name: string, cell: (r: BoardRow) => unknown];
+const FIELDS = ['testIdentityId', 'title', 'suite', 'filePath', 'score', 'trend', 'passOnRerunRate', 'flipRate', 'owners', 'lastFlakedAt', 'quarantined', 'quarantineCandidate', 'state'] as const;
+const CSV_COLUMNS: readonly CsvColumn[] = [
+  ...FIELDS.map((k): CsvColumn => [k, (r) => r[k]]),
+  ['stateSinceCommit', (r) => r.stateSince?.commitSha],
+  ['stateSinceBranch', (r) => r.stateSince?.branch],
+  ['stateSinceAt', (r) => r.stateSince?.at],
+  ['flakeRate', (r) => r.flakeRate],
+];
 
 function csvCell(v: unknown): string {
   const s = Array.isArray(v) ? v.join(' ') : typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean' ? String(v) : '';
@@ -45,7 +54,7 @@ function csvCell(v: unknown): string {
 }
 
 export function boardCsv(rows: BoardRow[]): string {
-  const lines = [CSV_COLUMNS.join(',')];
-  for (const r of rows) lines.push(CSV_COLUMNS.map((c) => csvCell(r[c])).join(','));
+  const lines = [CSV_COLUMNS.map(([name]) => name).join(',')];
+  for (const r of rows) lines.push(CSV_COLUMNS.map(([, cell]) => csvCell(cell(r))).join(','));
   return `${lines.join('\r\n')}\r\n`;
 }

@@ -9,6 +9,8 @@ import { hasScope, useSession } from '../session.js';
 import { ReasonDialog } from '../ui/dialog.js';
 import { field } from '../ui/form.js';
 import { ago, pct, score } from '../ui/format.js';
+import { flakeShare, showsSince, sinceSha } from '../lib/state.js';
+import { StatePill } from '../ui/state.js';
 import { useQuery } from '../ui/query.js';
 import { UrlInput } from '../ui/url-input.js';
 import { Async, Empty, PageTitle, TableScroll } from '../ui/states.js';
@@ -54,6 +56,7 @@ export function BoardPage({ params, loc }: PageProps) {
                   <thead>
                     <tr>
                       <th scope="col">Test</th>
+                      <th scope="col">State</th>
                       <th scope="col" class="num">Score</th>
                       <th scope="col">Trend</th>
                       <th scope="col" class="num">
@@ -80,10 +83,11 @@ export function BoardPage({ params, loc }: PageProps) {
                             {row.filePath}
                           </small>
                         </td>
+                        <StateCell row={row} />
                         <td class="num">
                           {score(row.score)}
                           {row.quarantineCandidate ? (
-                            <span class="pill" title="score over the project's threshold">
+                            <span class="pill" title="flaky: a quarantine candidate">
                               candidate
                             </span>
                           ) : null}
@@ -127,6 +131,29 @@ export function BoardPage({ params, loc }: PageProps) {
         />
       ) : null}
     </>
+  );
+}
+
+/** The row's state; broken and fixed name the commit it began with, flaky how often it flakes. */
+function StateCell({ row }: { row: BoardRow }) {
+  const since = showsSince(row.state) ? row.stateSince : null;
+  return (
+    <td class="state-cell">
+      <StatePill state={row.state} />
+      {since?.commitSha ? (
+        <>
+          {' '}
+          <small>
+            since <code title={`${since.branch} ${since.commitSha}`}>{sinceSha(since.commitSha)}</code>
+          </small>
+        </>
+      ) : row.state === 'flaky' ? (
+        <>
+          {' '}
+          <small class="muted">in {flakeShare(row.flakeRate)} of runs</small>
+        </>
+      ) : null}
+    </td>
   );
 }
 

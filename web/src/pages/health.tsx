@@ -1,6 +1,6 @@
-// Project health: MTTR, flaky tests introduced/resolved per week, the quarantine backlog, the
-// reliability trend and the cost of flakiness (charts with the numbers on hover, and the same
-// numbers in tables); suite health from the daily rollups.
+// Project health: MTTR (flaky or broken → fixed), tests turning flaky or broken and fixed per week
+// (the state transitions), the quarantine backlog, the reliability trend and the cost of flakiness
+// (charts with the numbers on hover, and the same numbers in tables); suite health from the daily rollups.
 import { api, type Outputs } from '../api.js';
 import type { PageProps } from '../app.js';
 import { navigate, projectPath, withQuery, type Location } from '../router.js';
@@ -48,12 +48,12 @@ export function HealthPage({ params, loc }: PageProps) {
             <>
               <section class="cards" aria-label="Totals">
                 <article>
-                  <small class="muted">Mean time to fix a flaky test</small>
+                  <small class="muted">Mean time to fix a flaky or broken test</small>
                   <div class="value" data-testid="mttr-mean">
                     {h.mttr.meanMs === null ? '–' : duration(h.mttr.meanMs)}
                   </div>
                   <small>
-                    median {h.mttr.medianMs === null ? '–' : duration(h.mttr.medianMs)} · {h.mttr.resolvedCount} fixed, {h.mttr.openCount} open
+                    median {h.mttr.medianMs === null ? '–' : duration(h.mttr.medianMs)} · {h.mttr.resolvedCount} fixed, {h.mttr.openCount} flaky or broken now
                   </small>
                 </article>
                 <article>
@@ -75,11 +75,11 @@ export function HealthPage({ params, loc }: PageProps) {
               </section>
               <div class="charts">
                 <Chart
-                  title="Flaky tests introduced and resolved per week"
+                  title="Tests turning flaky or broken, and fixed, per week"
                   x={h.weekly.map((w) => epoch(w.weekStart))}
                   series={[
-                    { label: 'introduced', values: h.weekly.map((w) => w.introduced), bars: true },
-                    { label: 'resolved', values: h.weekly.map((w) => w.resolved), bars: true },
+                    { label: 'turned flaky or broken', values: h.weekly.map((w) => w.introduced), bars: true },
+                    { label: 'fixed', values: h.weekly.map((w) => w.resolved), bars: true },
                   ]}
                 />
                 <Chart title="Quarantine backlog" x={h.quarantine.trend.map((d) => epoch(d.day))} series={[{ label: 'quarantined', values: h.quarantine.trend.map((d) => d.count) }]} />
@@ -94,9 +94,9 @@ export function HealthPage({ params, loc }: PageProps) {
               </div>
               <details>
                 <summary>The numbers behind the charts</summary>
-                <TableScroll label="Weekly introduced and resolved">
+                <TableScroll label="Tests turning flaky or broken, and fixed, per week">
                   <table>
-                    <HeadRow cols={['Week of', { label: 'Introduced', num: true }, { label: 'Resolved', num: true }]} />
+                    <HeadRow cols={['Week of', { label: 'Turned flaky or broken', num: true }, { label: 'Fixed', num: true }]} />
                     <tbody>
                       {h.weekly.map((w) => (
                         <tr key={w.weekStart}>

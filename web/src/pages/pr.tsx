@@ -8,6 +8,7 @@ import { useQuery } from '../ui/query.js';
 import { Async, PageTitle, TableScroll } from '../ui/states.js';
 import { Status } from '../ui/status.js';
 import { CommitLink, HeadRow } from '../ui/table.js';
+import { CLASSIFICATION_TEXT, type GateTest } from '../lib/gate.js';
 
 type Pr = Outputs['pr']['summary'];
 
@@ -53,7 +54,7 @@ function PrView({ slug, data }: { slug: string; data: Pr }) {
         <h2 data-testid="gate-verdict">{!g ? 'No gate verdict' : g.verdict === 'pass' ? 'Gate: pass' : 'Gate: blocked'}</h2>
         {g ? (
           <p>
-            {g.newFailures} new failure{g.newFailures === 1 ? '' : 's'}, {g.knownFlakes} known flake{g.knownFlakes === 1 ? '' : 's'} against <code>{g.baseBranch}</code> (strictness{' '}
+            Against <code>{g.baseBranch}</code>: {plural(g.newFailures, 'new failure')}, {g.brokenOnBase} already broken there, {plural(g.knownFlakes, 'known flake')} (strictness{' '}
             {g.strictness}).{g.complete ? '' : ' Runs of this commit are still arriving: the verdict may change.'}
           </p>
         ) : (
@@ -98,14 +99,8 @@ function PrView({ slug, data }: { slug: string; data: Pr }) {
                       {t.quarantined ? <span class="pill">quarantined</span> : null}
                     </td>
                     <td>
-                      {gt ? (
-                        <>
-                          {gt.classification.replace('_', ' ')}
-                          <br />
-                          <small class="muted">
-                            base fails {pct(gt.baseFailRate)} of {gt.baseSampleSize}
-                          </small>
-                        </>
+                      {gt && g ? (
+                        <GateCell slug={slug} t={gt} baseBranch={g.baseBranch} />
                       ) : (
                         <span class="muted">–</span>
                       )}
@@ -123,6 +118,33 @@ function PrView({ slug, data }: { slug: string; data: Pr }) {
       )}
       <PrComment which="summary" markdown={data.summaryMarkdown} testid="pr-markdown" />
       {data.gateMarkdown ? <PrComment which="gate" markdown={data.gateMarkdown} testid="gate-markdown" /> : null}
+    </>
+  );
+}
+
+const plural = (n: number, what: string): string => `${n} ${what}${n === 1 ? '' : 's'}`;
+
+/** The gate's word for a failing test; one already broken on the base names the break's first failing commit there. */
+function GateCell({ slug, t, baseBranch }: { slug: string; t: GateTest; baseBranch: string }) {
+  return (
+    <>
+      {t.classification === 'broken_on_base' ? (
+        <span data-testid="gate-broken-on-base">
+          already broken on <code>{baseBranch}</code>
+          {t.brokenSince ? (
+            <>
+              {' '}
+              since <CommitLink slug={slug} sha={t.brokenSince.commitSha} />
+            </>
+          ) : null}
+        </span>
+      ) : (
+        CLASSIFICATION_TEXT[t.classification]
+      )}
+      <br />
+      <small class="muted">
+        base fails {pct(t.baseFailRate)} of {t.baseSampleSize}
+      </small>
     </>
   );
 }

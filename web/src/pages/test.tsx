@@ -1,5 +1,6 @@
-// A test: its score and why, its history (oldest → newest, each cell a link to the execution),
-// the trend, stitches and aliases, owners, quarantine decisions and its error clusters.
+// A test: its score, its state (since which commit) and why, its history (oldest → newest, each
+// cell a link to the execution), the trend, stitches and aliases, owners, state changes and
+// quarantine decisions, and its error clusters.
 import { useState } from 'preact/hooks';
 import { api, type Outputs } from '../api.js';
 import type { PageProps } from '../app.js';
@@ -13,6 +14,8 @@ import { Async, PageTitle, TableScroll } from '../ui/states.js';
 import { Status } from '../ui/status.js';
 import { HeadRow, StartCells } from '../ui/table.js';
 import { QuarantineDialog } from './board.js';
+import { TestStateCard } from './test-state.js';
+import { eventText, heldByPerson } from '../lib/state.js';
 
 type Detail = Outputs['test']['get'];
 type HistoryCell = Outputs['test']['history']['items'][number];
@@ -45,11 +48,17 @@ function TestView({ slug, t, reload }: { slug: string; t: Detail; reload: () => 
             {score(t.score)}
           </div>
         </article>
+        <TestStateCard slug={slug} t={t} />
         <article>
           <small class="muted">Quarantine</small>
           <div class="value" data-testid="test-quarantine">
             {t.quarantined ? 'quarantined' : 'not quarantined'}
           </div>
+          {heldByPerson(t) ? (
+            <p data-testid="test-held">
+              <strong>broken, held by a person</strong>: the scorer releases a broken test, a person kept this one quarantined.
+            </p>
+          ) : null}
           {t.quarantineReason ? <small>{t.quarantineReason}</small> : null}
           {hasScope(session, 'quarantine') ? (
             <p>
@@ -267,7 +276,7 @@ function QuarantineLog({ slug, id, version }: { slug: string; id: string; versio
   const q = useQuery(() => api(slug).test.quarantineLog.query({ testIdentityId: id }), [slug, id, version]);
   return (
     <section aria-labelledby="qlog">
-      <h2 id="qlog">Quarantine decisions</h2>
+      <h2 id="qlog">State changes and quarantine decisions</h2>
       <Async q={q} what="quarantine decisions">
         {(log) => (
           <>
@@ -284,16 +293,16 @@ function QuarantineLog({ slug, id, version }: { slug: string; id: string; versio
               )}
             </p>
             {log.events.length === 0 ? (
-              <p class="muted">No transitions yet: the test never flaked, stabilized, or was quarantined or released.</p>
+              <p class="muted">No transitions yet: the test never became flaky, broke, was fixed, or was quarantined or released.</p>
             ) : (
-              <TableScroll label="Quarantine transitions">
+              <TableScroll label="State and quarantine transitions">
                 <table>
                   <HeadRow cols={['When', 'What happened', { label: 'Score then', num: true }]} />
                   <tbody>
                     {[...log.events].reverse().map((e) => (
                       <tr key={e.at + e.kind}>
                         <td class="nowrap">{when(e.at)}</td>
-                        <td>{EVENT_TEXT[e.kind] ?? e.kind}</td>
+                        <td>{eventText(e.kind)}</td>
                         <td class="num">{score(e.score)}</td>
                       </tr>
                     ))}
@@ -307,13 +316,6 @@ function QuarantineLog({ slug, id, version }: { slug: string; id: string; versio
     </section>
   );
 }
-
-const EVENT_TEXT: Record<string, string> = {
-  flaked: 'became flaky (score over the threshold)',
-  stabilized: 'stabilized (score back under the threshold)',
-  quarantined: 'quarantined',
-  released: 'released from quarantine',
-};
 
 function Clusters({ slug, id }: { slug: string; id: string }) {
   const q = useQuery(() => api(slug).test.clusters.query({ testIdentityId: id }), [slug, id]);
