@@ -131,8 +131,8 @@ export interface ScoreState {
   cleanFrom: StateSince | null;
   /** Last RING_SIZE run letters, oldest first (RunLetter). */
   ring: string;
-  /** Last COMMIT_MEMORY commits seen, most recent last: [sha, bits]. */
-  commits: [string, number][];
+  /** Last COMMIT_MEMORY commits seen, most recent last: [sha, bits, first seen (ms)]. */
+  commits: [string, number, number?][];
   /** Last RUN_ID_MEMORY run ids applied (idempotency). */
   runIds: string[];
   /** Each recent branch's own history. */
@@ -240,7 +240,7 @@ function upgradeV1(old: ScoreStateV1): ScoreState {
     flakyRuns: [...ring].filter((c) => c === 'R').length,
     gradedRuns: graded,
     ring,
-    commits: Array.isArray(old.commits) ? old.commits.map(([sha, bits]) => [sha, bits] as [string, number]) : [],
+    commits: Array.isArray(old.commits) ? old.commits.map(([sha, bits]) => [sha, bits] as [string, number, number?]) : [],
     runIds: Array.isArray(old.runIds) ? [...old.runIds] : [],
     lastFlakedAt: old.lastFlakedAt ?? null,
     events: { rerun: old.events?.rerun ?? 0, sameSha: old.events?.sameSha ?? 0, isolation: 0, runs: graded },
@@ -293,7 +293,7 @@ export function applyObservation(stored: ScoreState, obs: Observation, params: S
   if (state.runIds.includes(obs.runId)) return state;
   const s: ScoreState = {
     ...state,
-    commits: state.commits.map(([sha, bits]) => [sha, bits] as [string, number]),
+    commits: state.commits.map((c) => [...c] as [string, number, number?]),
     runIds: [...state.runIds, obs.runId].slice(-RUN_ID_MEMORY),
     tracks: [...state.tracks],
     bases: [...state.bases],
@@ -347,6 +347,8 @@ export function applyObservation(stored: ScoreState, obs: Observation, params: S
   // SAME_SHA_VARIANCE across runs of one commit (a re-run, another shard or matrix cell).
   const sha = normalSha(obs.commitSha);
   let failedOnPassedCommit = false;
+  /** When this commit was first seen (null: new), to tell a re-run of older code from the branch's head. */
+  let firstSeen: number | null = null;
   if (sha !== '') {
     const cleanFail = letter !== 'O' && !run.anyGreen;
     const bits = (run.anyGreen ? BIT_PASS : 0) | (cleanFail ? BIT_FAIL : 0);
@@ -354,6 +356,7 @@ export function applyObservation(stored: ScoreState, obs: Observation, params: S
     let prev = 0;
     if (idx >= 0) {
       prev = s.commits[idx]![1];
+      firstSeen = s.commits[idx]![2] ?? null;
       s.commits.splice(idx, 1);
     }
     failedOnPassedCommit = cleanFail && (prev & BIT_PASS) !== 0;
@@ -370,7 +373,7 @@ export function applyObservation(stored: ScoreState, obs: Observation, params: S
         flakyRuns = 1;
       }
     }
-    s.commits.push([sha, next]);
+    s.commits.push([sha, next, Math.min(firstSeen ?? obs.at, obs.at)]);
     if (s.commits.length > COMMIT_MEMORY) s.commits.splice(0, s.commits.length - COMMIT_MEMORY);
   }
 
@@ -389,7 +392,10 @@ export function applyObservation(stored: ScoreState, obs: Observation, params: S
       const fork = forkedFrom === '' ? undefined : s.commits.find(([c]) => c === forkedFrom);
       t.green = fork !== undefined && (fork[1] & BIT_PASS) !== 0;
     }
-    if (obs.at >= t.at) {
+    // Code first seen before the branch's failure streak began (a re-run of an older commit) is no
+    // evidence about the code that fails now: it neither fixes nor extends the streak.
+    const olderCode = firstSeen !== null && t.streak > 0 && t.since !== null && firstSeen < t.since.at && sha !== t.sha && sha !== t.since.sha;
+    if (obs.at >= t.at && !olderCode) {
       if (letter === 'F') {
         // A failure of a commit that already passed is a flake of that commit (counted above), not a break.
         if (!failedOnPassedCommit) recordFailure(t, sha, obs.at, run.failedAttempts, !t.mainline && mainlineFailing(s.tracks));

@@ -247,6 +247,16 @@ describe('score model: isolated failures across commits', () => {
     expect(second.reasons[0]!.message).toMatch(/^failed on one commit and passed on the next of the same branch, 2 times in its last 34 runs$/);
   });
 
+  it('a re-run of an older commit that passes after the branch broke is no fix and no flaky evidence', () => {
+    const h = new History();
+    for (let i = 0; i < 10; i++) h.run(['pass']);
+    const older = h.lastSha;
+    h.run(['fail', 'fail', 'fail']);
+    h.run(['pass'], { commitSha: older }); // someone re-runs the commit before the break
+    expect(h.last().state).toBe('broken');
+    expect(h.codes()).not.toContain('FAIL_ISOLATION');
+  });
+
   it('a break that lasted three commits and was fixed is no flaky evidence at all', () => {
     const h = new History();
     for (let k = 0; k < 3; k++) {
