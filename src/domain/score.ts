@@ -46,7 +46,7 @@ import {
   TREND_MIN_EVIDENCE,
   TREND_RISING,
 } from './score/constants.js';
-import { mainlineFailing, recordFailure, recordGreen, referenceTracks, trackOf, type BranchTrack } from './score/lineage.js';
+import { mainlineFailing, olderThanHead, recordFailure, recordGreen, referenceTracks, trackOf, type BranchTrack } from './score/lineage.js';
 import { brokenReason, evidenceTerms, instabilityReason, type Reason } from './score/reasons.js';
 import { runOutcome, type Attempt } from './score/run-outcome.js';
 
@@ -392,15 +392,16 @@ export function applyObservation(stored: ScoreState, obs: Observation, params: S
       const fork = forkedFrom === '' ? undefined : s.commits.find(([c]) => c === forkedFrom);
       t.green = fork !== undefined && (fork[1] & BIT_PASS) !== 0;
     }
-    // Code first seen before the branch's failure streak began (a re-run of an older commit) is no
-    // evidence about the code that fails now: it neither fixes nor extends the streak.
-    const olderCode = firstSeen !== null && t.streak > 0 && t.since !== null && firstSeen < t.since.at && sha !== t.sha && sha !== t.since.sha;
+    // A re-run of an older commit says nothing about the code the branch runs now: it neither
+    // fixes nor extends a failure streak (a re-run of the streak's own commit is same-code evidence).
+    const seenAt = firstSeen ?? obs.at;
+    const olderCode = olderThanHead(t, sha, seenAt) && sha !== t.since?.sha;
     if (obs.at >= t.at && !olderCode) {
       if (letter === 'F') {
         // A failure of a commit that already passed is a flake of that commit (counted above), not a break.
-        if (!failedOnPassedCommit) recordFailure(t, sha, obs.at, run.failedAttempts, !t.mainline && mainlineFailing(s.tracks));
+        if (!failedOnPassedCommit) recordFailure(t, sha, obs.at, seenAt, run.failedAttempts, !t.mainline && mainlineFailing(s.tracks));
       } else {
-        const closed = recordGreen(t, sha, obs.at);
+        const closed = recordGreen(t, sha, obs.at, seenAt);
         // FAIL_ISOLATION: a failure episode between passes of this branch, ended by another commit.
         if (closed && closed.isolated && !closed.sameCode && !closed.inherited) {
           const weight = (EPISODE_WEIGHTS[closed.commits] ?? 0) * (t.mainline ? 1 : SIDE_BRANCH_FACTOR);

@@ -257,6 +257,21 @@ describe('score model: isolated failures across commits', () => {
     expect(h.codes()).not.toContain('FAIL_ISOLATION');
   });
 
+  it('a re-run of a broken commit after the fix is no new break, and adds no flaky evidence', () => {
+    const h = new History();
+    for (let i = 0; i < 10; i++) h.run(['pass']);
+    h.run(['fail', 'fail', 'fail']);
+    h.run(['fail', 'fail', 'fail']);
+    const broken = h.lastSha;
+    h.run(['pass']);
+    expect(h.last().state).toBe('fixed');
+    h.run(['fail', 'fail', 'fail'], { commitSha: broken }); // someone re-runs the old red build
+    expect(h.last().state).toBe('fixed');
+    h.run(['pass']);
+    expect(h.everCandidate()).toBe(false);
+    expect(h.state.events.isolation).toBe(1);
+  });
+
   it('a break that lasted three commits and was fixed is no flaky evidence at all', () => {
     const h = new History();
     for (let k = 0; k < 3; k++) {

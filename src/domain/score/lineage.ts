@@ -12,8 +12,9 @@ export interface BranchTrack {
   pr: boolean;
   /** Time of the last run on it (ms). */
   at: number;
-  /** Its last commit ('' when the CI sent none). */
+  /** Its last commit ('' when the CI sent none), and when that commit was first seen. */
   sha: string;
+  headAt: number;
   /** A green run came before the current streak: only then can a failure episode be "isolated". */
   green: boolean;
   /** Runs of the current failure streak (failed every attempt, outside outages); 0 = passing. */
@@ -43,7 +44,7 @@ export interface ClosedEpisode {
 }
 
 function newTrack(branch: string, mainline: boolean, pr: boolean, at: number): BranchTrack {
-  return { branch, mainline, pr, at, sha: '', green: false, streak: 0, streakCommits: 0, streakAttempts: 0, since: null, inherited: false, fixed: null };
+  return { branch, mainline, pr, at, sha: '', headAt: 0, green: false, streak: 0, streakCommits: 0, streakAttempts: 0, since: null, inherited: false, fixed: null };
 }
 
 /**
@@ -80,8 +81,21 @@ export function trackOf(tracks: BranchTrack[], branch: string, mainline: boolean
   return t;
 }
 
-/** A run that failed every attempt (outside an outage) on `sha`. */
-export function recordFailure(t: BranchTrack, sha: string, at: number, failedAttempts: number, inherited: boolean): void {
+/**
+ * Code older than the branch's head: a commit first seen before the head was (a re-run of an older
+ * commit). It says nothing about the code the branch runs now.
+ */
+export function olderThanHead(t: BranchTrack, sha: string, firstSeenAt: number): boolean {
+  return sha !== '' && t.sha !== '' && sha !== t.sha && firstSeenAt < t.headAt;
+}
+
+function moveHead(t: BranchTrack, sha: string, firstSeenAt: number): void {
+  if (sha !== t.sha || sha === '') t.headAt = firstSeenAt;
+  t.sha = sha;
+}
+
+/** A run that failed every attempt (outside an outage) on `sha`, first seen at `firstSeenAt`. */
+export function recordFailure(t: BranchTrack, sha: string, at: number, firstSeenAt: number, failedAttempts: number, inherited: boolean): void {
   if (t.streak === 0) {
     t.since = { sha, at };
     t.streakCommits = 1;
@@ -91,12 +105,12 @@ export function recordFailure(t: BranchTrack, sha: string, at: number, failedAtt
   } else if (sha === '' || sha !== t.sha) t.streakCommits++;
   t.streak++;
   t.streakAttempts += failedAttempts;
-  t.sha = sha;
+  moveHead(t, sha, firstSeenAt);
   t.at = Math.max(t.at, at);
 }
 
 /** A run that passed (on the first attempt or a retry) on `sha`; returns the episode it closed. */
-export function recordGreen(t: BranchTrack, sha: string, at: number): ClosedEpisode | null {
+export function recordGreen(t: BranchTrack, sha: string, at: number, firstSeenAt: number): ClosedEpisode | null {
   let closed: ClosedEpisode | null = null;
   if (t.streak > 0) {
     const sameCode = sha !== '' && (sha === t.sha || sha === t.since?.sha);
@@ -110,7 +124,7 @@ export function recordGreen(t: BranchTrack, sha: string, at: number): ClosedEpis
     t.inherited = false;
   }
   t.green = true;
-  t.sha = sha;
+  moveHead(t, sha, firstSeenAt);
   t.at = Math.max(t.at, at);
   return closed;
 }
