@@ -1,46 +1,47 @@
-// Never call a real break flaky, end to end (issue "evidence from the same code"): a regression on
-// main, with PR branches forked before the break passing in between, is `broken` from its first
-// failing main run and never a candidate; the gate calls the breaking commit a new failure and later
+// Never call a real break flaky, end to end, as a new user's CI sends it (`flakehouse report` of
+// JUnit files with GitHub Actions' variables, 204 tests): a regression on main, with PR branches
+// forked before the break passing in between, is `broken` from its first failing main run and never
+// a candidate; the gate calls the breaking commit a new failure and later
 // commits "already broken on main since ed3d460", never a known flake. And a PR's new failure keeps
 // blocking after other branches pass the test.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DomainEvent } from '../../src/domain/events.js';
 import { startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
+import { runCli } from '../helpers/process.js';
 
 const HOUR = 3_600_000;
 const T0 = Date.now() - 10 * 24 * HOUR;
-const TESTS = Array.from({ length: 30 }, (_, i) => `computes case ${i}`);
+/** A project of 204 tests, as in the report that found the problem. */
+const TESTS = Array.from({ length: 202 }, (_, i) => `computes case ${i}`);
 const EXPRESS = 'calculates express rate';
 const NEWBIE = 'applies the loyalty discount';
-/** The commit that breaks EXPRESS on main, as `flakehouse report` would send it (full sha). */
+/** The commit that breaks EXPRESS on main. */
 const BREAK = 'ed3d460'.padEnd(40, 'a');
 
-type Status = 'pass' | 'fail';
 let seq = 0;
 const shaOf = (n: number): string => n.toString(16).padStart(7, '0').padEnd(40, 'b');
+const xmlEscape = (s: string): string => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/"/g, '&quot;');
 
-/** One CI run: every test passes unless `fail` names it; a failing test is retried twice (3 attempts). */
-function ciRun(at: number, commitSha: string, resource: Record<string, unknown>, fail: readonly string[]): Record<string, unknown> {
-  const executions: Record<string, unknown>[] = [];
+/**
+ * One CI run's JUnit report: every test passes unless `fail` names it; a failing test was retried
+ * twice by the runner (three <testcase> entries, which the reporter reads as three attempts).
+ */
+function junitReport(at: number, fail: readonly string[]): string {
+  const cases: string[] = [];
   for (const title of [...TESTS, EXPRESS, NEWBIE]) {
-    const status: Status = fail.includes(title) ? 'fail' : 'pass';
-    const first = executions.length;
-    executions.push({ filePath: 'src/shipping.test.ts', suite: 'shipping service', title, status, startedAt: at + executions.length, durationMs: 5, ...(status === 'fail' ? { error: { message: 'expected 12.5 to be 9.99' } } : {}) });
-    if (status === 'fail') {
-      for (const attempt of [2, 3]) executions.push({ filePath: 'src/shipping.test.ts', suite: 'shipping service', title, status: 'fail', attempt, retryOfIndex: first, startedAt: at + executions.length, durationMs: 5, error: { message: 'expected 12.5 to be 9.99' } });
-    }
+    const name = xmlEscape(title);
+    if (!fail.includes(title)) cases.push(`<testcase classname="shipping service" name="${name}" file="src/shipping.test.ts" time="0.005"/>`);
+    else for (let a = 0; a < 3; a++) cases.push(`<testcase classname="shipping service" name="${name}" file="src/shipping.test.ts" time="0.005"><failure message="expected 12.5 to be 9.99">AssertionError: expected 12.5 to be 9.99</failure></testcase>`);
   }
-  return {
-    contractVersion: '0.1.0',
-    idempotencyKey: `regression-${process.pid}-${++seq}`,
-    resource: { ciProvider: 'github_actions', commitSha, branch: 'main', trigger: 'push', ...resource },
-    run: { status: fail.length > 0 ? 'failed' : 'passed', startedAt: at },
-    executions,
-  };
+  const failures = fail.length * 3;
+  return `<?xml version="1.0"?>\n<testsuites><testsuite name="shipping service" timestamp="${new Date(at).toISOString()}" tests="${cases.length}" failures="${failures}">${cases.join('')}</testsuite></testsuites>\n`;
 }
 
-const pr = (n: number, mergeBase?: string): Record<string, unknown> => ({ branch: `feat/${n}`, prNumber: n, baseBranch: 'main', trigger: 'pull_request', ...(mergeBase ? { mergeBase } : {}) });
-
+/** Where a run is: a push to main, or a pull request's branch with its merge base. */
+type Where = { main: true } | { pr: number; mergeBase?: string };
 describe('a real break is never called flaky', () => {
   let td: TestDaemon;
   const events: DomainEvent[] = [];
@@ -48,6 +49,24 @@ describe('a real break is never called flaky', () => {
   const mainShas: string[] = [];
   let run = 0;
   const at = (): number => T0 + run++ * 2 * HOUR;
+  const dir = mkdtempSync(path.join(tmpdir(), 'fh-regression-'));
+
+  /** `flakehouse report` of one CI run, with GitHub Actions' variables, as a new user's CI sends it. */
+  async function report(commitSha: string, where: Where, fail: readonly string[]): Promise<void> {
+    const file = path.join(dir, `run-${++seq}.xml`);
+    writeFileSync(file, junitReport(at(), fail));
+    const github = 'main' in where
+      ? { GITHUB_EVENT_NAME: 'push', GITHUB_REF: 'refs/heads/main', GITHUB_REF_NAME: 'main' }
+      : { GITHUB_EVENT_NAME: 'pull_request', GITHUB_REF: `refs/pull/${where.pr}/merge`, GITHUB_HEAD_REF: `feat/${where.pr}`, GITHUB_BASE_REF: 'main', ...(where.mergeBase ? { SERVICE_MERGE_BASE: where.mergeBase } : {}) };
+    const res = await runCli(['report', '--strict', file], {
+      cwd: dir,
+      env: { SERVICE_ENDPOINT: td.url, SERVICE_TOKEN: td.token, SERVICE_BUFFER_DIR: path.join(dir, 'buffer'), GITHUB_ACTIONS: 'true', GITHUB_SHA: commitSha, GITHUB_RUN_ID: String(seq), GITHUB_REPOSITORY: 'acme/shop', ...github },
+    });
+    expect(res.code, res.stderr).toBe(0);
+    await td.settled();
+  }
+  const main: Where = { main: true };
+  const pr = (n: number, mergeBase?: string): Where => ({ pr: n, ...(mergeBase ? { mergeBase } : {}) });
 
   const state = async (): Promise<{ state: string; stateSince: { commitSha: string } | null; quarantined: boolean; score: number }> =>
     (await td.request('GET', `/v1/tests/${expressId}`)).json;
@@ -58,15 +77,18 @@ describe('a real break is never called flaky', () => {
     // Ten green main pushes; PR branches fork from them.
     for (let i = 0; i < 10; i++) {
       mainShas.push(shaOf(i + 1));
-      await td.ingest(ciRun(at(), mainShas.at(-1)!, {}, []));
+      await report(mainShas.at(-1)!, main, []);
     }
     const detail = await td.request('GET', `/v1/runs/${(await td.request('GET', '/v1/runs?limit=1')).json.items[0].id}`);
     expressId = detail.json.executions.find((e: { title: string }) => e.title === EXPRESS).testIdentityId;
   }, 60_000);
-  afterAll(async () => td?.close());
+  afterAll(async () => {
+    await td?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
 
   it('is broken from its first failing main run, stays broken while older PR branches pass, never a candidate or quarantined', async () => {
-    await td.ingest(ciRun(at(), BREAK, {}, [EXPRESS]));
+    await report(BREAK, main, [EXPRESS]);
     mainShas.push(BREAK);
     const first = await state();
     expect(first.state).toBe('broken');
@@ -74,14 +96,14 @@ describe('a real break is never called flaky', () => {
 
     // 20 more runs: PR branches forked before the break pass the test; main keeps failing it.
     for (let i = 0; i < 10; i++) {
-      await td.ingest(ciRun(at(), shaOf(100 + i), pr(100 + i, mainShas[5]), []));
+      await report(shaOf(100 + i), pr(100 + i, mainShas[5]), []);
       mainShas.push(shaOf(200 + i));
-      await td.ingest(ciRun(at(), mainShas.at(-1)!, {}, [EXPRESS]));
+      await report(mainShas.at(-1)!, main, [EXPRESS]);
       const s = await state();
       expect(s).toMatchObject({ state: 'broken', quarantined: false });
       expect(s.stateSince?.commitSha).toBe(BREAK);
     }
-    const board = await td.request('GET', '/v1/flaky?limit=100');
+    const board = await td.request('GET', '/v1/flaky?limit=500');
     const row = board.json.items.find((r: { testIdentityId: string }) => r.testIdentityId === expressId);
     expect(row).toMatchObject({ state: 'broken', quarantineCandidate: false, quarantined: false });
     expect(row.score).toBeLessThan(0.5);
@@ -102,13 +124,24 @@ describe('a real break is never called flaky', () => {
     expect(later.markdown).toContain('broken on `main` since ed3d460');
     expect(later.markdown).not.toMatch(/known flake \|/);
 
+    // `flakehouse gate`, as CI runs it: blocks the breaking commit, names the break after it.
+    const cliEnv = { SERVICE_ENDPOINT: td.url, SERVICE_TOKEN: td.token };
+    const gateOnBreak = await runCli(['gate', '--commit', BREAK, '--base', 'main', '--wait', '0'], { env: cliEnv });
+    expect(gateOnBreak.code).toBe(1);
+    expect(gateOnBreak.stdout).toMatch(/BLOCKED/);
+    expect(gateOnBreak.stdout).toMatch(/NEW FAILURE\s+shipping service › calculates express rate/);
+    const gateLater = await runCli(['gate', '--commit', mainShas.at(-1)!, '--base', 'main', '--wait', '0'], { env: cliEnv });
+    expect(gateLater.code).toBe(0);
+    expect(gateLater.stdout).toMatch(/ALREADY BROKEN\s+shipping service › calculates express rate .*broken on main since ed3d460/);
+    expect(gateLater.stdout).not.toMatch(/known flake\s+shipping/);
+
     // A PR forked after the break fails it too: already broken on main; one forked before the
     // break (merge base older than ed3d460) that fails it has a failure of its own: new.
-    await td.ingest(ciRun(at(), shaOf(300), pr(300, mainShas.at(-2)), [EXPRESS]));
+    await report(shaOf(300), pr(300, mainShas.at(-2)), [EXPRESS]);
     const after = (await td.request('GET', `/v1/runs/gate?commitSha=${shaOf(300)}`)).json.gate;
     expect(after.tests[0]).toMatchObject({ title: EXPRESS, classification: 'broken_on_base' });
     expect(after.verdict).toBe('pass');
-    await td.ingest(ciRun(at(), shaOf(301), pr(301, mainShas[3]), [EXPRESS]));
+    await report(shaOf(301), pr(301, mainShas[3]), [EXPRESS]);
     const before = (await td.request('GET', `/v1/runs/gate?commitSha=${shaOf(301)}`)).json.gate;
     expect(before.tests[0]).toMatchObject({ title: EXPRESS, classification: 'new_failure' });
     expect(before.verdict).toBe('block');
@@ -116,7 +149,7 @@ describe('a real break is never called flaky', () => {
 
   it('is fixed since the fixing commit, and was never flaky', async () => {
     const fix = shaOf(400);
-    await td.ingest(ciRun(at(), fix, {}, []));
+    await report(fix, main, []);
     const s = await state();
     expect(s.state).toBe('fixed');
     expect(s.stateSince?.commitSha).toBe(fix);
@@ -125,15 +158,15 @@ describe('a real break is never called flaky', () => {
 
   it("a PR's new failure keeps blocking after other branches pass the test", async () => {
     const pr9 = shaOf(900);
-    await td.ingest(ciRun(at(), pr9, pr(9, mainShas.at(-1)), [NEWBIE]));
+    await report(pr9, pr(9, mainShas.at(-1)), [NEWBIE]);
     const gate = async (): Promise<{ verdict: string; tests: { title: string; classification: string; score: number }[] }> =>
       (await td.request('GET', `/v1/runs/gate?commitSha=${pr9}`)).json.gate;
     const blocked = await gate();
     expect(blocked.verdict).toBe('block');
     expect(blocked.tests.find((t) => t.title === NEWBIE)?.classification).toBe('new_failure');
     // Other branches (and main) pass the test afterwards.
-    for (let i = 0; i < 4; i++) await td.ingest(ciRun(at(), shaOf(910 + i), pr(10 + i, mainShas.at(-1)), []));
-    await td.ingest(ciRun(at(), shaOf(920), {}, []));
+    for (let i = 0; i < 4; i++) await report(shaOf(910 + i), pr(10 + i, mainShas.at(-1)), []);
+    await report(shaOf(920), main, []);
     const still = await gate();
     expect(still.verdict).toBe('block');
     const t = still.tests.find((x) => x.title === NEWBIE)!;
