@@ -18,6 +18,7 @@ const T0 = Date.now() - 10 * 24 * HOUR;
 const TESTS = Array.from({ length: 202 }, (_, i) => `computes case ${i}`);
 const EXPRESS = 'calculates express rate';
 const NEWBIE = 'applies the loyalty discount';
+const RETRY = 'quotes the parcel size';
 /** The commit that breaks EXPRESS on main. */
 const BREAK = 'ed3d460'.padEnd(40, 'a');
 
@@ -29,14 +30,17 @@ const xmlEscape = (s: string): string => s.replace(/&/g, '&amp;').replace(/</g, 
  * One CI run's JUnit report: every test passes unless `fail` names it; a failing test was retried
  * twice by the runner (three <testcase> entries, which the reporter reads as three attempts).
  */
-function junitReport(at: number, fail: readonly string[]): string {
+function junitReport(at: number, fail: readonly string[], flake: readonly string[] = []): string {
   const cases: string[] = [];
-  for (const title of [...TESTS, EXPRESS, NEWBIE]) {
+  const failed = (name: string): string => `<testcase classname="shipping service" name="${name}" file="src/shipping.test.ts" time="0.005"><failure message="expected 12.5 to be 9.99">AssertionError: expected 12.5 to be 9.99</failure></testcase>`;
+  const passed = (name: string): string => `<testcase classname="shipping service" name="${name}" file="src/shipping.test.ts" time="0.005"/>`;
+  for (const title of [...TESTS, EXPRESS, NEWBIE, RETRY]) {
     const name = xmlEscape(title);
-    if (!fail.includes(title)) cases.push(`<testcase classname="shipping service" name="${name}" file="src/shipping.test.ts" time="0.005"/>`);
-    else for (let a = 0; a < 3; a++) cases.push(`<testcase classname="shipping service" name="${name}" file="src/shipping.test.ts" time="0.005"><failure message="expected 12.5 to be 9.99">AssertionError: expected 12.5 to be 9.99</failure></testcase>`);
+    if (fail.includes(title)) for (let a = 0; a < 3; a++) cases.push(failed(name));
+    else if (flake.includes(title)) cases.push(failed(name), passed(name)); // failed, then passed on the retry
+    else cases.push(passed(name));
   }
-  const failures = fail.length * 3;
+  const failures = fail.length * 3 + flake.length;
   return `<?xml version="1.0"?>\n<testsuites><testsuite name="shipping service" timestamp="${new Date(at).toISOString()}" tests="${cases.length}" failures="${failures}">${cases.join('')}</testsuite></testsuites>\n`;
 }
 
@@ -52,9 +56,9 @@ describe('a real break is never called flaky', () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'fh-regression-'));
 
   /** `flakehouse report` of one CI run, with GitHub Actions' variables, as a new user's CI sends it. */
-  async function report(commitSha: string, where: Where, fail: readonly string[]): Promise<void> {
+  async function report(commitSha: string, where: Where, fail: readonly string[], flake: readonly string[] = []): Promise<void> {
     const file = path.join(dir, `run-${++seq}.xml`);
-    writeFileSync(file, junitReport(at(), fail));
+    writeFileSync(file, junitReport(at(), fail, flake));
     const github = 'main' in where
       ? { GITHUB_EVENT_NAME: 'push', GITHUB_REF: 'refs/heads/main', GITHUB_REF_NAME: 'main' }
       : { GITHUB_EVENT_NAME: 'pull_request', GITHUB_REF: `refs/pull/${where.pr}/merge`, GITHUB_HEAD_REF: `feat/${where.pr}`, GITHUB_BASE_REF: 'main', ...(where.mergeBase ? { SERVICE_MERGE_BASE: where.mergeBase } : {}) };
@@ -173,4 +177,24 @@ describe('a real break is never called flaky', () => {
     expect(t.classification).toBe('new_failure');
     expect(t.score).toBeLessThan(0.5);
   }, 60_000);
+
+  it('an automatically quarantined flake that breaks is released at once, with a quarantine.changed and a log entry', async () => {
+    for (let i = 0; i < 6; i++) await report(shaOf(1000 + i), main, [], [RETRY]);
+    const runs = await td.request('GET', '/v1/runs?limit=1');
+    const detail = await td.request('GET', `/v1/runs/${runs.json.items[0].id}`);
+    const retryId = detail.json.executions.find((e: { title: string }) => e.title === RETRY).testIdentityId as string;
+    const page = async (): Promise<{ state: string; quarantined: boolean; stateSince: { commitSha: string } | null }> => (await td.request('GET', `/v1/tests/${retryId}`)).json;
+    expect(await page()).toMatchObject({ state: 'flaky', quarantined: true });
+
+    // It now fails every attempt on every new main commit: a break, no longer its flake rate's bad luck.
+    for (let i = 0; i < 6 && (await page()).state !== 'broken'; i++) await report(shaOf(1100 + i), main, [RETRY]);
+    const after = await page();
+    expect(after).toMatchObject({ state: 'broken', quarantined: false });
+    const released = events.filter((e) => e.type === 'quarantine.changed' && e.data.testIdentityId === retryId).at(-1)!;
+    expect(released.data).toMatchObject({ quarantined: false, source: 'auto' });
+    expect(String(released.data.reason)).toMatch(/^auto: released, broken since [0-9a-f]{7} /);
+    const log = await td.request('GET', `/trpc/test.quarantineLog?input=${encodeURIComponent(JSON.stringify({ testIdentityId: retryId }))}`);
+    const kinds = (log.json.result.data.events as { kind: string }[]).map((e) => e.kind);
+    expect(kinds).toEqual(expect.arrayContaining(['flaked', 'quarantined', 'broke', 'released']));
+  }, 90_000);
 });
