@@ -3,6 +3,7 @@
 // arrives here as the file paths the owner owns (the caller resolves them over `filePaths`).
 import { toNumber, type Store } from './client.js';
 import { BOARD_COLUMNS, toBoardEntry, type BoardDbRow, type BoardEntry } from './board-columns.js';
+import type { TestState } from '../domain/score.js';
 
 export const BOARD_SORTS = ['score', 'flipRate', 'passOnRerunRate', 'lastSeen', 'title'] as const;
 export type BoardSort = (typeof BOARD_SORTS)[number];
@@ -24,6 +25,8 @@ export interface BoardQuery {
   filePaths?: readonly string[];
   /** Only tests whose effective quarantine state is this (people's decisions over the scorer's). */
   quarantined?: boolean;
+  /** Only tests in this state (a row not rescored since test states existed: flaky by its candidate flag, else healthy). */
+  state?: TestState;
   sort: BoardSort;
   /** Rows to skip and to return; null limit: every matching row. */
   offset: number;
@@ -72,6 +75,10 @@ export class BoardRepo {
     if (q.filePaths !== undefined) {
       where.push('file_path IN {filePaths:Array(String)}');
       params.filePaths = q.filePaths;
+    }
+    if (q.state !== undefined) {
+      where.push(`multiIf(state != '', state, candidate = 1, 'flaky', 'healthy') = {state:String}`);
+      params.state = q.state;
     }
     let table = `${this.store.table('test_state')} FINAL`;
     if (q.quarantined !== undefined) {

@@ -145,4 +145,19 @@ describe('flaky board filters in SQL', () => {
     expect(without).toHaveLength(4 + FILLERS);
     expect((await board('includeQuarantined=false&quarantined=true')).items).toEqual([]);
   });
+
+  it('state=… keeps the tests in that state: the same rows as filtering the whole board by its state column, in REST and the procedure', async () => {
+    const whole = (await td.request('GET', '/v1/flaky?limit=500')).json.items as (Item & { state: string })[];
+    const flakyTitles = whole.filter((i) => i.state === 'flaky').map((i) => i.title).sort();
+    expect(flakyTitles).toEqual(['card flaky', 'query flaky', 'refund flaky', 'util flaky']);
+    const viaRest = (await td.request('GET', '/v1/flaky?limit=500&state=flaky')).json.items as Item[];
+    expect(viaRest.map((i) => i.title).sort()).toEqual(flakyTitles);
+    const viaProcedure = await td.request('GET', `/trpc/flaky.board?input=${encodeURIComponent(JSON.stringify({ state: 'flaky', limit: 500 }))}`);
+    expect((viaProcedure.json.result.data.items as Item[]).map((i) => i.title).sort()).toEqual(flakyTitles);
+    expect((await td.request('GET', '/v1/flaky?limit=500&state=healthy')).json.items).toHaveLength(whole.length - flakyTitles.length);
+    expect((await td.request('GET', '/v1/flaky?state=broken')).json.items).toEqual([]);
+    const bad = await td.request('GET', '/v1/flaky?state=sideways');
+    expect(bad.status).toBe(400);
+    expect(bad.json).toMatchObject({ error: 'invalid_query', issues: [{ path: 'state' }] });
+  });
 });

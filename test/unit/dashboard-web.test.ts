@@ -78,6 +78,8 @@ describe('dashboard URLs', () => {
 
 describe('flaky board', () => {
   it('turns the URL filters into the procedure input, dropping what the procedure would refuse', () => {
+    expect(boardInput(new URLSearchParams('state=broken'), 0)).toEqual({ limit: PAGE_SIZE, offset: 0, state: 'broken' });
+    expect(boardInput(new URLSearchParams('state=sideways'), 0)).toEqual({ limit: PAGE_SIZE, offset: 0 });
     expect(boardInput(new URLSearchParams('owner=%40shop%2Fpayments&suite=+cart+&file=src&minScore=0.5&quarantined=true&sort=flipRate'), 2)).toEqual({
       limit: PAGE_SIZE,
       offset: 2 * PAGE_SIZE,

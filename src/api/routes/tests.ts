@@ -46,6 +46,8 @@ export const flakyQuerySchema = z.object({
   file: z.string().min(1).max(1000).optional(),
   /** true: only quarantined tests; false: none of them. */
   quarantined: bool.optional(),
+  /** Only tests in this state (new, healthy, flaky, broken, fixed). */
+  state: z.enum(TEST_STATES).optional(),
   sort: z.enum(BOARD_SORTS).default('score'),
   /** Rows to skip; `cursor` (the previous page's nextCursor) is the same, opaque. */
   offset: z.coerce.number().int().min(0).max(1_000_000).optional(),
@@ -164,7 +166,7 @@ export async function flakyBoard(
   if (owned?.length === 0) return { items: [] };
   // Every filter in SQL pages there; an owner of very many files is filtered after a whole read.
   const inSql = owned === undefined || owned.length <= (opts.ownerPathsInSql ?? OWNER_PATHS_IN_SQL);
-  const sql = { minScore: query.minScore, suite: query.suite, file: query.file, quarantined, sort: query.sort, ...(inSql && owned ? { filePaths: owned } : {}) };
+  const sql = { minScore: query.minScore, suite: query.suite, file: query.file, quarantined, state: query.state, sort: query.sort, ...(inSql && owned ? { filePaths: owned } : {}) };
   const [{ rows }, overrides] = await Promise.all([
     d.tests.boardPage(projectId, inSql ? { ...sql, offset, limit: query.limit + 1 } : { ...sql, offset: 0, limit: null }),
     d.tests.overrides(projectId, null),

@@ -9,6 +9,7 @@ import { SCOPES, type Scope } from '../../store/projects.js';
 import { healthQuerySchema } from '../routes/project-health.js';
 import { runsQuerySchema } from '../routes/runs.js';
 import { flakyQuerySchema, testQuerySchema } from '../routes/tests.js';
+import { TEST_STATES } from '../../domain/score.js';
 
 /** Absent input means "all defaults". */
 function viaRest<T extends z.ZodType, R extends z.ZodType>(typed: T, rest: R) {
@@ -64,6 +65,7 @@ const flakyBoardInput = viaRest(
       suite: z.string().optional(),
       file: z.string().optional(),
       quarantined: z.boolean().optional(),
+      state: z.enum(TEST_STATES).optional(),
       sort: z.enum(BOARD_SORTS).optional(),
       offset: z.number().int().optional(),
       cursor: z.string().optional(),
@@ -87,7 +89,7 @@ export const PROCEDURES = {
   'flaky.board': {
     type: 'query',
     scope: 'read',
-    summary: 'Tests ranked by score (or another sort), filtered by owner, suite, file, quarantine; paged by cursor',
+    summary: 'Tests ranked by score (or another sort), filtered by owner, suite, file, quarantine, state; paged by cursor',
     rest: 'GET /v1/flaky',
     input: flakyBoardInput,
   },

@@ -13,6 +13,14 @@ export const SORTS = [
   ['title', 'Title'],
 ] as const;
 type Sort = (typeof SORTS)[number][0];
+/** The board's state filter: value and label. */
+export const STATE_FILTERS = [
+  ['flaky', 'Flaky'],
+  ['broken', 'Broken'],
+  ['fixed', 'Fixed'],
+  ['new', 'New'],
+  ['healthy', 'Healthy'],
+] as const;
 
 /** The board's filters as the URL carries them. */
 export function boardInput(q: URLSearchParams, page: number, limit = PAGE_SIZE): BoardInput {
@@ -30,6 +38,9 @@ export function boardInput(q: URLSearchParams, page: number, limit = PAGE_SIZE):
   if (quarantined === 'true' || quarantined === 'false') input.quarantined = quarantined === 'true';
   const sort = q.get('sort');
   if (sort && SORTS.some(([s]) => s === sort)) input.sort = sort as Sort;
+  const state = q.get('state');
+  const known = STATE_FILTERS.find(([s]) => s === state);
+  if (known) input.state = known[0];
   return input;
 }
 

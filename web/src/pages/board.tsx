@@ -2,7 +2,7 @@
 // paged on the server; quarantine/release with a reason; CSV of the filtered board.
 import { useState } from 'preact/hooks';
 import { api } from '../api.js';
-import { PAGE_SIZE, SORTS, boardCsv, boardInput, type BoardRow } from '../lib/board.js';
+import { PAGE_SIZE, SORTS, STATE_FILTERS, boardCsv, boardInput, type BoardRow } from '../lib/board.js';
 import type { PageProps } from '../app.js';
 import { navigate, projectPath, withQuery, type Location } from '../router.js';
 import { hasScope, useSession } from '../session.js';
@@ -24,7 +24,7 @@ export function BoardPage({ params, loc }: PageProps) {
   const q = useQuery(() => api(slug).flaky.board.query(input), [slug, input]);
   const [dialog, setDialog] = useState<{ row: BoardRow; action: 'quarantine' | 'release' } | null>(null);
   const canQuarantine = hasScope(session, 'quarantine');
-  const filtered = ['owner', 'suite', 'file', 'minScore', 'quarantined'].some((k) => loc.query.get(k));
+  const filtered = ['owner', 'suite', 'file', 'minScore', 'quarantined', 'state'].some((k) => loc.query.get(k));
 
   return (
     <>
@@ -197,7 +197,7 @@ function Filters({ loc }: { loc: Location }) {
   const apply = (form: HTMLFormElement) => {
     const f = new FormData(form);
     const get = (k: string) => field(f, k);
-    navigate(withQuery(loc, { owner: get('owner'), suite: get('suite'), file: get('file'), minScore: get('minScore'), quarantined: get('quarantined'), sort: get('sort') === 'score' ? null : get('sort'), page: null }));
+    navigate(withQuery(loc, { owner: get('owner'), suite: get('suite'), file: get('file'), minScore: get('minScore'), quarantined: get('quarantined'), state: get('state'), sort: get('sort') === 'score' ? null : get('sort'), page: null }));
   };
   return (
     <form
@@ -223,6 +223,17 @@ function Filters({ loc }: { loc: Location }) {
       <label>
         Minimum score
         <UrlInput name="minScore" type="number" min="0" max="1" step="0.05" urlValue={q.get('minScore') ?? ''} placeholder="0" />
+      </label>
+      <label>
+        State
+        <select name="state" value={q.get('state') ?? ''} onChange={(e) => apply(e.currentTarget.form!)}>
+          <option value="">any state</option>
+          {STATE_FILTERS.map(([value, label]) => (
+            <option key={value} value={value}>
+              {label}
+            </option>
+          ))}
+        </select>
       </label>
       <label>
         Quarantined
