@@ -317,8 +317,8 @@ describe('the ClickHouse SQL endpoint', () => {
 
   describe("the README's queries", () => {
     const queries = readmeQueries();
-    it('are ten', () => {
-      expect(queries.length).toBe(10);
+    it('are eleven', () => {
+      expect(queries.length).toBe(11);
     });
     it.each(queries.map((q, i) => [i + 1, q] as const))('query %i runs for a project token and sees only its project', async (_n, query) => {
       const a = await rows(aClient, query);
