@@ -93,6 +93,20 @@ describe('the flaky board', () => {
     expect([...s.problems, ...again.problems]).toEqual([]);
   });
 
+  it('filters by state through the State select, matching GET /v1/flaky?state=', async () => {
+    const s = await session();
+    const want = ((await restJson('/v1/flaky?limit=100&state=broken')).items as { title: string }[]).map((i) => i.title);
+    expect(want.length).toBeGreaterThan(0);
+    await s.page.goto(projectUrl('flaky'));
+    await s.page.locator(ROWS).first().waitFor();
+    await s.page.getByLabel('State').selectOption('broken');
+    await s.page.waitForURL((u) => u.searchParams.get('state') === 'broken');
+    await expect.poll(async () => s.page.locator(`${ROWS} td:first-child a`).allTextContents()).toEqual(want);
+    const states = await s.page.locator(`${ROWS} td.state-cell`).allTextContents();
+    expect(states.every((t) => t.startsWith('broken'))).toBe(true);
+    expect(s.problems).toEqual([]);
+  });
+
   it('a read-only token sees the board without quarantine buttons', async () => {
     const s = await session(world().readToken);
     await s.page.goto(projectUrl('flaky'));
