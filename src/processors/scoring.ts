@@ -133,7 +133,9 @@ export const scoringProcessorFactory = defineProcessor({
             if (!update.alreadyApplied) {
               for (const event of scoreEvents(update, batch.now)) batch.emit(projectId, event);
               const h = healthTransition(update);
-              if (h) batch.healthEvents.push({ projectId, testId, kind: h, at: batch.now, score: update.record.score });
+              // Dated where the state began (the run that broke, fixed or made it flaky), not when the
+              // lease ran: a lease can hold many runs, and time to fix is measured between them.
+              if (h) batch.healthEvents.push({ projectId, testId, kind: h, at: update.record.stateSince?.at ?? batch.now, score: update.record.score });
             }
             await y.tick();
           }

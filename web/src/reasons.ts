@@ -3,10 +3,10 @@
 export const REASON_TEXT: Record<string, string> = {
   SAME_SHA_VARIANCE: 'The test both passed and failed on the same commit: the code did not change, so the outcome depends on something else (timing, order, environment).',
   PASS_ON_RERUN: 'The test failed and then passed when it was retried in the same run, the clearest sign of a flaky test.',
-  FAIL_ISOLATION: 'The test failed alone between passes while the rest of its run passed, so the failure belongs to this test rather than to a broken build; it weighs more on main, master, develop and trunk.',
+  FAIL_ISOLATION: 'On one branch\'s own history the test failed on one commit and passed on the next, with passes before. Once is weak (a break fixed by the next commit looks the same); again and again, it is flaky. It weighs more on the mainline than on pull-request branches.',
   HIGH_FLIP_RATE: 'Over its last 32 runs the test keeps switching between passing and failing more often than a real regression would.',
   MIXED_OUTCOMES: 'Some of its recent runs failed on the first attempt and the others passed, with no clean streak in between.',
-  RECENT_INSTABILITY: 'A large share of its recent runs failed (time-weighted); when it failed many runs in a row it is marked broken, which lowers the flaky score instead.',
+  RECENT_INSTABILITY: 'How often its recent runs failed on the first attempt; or, for a broken test, since which commit its branch has failed every run — a real break, not a flake.',
   STABLE: 'No sign of flakiness in the executions scored so far.',
 };
 
