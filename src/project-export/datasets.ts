@@ -94,7 +94,7 @@ export const DATASETS: readonly Dataset[] = [
     columns: cols(
       'test_id', 'file_path', 'suite', 'title', 'score', 'candidate', 'broken', 'samples', 'flip_rate', 'pass_on_rerun_rate', 'trend',
       'last_flaked_at', 'reasons', 'model', 'auto_quarantined', 'quarantine_reason', 'quarantined_at', 'clean_runs', 'released_at',
-      'last_run_id', 'last_status', 'last_seen_at', 'scored_at',
+      'last_run_id', 'last_status', 'last_seen_at', 'scored_at', 'state', 'state_commit', 'state_branch', 'state_at', 'flake_rate',
     ),
   },
   {

@@ -168,6 +168,10 @@ describe('GET /v1/export', () => {
     expect(rows.find((l) => l.dataset === 'quarantine_overrides')!.data).toMatchObject({ override: 'quarantined', reason: 'fails on CI only' });
     const trend = rows.find((l) => l.dataset === 'flaky_trends')!.data!;
     expect(trend.failing_tests).toBe(2); // the coupon and the search test failed on that day
+    // Test states travel with the export: the search test failed every run, from the first commit.
+    const search = rows.find((l) => l.dataset === 'test_state' && l.data!.title === 'finds by name')!.data!;
+    expect(search).toMatchObject({ state: 'broken', state_commit: 'c0ffee0', state_branch: 'main', flake_rate: 0 });
+    expect(search.state_at).toMatch(/^\d{4}-\d\d-\d\dT/);
   });
 
   it('holds nothing of project B and no secret', async () => {
