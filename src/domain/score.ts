@@ -284,6 +284,13 @@ function normalSha(sha: string | undefined): string {
 }
 
 /**
+ * How the state remembers a commit: its first 12 hex digits (48 bits: no two of a test's last 16
+ * commits collide) keep the state small. A 7-character sha and its full form are the same commit.
+ */
+const commitKey = (sha: string): string => sha.slice(0, 12);
+const sameCommitKey = (a: string, b: string): boolean => a !== '' && b !== '' && (a.startsWith(b) || b.startsWith(a));
+
+/**
  * O(1) in history length. Idempotent per runId (the last RUN_ID_MEMORY run ids are kept). Runs are
  * expected in time order; a late run still counts as evidence, at its own age, but does not rewrite
  * its branch's history.
@@ -346,13 +353,14 @@ export function applyObservation(stored: ScoreState, obs: Observation, params: S
 
   // SAME_SHA_VARIANCE across runs of one commit (a re-run, another shard or matrix cell).
   const sha = normalSha(obs.commitSha);
+  const key = commitKey(sha);
   let failedOnPassedCommit = false;
   /** When this commit was first seen (null: new), to tell a re-run of older code from the branch's head. */
   let firstSeen: number | null = null;
   if (sha !== '') {
     const cleanFail = letter !== 'O' && !run.anyGreen;
     const bits = (run.anyGreen ? BIT_PASS : 0) | (cleanFail ? BIT_FAIL : 0);
-    const idx = s.commits.findIndex(([c]) => c === sha);
+    const idx = s.commits.findIndex(([c]) => sameCommitKey(c, key));
     let prev = 0;
     if (idx >= 0) {
       prev = s.commits[idx]![1];
@@ -373,7 +381,7 @@ export function applyObservation(stored: ScoreState, obs: Observation, params: S
         flakyRuns = 1;
       }
     }
-    s.commits.push([sha, next, Math.min(firstSeen ?? obs.at, obs.at)]);
+    s.commits.push([key, next, Math.min(firstSeen ?? obs.at, obs.at)]);
     if (s.commits.length > COMMIT_MEMORY) s.commits.splice(0, s.commits.length - COMMIT_MEMORY);
   }
 
@@ -388,14 +396,14 @@ export function applyObservation(stored: ScoreState, obs: Observation, params: S
     const t = trackOf(s.tracks, branch, mainline, pr, obs.at);
     if (fresh) {
       // A branch's history begins where it forked: a fork commit the test passed on is a pass before.
-      const forkedFrom = normalSha(obs.mergeBase ?? undefined);
-      const fork = forkedFrom === '' ? undefined : s.commits.find(([c]) => c === forkedFrom);
+      const forkedFrom = commitKey(normalSha(obs.mergeBase ?? undefined));
+      const fork = forkedFrom === '' ? undefined : s.commits.find(([c]) => sameCommitKey(c, forkedFrom));
       t.green = fork !== undefined && (fork[1] & BIT_PASS) !== 0;
     }
     // A re-run of an older commit says nothing about the code the branch runs now: it neither
     // fixes nor extends a failure streak (a re-run of the streak's own commit is same-code evidence).
     const seenAt = firstSeen ?? obs.at;
-    const olderCode = olderThanHead(t, sha, seenAt) && sha !== t.since?.sha;
+    const olderCode = olderThanHead(t, key, seenAt) && !sameCommitKey(key, commitKey(t.since?.sha ?? ''));
     if (obs.at >= t.at && !olderCode) {
       if (letter === 'F') {
         // A failure of a commit that already passed is a flake of that commit (counted above), not a break.

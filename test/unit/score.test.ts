@@ -463,10 +463,19 @@ describe('score model: the state it keeps', () => {
       h.run(attempts, { runId: `a-long-run-identifier-${i}-${'x'.repeat(20)}`, commitSha: `${i.toString(16).padStart(40, 'f')}`, gapMs: HOUR, ...onPr });
       if (i === 999 || i === 9_999) sizes.push(JSON.stringify(h.state).length);
     }
-    expect(sizes[1]!).toBeLessThan(5_000);
+    expect(sizes[1]!).toBeLessThan(3_500);
     expect(Math.abs(sizes[1]! - sizes[0]!)).toBeLessThan(300);
     const roundTrip = JSON.parse(JSON.stringify(h.state)) as ScoreState;
     expect(scoreOf(roundTrip, h.at, PARAMS)).toEqual(scoreOf(h.state, h.at, PARAMS));
+  });
+
+  it('a short sha and its full form are one commit (a re-run reported either way is the same code)', () => {
+    const h = new History();
+    const full = 'abcdef0123456789abcdef0123456789abcdef01';
+    for (let i = 0; i < 6; i++) h.run(['pass']);
+    h.run(['pass'], { commitSha: full });
+    h.run(['fail'], { commitSha: full.slice(0, 7) });
+    expect(h.codes()).toContain('SAME_SHA_VARIANCE');
   });
 
   it('a state of the first model keeps its same-code evidence; another version starts over', () => {

@@ -12,7 +12,7 @@ export interface BranchTrack {
   pr: boolean;
   /** Time of the last run on it (ms). */
   at: number;
-  /** Its last commit ('' when the CI sent none), and when that commit was first seen. */
+  /** Its last commit's first 12 hex digits ('' when the CI sent none), and when that commit was first seen. */
   sha: string;
   headAt: number;
   /** A green run came before the current streak: only then can a failure episode be "isolated". */
@@ -81,17 +81,22 @@ export function trackOf(tracks: BranchTrack[], branch: string, mainline: boolean
   return t;
 }
 
+/** The branch's head as a track keeps it: the commit's first 12 hex digits. */
+const headKey = (sha: string): string => sha.slice(0, 12);
+
 /**
  * Code older than the branch's head: a commit first seen before the head was (a re-run of an older
  * commit). It says nothing about the code the branch runs now.
  */
 export function olderThanHead(t: BranchTrack, sha: string, firstSeenAt: number): boolean {
-  return sha !== '' && t.sha !== '' && sha !== t.sha && firstSeenAt < t.headAt;
+  const key = headKey(sha);
+  return key !== '' && t.sha !== '' && key !== t.sha && firstSeenAt < t.headAt;
 }
 
 function moveHead(t: BranchTrack, sha: string, firstSeenAt: number): void {
-  if (sha !== t.sha || sha === '') t.headAt = firstSeenAt;
-  t.sha = sha;
+  const key = headKey(sha);
+  if (key !== t.sha || key === '') t.headAt = firstSeenAt;
+  t.sha = key;
 }
 
 /** A run that failed every attempt (outside an outage) on `sha`, first seen at `firstSeenAt`. */
@@ -102,7 +107,7 @@ export function recordFailure(t: BranchTrack, sha: string, at: number, firstSeen
     t.streakAttempts = 0;
     t.inherited = inherited;
     t.fixed = null;
-  } else if (sha === '' || sha !== t.sha) t.streakCommits++;
+  } else if (sha === '' || headKey(sha) !== t.sha) t.streakCommits++;
   t.streak++;
   t.streakAttempts += failedAttempts;
   moveHead(t, sha, firstSeenAt);
@@ -113,7 +118,7 @@ export function recordFailure(t: BranchTrack, sha: string, at: number, firstSeen
 export function recordGreen(t: BranchTrack, sha: string, at: number, firstSeenAt: number): ClosedEpisode | null {
   let closed: ClosedEpisode | null = null;
   if (t.streak > 0) {
-    const sameCode = sha !== '' && (sha === t.sha || sha === t.since?.sha);
+    const sameCode = sha !== '' && (headKey(sha) === t.sha || headKey(sha) === headKey(t.since?.sha ?? ''));
     closed = { commits: t.streakCommits, runs: t.streak, inherited: t.inherited, isolated: t.green, sameCode };
     // A re-run of a failing commit that passes is a flake of that commit, not a fix.
     t.fixed = sameCode ? null : { sha, at };
