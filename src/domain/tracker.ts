@@ -4,7 +4,8 @@
 //   open    a test flaky (a candidate) for `afterDays` since its current spell began, no issue yet;
 //   reopen  the same, and its issue was closed: one issue per test, a recurring flake stays in one place;
 //   update  the issue is open and the score moved by ≥ SCORE_STEP since the issue last showed it;
-//   close   the issue is open and the test has not been a candidate for `recoveryDays`.
+//   close   the issue is open and the test has been neither a candidate nor broken for `recoveryDays`
+//           (a flaky test that broke is failing, not recovering: its issue stays open).
 import type { DomainEvent } from './events.js';
 
 const DAY_MS = 86_400_000;
@@ -32,11 +33,13 @@ export interface TrackedTest {
   suite: string | null;
   title: string | null;
   candidate: boolean;
+  /** In state `broken` (failing on its mainline); absent in states stored before test states. */
+  broken?: boolean;
   score: number;
   reasons: string[];
   /** Start of the current flaky spell (when it became a candidate); null while not a candidate. */
   flakySince: number | null;
-  /** When it stopped being a candidate; null while it is one. */
+  /** When it stopped being a candidate and was not broken; null while it is either. */
   stableSince: number | null;
   /** Time (the events' clock) of the latest event folded in. */
   lastEventAt: number;
@@ -87,6 +90,8 @@ export function observe(prev: TrackedTest | null, event: DomainEvent, receivedAt
   else if (event.type === 'score.updated' && typeof d.candidate === 'boolean') candidate = d.candidate;
   else return prev;
   if (!prev && !candidate) return null;
+  const state = asString(d.state);
+  const broken = state !== null ? state === 'broken' : (prev?.broken ?? false);
   const at = event.occurredAt;
   const base: TrackedTest = prev ?? {
     projectId: event.projectId,
@@ -112,13 +117,18 @@ export function observe(prev: TrackedTest | null, event: DomainEvent, receivedAt
     score: asNumber(d.score) ?? base.score,
     reasons: reasonCodes(d.reasons) ?? reasonCodes(d.reasonCodes) ?? base.reasons,
     candidate,
+    broken,
     lastEventAt: Math.max(base.lastEventAt, at),
     receivedAt,
   };
   if (candidate && !base.candidate) {
     next.flakySince = at;
     next.stableSince = null;
-  } else if (!candidate && base.candidate) {
+  } else if (!candidate && broken) {
+    // Failing for real: not a recovery, whatever the score says.
+    next.stableSince = null;
+    next.flakySince = null;
+  } else if (!candidate && (base.candidate || base.broken === true)) {
     next.stableSince = at;
     next.flakySince = null;
   }

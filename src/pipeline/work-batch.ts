@@ -41,7 +41,7 @@ export class WorkBatch {
   readonly stitches: IdentityStitch[] = [];
   /** Signatures this lease creates (known ones are only referenced by the executions). */
   readonly signatures: ErrorSignatureRecord[] = [];
-  /** flaked / stabilized (scoring), quarantined / released (quarantine). */
+  /** flaked / broke / fixed (scoring), quarantined / released (quarantine). */
   readonly healthEvents: HealthEvent[] = [];
   private readonly events = new Map<string, DomainEvent[]>();
 

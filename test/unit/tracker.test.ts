@@ -68,6 +68,28 @@ describe('planIssue', () => {
   });
 });
 
+describe('a flaky test that breaks', () => {
+  const brokenEvent = (at: number): DomainEvent => ({ id: `b${at}`, type: 'score.updated', projectId: P, occurredAt: at, data: { testIdentityId: T, score: 0.1, candidate: false, state: 'broken' } });
+  const fixedEvent = (at: number): DomainEvent => ({ id: `f${at}`, type: 'score.updated', projectId: P, occurredAt: at, data: { testIdentityId: T, score: 0, candidate: false, state: 'fixed' } });
+
+  it('keeps its issue open while broken (failing is not recovering); the recovery clock starts when it is fixed', () => {
+    const open: TrackedTest = { ...fold([detected(t0)])!, issue: { repository: 'o/r', number: 7, url: null, open: true, score: 0.9 } };
+    const broken = observe(open, brokenEvent(t0 + 5 * DAY), 0)!;
+    expect(broken).toMatchObject({ candidate: false, broken: true, stableSince: null });
+    expect(planIssue(broken, policy, t0 + 60 * DAY)).not.toBe('close');
+    const fixed = observe(broken, fixedEvent(t0 + 20 * DAY), 0)!;
+    expect(fixed).toMatchObject({ broken: false, stableSince: t0 + 20 * DAY });
+    expect(planIssue(fixed, policy, t0 + 27 * DAY - 1)).not.toBe('close');
+    expect(planIssue(fixed, policy, t0 + 27 * DAY)).toBe('close');
+  });
+
+  it('a stored state from before test states (no broken flag) behaves as before', () => {
+    const old = fold([detected(t0)])!;
+    delete old.broken;
+    expect(observe(old, scored(t0 + DAY, 0.5, false), 0)).toMatchObject({ stableSince: t0 + DAY });
+  });
+});
+
 describe('issue text', () => {
   it('names the test, shows score and reasons, links, and carries the marker', () => {
     const s = fold([detected(t0, 0.9312)])!;
