@@ -3,6 +3,19 @@
 import { createHash } from 'node:crypto';
 import { stableUuid } from './ids.js';
 
+/** Anything but printable ASCII (which is its own NFC) may need composing. */
+const NOT_PRINTABLE_ASCII_RE = /[^ -~]/;
+
+/**
+ * The canonical text of a string that takes part in a test's identity: Unicode NFC, so `café`
+ * typed as one code point (U+00E9) or as `e` + U+0301 (macOS file names, some runners) is one
+ * test. Applied once at the door (storable.ts sanitizeBatch), so the queue holds canonical text.
+ * Printable ASCII is its own NFC: skipped without calling into ICU.
+ */
+export function canonicalText(s: string): string {
+  return NOT_PRINTABLE_ASCII_RE.test(s) ? s.normalize('NFC') : s;
+}
+
 export function normalizeTestPath(path: string): string {
   return path
     .trim()

@@ -3,6 +3,7 @@
 // batches go through it before anything is enqueued, and the worker runs it again on each job so
 // one queued before these checks existed is set aside alone instead of failing its whole lease.
 import type { IngestBatch } from './batch.js';
+import { canonicalText } from './identity.js';
 
 /** The bounds of the columns batch values land in (src/store/migrations/001_core.sql). */
 export const STORABLE = {
@@ -56,8 +57,10 @@ function isWellFormedString(s: string): boolean {
 
 /**
  * Checks a batch against what can be stored and normalises its strings in place (lone surrogates
- * → U+FFFD, in keys of free-form objects too). Throws UnstorableError for the first value that
- * cannot be stored. One pass, no copies unless a key has to be rewritten.
+ * → U+FFFD, in keys of free-form objects too; the strings of a test's identity — filePath, suite,
+ * title, params keys and string values — to NFC, docs/contract.md §1 "canonical text"). Throws
+ * UnstorableError for the first value that cannot be stored. One pass, no copies unless a key has
+ * to be rewritten.
  */
 export function sanitizeBatch(batch: IngestBatch): void {
   at.exec = -1;
@@ -120,9 +123,10 @@ function fail(field: string, reason: string): never {
 
 function sanitizeExecution(e: Execution): void {
   if (typeof e !== 'object' || e === null) fail('', 'expected an object');
-  e.filePath = str(e.filePath, 'filePath');
-  e.suite = str(e.suite, 'suite');
-  e.title = str(e.title, 'title');
+  // Identity text is stored canonical (NFC): the fingerprint, the stored row and what a reader sees agree.
+  e.filePath = canonicalText(str(e.filePath, 'filePath'));
+  e.suite = canonicalText(str(e.suite, 'suite'));
+  e.title = canonicalText(str(e.title, 'title'));
   e.status = str(e.status, 'status') as typeof e.status;
   uint(e.attempt, STORABLE.maxUInt16, 'attempt');
   time(e.startedAt, 'startedAt');
@@ -130,8 +134,8 @@ function sanitizeExecution(e: Execution): void {
   if (e.traceId !== undefined) e.traceId = str(e.traceId, 'traceId');
   if (e.spanId !== undefined) e.spanId = str(e.spanId, 'spanId');
   if (e.error !== undefined) sanitizeError(e.error);
-  if (e.params !== undefined) e.params = json(e.params, 1, 'params') as Record<string, unknown>;
-  if (e.attributes !== undefined) e.attributes = json(e.attributes, 1, 'attributes') as Execution['attributes'];
+  if (e.params !== undefined) e.params = json(e.params, 1, 'params', true) as Record<string, unknown>;
+  if (e.attributes !== undefined) e.attributes = json(e.attributes, 1, 'attributes', false) as Execution['attributes'];
   if (e.artifacts !== undefined) {
     if (!Array.isArray(e.artifacts)) fail('artifacts', 'expected an array');
     at.part = 'artifacts';
@@ -166,7 +170,7 @@ function sanitizeSpan(s: Span): void {
   s.status = str(s.status, 'status') as typeof s.status;
   time(s.startedAt, 'startedAt');
   uint(s.durationMs, STORABLE.maxUInt32, 'durationMs');
-  if (s.attributes !== undefined) s.attributes = json(s.attributes, 1, 'attributes') as Span['attributes'];
+  if (s.attributes !== undefined) s.attributes = json(s.attributes, 1, 'attributes', false) as Span['attributes'];
   if (s.error !== undefined) sanitizeError(s.error);
 }
 
@@ -194,15 +198,21 @@ function time(v: unknown, field: string): void {
   }
 }
 
-/** Free-form JSON: depth-limited (the walk stops at the limit, so it cannot overflow the stack), strings normalised. */
-function json(v: unknown, depth: number, field: string): unknown {
-  if (typeof v === 'string') return isWellFormedString(v) ? v : (v as unknown as Es2024String).toWellFormed();
+/**
+ * Free-form JSON: depth-limited (the walk stops at the limit, so it cannot overflow the stack),
+ * strings normalised; with `canon` (params, part of the identity) keys and strings also to NFC.
+ */
+function json(v: unknown, depth: number, field: string, canon: boolean): unknown {
+  if (typeof v === 'string') {
+    const s = isWellFormedString(v) ? v : (v as unknown as Es2024String).toWellFormed();
+    return canon ? canonicalText(s) : s;
+  }
   if (typeof v !== 'object' || v === null) return v;
   if (depth > STORABLE.maxJsonDepth) fail(field, `nested too deeply: at most ${STORABLE.maxJsonDepth} levels of objects and arrays`);
   if (Array.isArray(v)) {
     for (let k = 0; k < v.length; k++) {
       const x: unknown = v[k];
-      const y = json(x, depth + 1, field);
+      const y = json(x, depth + 1, field, canon);
       if (y !== x) v[k] = y;
     }
     return v;
@@ -211,13 +221,19 @@ function json(v: unknown, depth: number, field: string): unknown {
   let badKey = false;
   for (const k in obj) {
     const x = obj[k];
-    const y = json(x, depth + 1, field);
+    const y = json(x, depth + 1, field, canon);
     if (y !== x) obj[k] = y;
-    if (!badKey && !isWellFormedString(k)) badKey = true;
+    if (!badKey && (!isWellFormedString(k) || (canon && canonicalText(k) !== k))) badKey = true;
   }
   if (!badKey) return obj;
   // Rare: rebuild with normalised keys (defineProperty, so a "__proto__" key stays a plain key).
   const out: Record<string, unknown> = {};
-  for (const k in obj) Object.defineProperty(out, wellFormed(k), { value: obj[k], enumerable: true, writable: true, configurable: true });
+  for (const k in obj) {
+    const key = canon ? canonicalText(wellFormed(k)) : wellFormed(k);
+    // Two keys that are one text in canonical form (NFC and NFD of one name): which value is the
+    // test's would be a guess.
+    if (canon && Object.prototype.hasOwnProperty.call(out, key)) fail(`${field}.${key}`, 'the same key twice once in canonical form (Unicode NFC)');
+    Object.defineProperty(out, key, { value: obj[k], enumerable: true, writable: true, configurable: true });
+  }
   return out;
 }

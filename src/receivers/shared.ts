@@ -14,6 +14,12 @@ export const ingestReceiptSchema = z.object({
 }).meta({ id: 'IngestReceipt' });
 export type IngestReceipt = z.infer<typeof ingestReceiptSchema>;
 
+/** What a decode returns when the answer says more than the receipts. */
+export interface DecodedRequest {
+  batches: IngestBatch[];
+  answer?: Record<string, unknown>;
+}
+
 export interface IngestRouteSpec {
   url: string;
   summary: string;
@@ -24,8 +30,11 @@ export interface IngestRouteSpec {
   response: z.ZodType;
   /** Whether a request that became several jobs answers with each job's receipt (`receipts`); default true. */
   listReceipts?: boolean;
-  /** Turns the decoded request into batches, or throws an ApiError (400/415). */
-  decode(body: unknown, ctx: RouteContext<unknown, unknown, unknown>): Promise<IngestBatch[]>;
+  /**
+   * Turns the decoded request into batches, or throws an ApiError (400/415). May add fields to the
+   * 202 answer (`answer`: OTLP's partial success, for spans refused one by one).
+   */
+  decode(body: unknown, ctx: RouteContext<unknown, unknown, unknown>): Promise<IngestBatch[] | DecodedRequest>;
   /**
    * The issue for a batch value the store cannot take, when the batch path alone would not tell
    * the sender where it came from (JUnit: which testcase; OTLP: which trace and span).
@@ -51,9 +60,10 @@ export function checkStorable(batches: readonly IngestBatch[], spec: Pick<Ingest
 }
 
 /** A hostile body nested deep enough to exhaust the stack while decoding is the sender's 400, not our 500. */
-async function decodeGuarded(spec: IngestRouteSpec, body: unknown, ctx: RouteContext<unknown, unknown, unknown>): Promise<IngestBatch[]> {
+async function decodeGuarded(spec: IngestRouteSpec, body: unknown, ctx: RouteContext<unknown, unknown, unknown>): Promise<DecodedRequest> {
   try {
-    return await spec.decode(body, ctx);
+    const decoded = await spec.decode(body, ctx);
+    return Array.isArray(decoded) ? { batches: decoded } : decoded;
   } catch (err) {
     if (err instanceof RangeError && err.message.includes('call stack')) {
       throw errors.invalidPayload([{ path: '', message: 'nested too deeply' }], 'the request body is nested too deeply');
@@ -80,7 +90,7 @@ export function ingestRoute(spec: IngestRouteSpec): Receiver {
         response: spec.response,
         successStatus: 202,
         async handler(ctx) {
-          const batches = await decodeGuarded(spec, ctx.body, ctx);
+          const { batches, answer } = await decodeGuarded(spec, ctx.body, ctx);
           checkStorable(batches, spec);
           const projectId = ctx.principal!.projectId;
           const receipts = [];
@@ -93,6 +103,7 @@ export function ingestRoute(spec: IngestRouteSpec): Receiver {
             acceptedExecutions: receipts.reduce((n, r) => n + r.acceptedExecutions, 0),
             deduplicated: receipts.length > 0 && receipts.every((r) => r.deduplicated),
             ...(receipts.length > 1 && spec.listReceipts !== false ? { receipts } : {}),
+            ...answer,
           };
         },
       }));

@@ -39,7 +39,12 @@ export function junitFilesToRun(files: readonly string[], opts: { cwd: string; n
     }
     const parsed = parseJUnit(xml, { now: opts.now });
     if (!parsed.ok) {
-      const problem = parsed.error === 'empty_report' ? 'no test cases in this report' : `not valid JUnit XML: ${parsed.message}`;
+      const problem =
+        parsed.error === 'empty_report'
+          ? 'no test cases in this report'
+          : parsed.error === 'invalid_value'
+            ? `a value cannot be true: ${parsed.message}`
+            : `not valid JUnit XML: ${parsed.message}`;
       reports.push({ file: shown, executions: 0, problem });
       continue;
     }

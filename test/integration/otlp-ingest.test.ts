@@ -307,19 +307,25 @@ describe('POST /v1/traces error paths and replays', () => {
     expect(res.json.error).toBe('unsupported_content_type');
   });
 
-  it('JSON with a non-hex traceId → 400 naming the traceId', async () => {
+  // Issue 28: an invalid id rejects its span (OTLP partial success), not the request.
+  it('JSON with a non-hex traceId → 202, the span rejected in partialSuccess naming the traceId', async () => {
     const body = otlpJson({}, [jsonSpan('zz'.repeat(16), hex(8), 'test.case', { 'test.title': 't' })]);
     const res = await td.request('POST', '/v1/traces', { body });
-    expect(res.status).toBe(400);
-    expect(res.json.error).toBe('invalid_payload');
-    expect(res.json.issues[0].path).toBe('resourceSpans.0.scopeSpans.0.spans.0.traceId');
+    expect(res.status).toBe(202);
+    expect(res.json).toEqual({
+      receiptId: null,
+      acceptedExecutions: 0,
+      deduplicated: false,
+      partialSuccess: { rejectedSpans: 1, errorMessage: '1 span rejected: resourceSpans.0.scopeSpans.0.spans.0.traceId: expected 32 hex characters' },
+    });
   });
 
-  it('JSON with a spanId of the wrong length → 400 naming the spanId', async () => {
-    const body = otlpJson({}, [jsonSpan(hex(16), hex(8), 'test.run', {}), jsonSpan(hex(16), 'abcd', 'test.case', { 'test.title': 't' })]);
+  it('JSON with a spanId of the wrong length → 202, that span rejected naming the spanId', async () => {
+    // Its own branch: the run span alone is stored, and must not be taken for another test's run on `local`.
+    const body = otlpJson({ 'vcs.ref.head.name': `otlp-badspan-${hex(3)}` }, [jsonSpan(hex(16), hex(8), 'test.run', {}), jsonSpan(hex(16), 'abcd', 'test.case', { 'test.title': 't' })]);
     const res = await td.request('POST', '/v1/traces', { body });
-    expect(res.status).toBe(400);
-    expect(res.json.issues[0].path).toBe('resourceSpans.0.scopeSpans.0.spans.1.spanId');
+    expect(res.status).toBe(202);
+    expect(res.json.partialSuccess).toEqual({ rejectedSpans: 1, errorMessage: '1 span rejected: resourceSpans.0.scopeSpans.0.spans.1.spanId: expected 16 hex characters' });
   });
 
   it('a trace without test spans → 202 with nothing accepted, and no run', async () => {

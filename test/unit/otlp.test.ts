@@ -420,24 +420,23 @@ describe('malformed input', () => {
     expect(() => decodeOtlpProtobuf(new Uint8Array([0xff, 0xff]))).toThrow(OtlpDecodeError);
   });
 
-  it('rejects a protobuf trace id of the wrong length, with its path', () => {
+  // Issue 28: a span with an invalid id is rejected alone (OTLP partial success), not the request.
+  it('rejects a span whose protobuf trace id has the wrong length, with its path', () => {
     // request{resource_spans{scope_spans{spans{trace_id: 3 bytes}}}}
     const bytes = new Uint8Array([0x0a, 0x09, 0x12, 0x07, 0x12, 0x05, 0x0a, 0x03, 1, 2, 3]);
-    const err = catchError(() => decodeOtlpProtobuf(bytes));
-    expect(err).toBeInstanceOf(OtlpDecodeError);
-    expect((err as OtlpDecodeError).path).toBe('resourceSpans.0.scopeSpans.0.spans.0.traceId');
+    const req = decodeOtlpProtobuf(bytes);
+    expect(req.resourceSpans[0]!.spans).toEqual([]);
+    expect(req.rejected).toEqual([{ path: 'resourceSpans.0.scopeSpans.0.spans.0.traceId', message: 'expected 16 bytes, got 3' }]);
   });
 
-  it('rejects a JSON trace id that is not hex, naming the path', () => {
+  it('rejects a span whose JSON trace id is not hex, naming the path, and keeps the others', () => {
     const spans = [0, 1, 2].map((i) => jsonSpan(`00000000000000a${i}`, 'x'));
     spans.push(jsonSpan('00000000000000a3', 'x', { traceId: 'W4jv95gDgQPSabYzgT/GDA==' })); // base64, not hex
-    const req = {
+    const req = decodeOtlpJson({
       resourceSpans: [{ scopeSpans: [{ spans: [] }, { spans }] }],
-    };
-    const err = catchError(() => decodeOtlpJson(req));
-    expect(err).toBeInstanceOf(OtlpDecodeError);
-    expect((err as OtlpDecodeError).path).toBe('resourceSpans.0.scopeSpans.1.spans.3.traceId');
-    expect((err as OtlpDecodeError).message).toContain('hex');
+    });
+    expect(req.resourceSpans[0]!.spans.map((s) => s.spanId)).toEqual(['00000000000000a0', '00000000000000a1', '00000000000000a2']);
+    expect(req.rejected).toEqual([{ path: 'resourceSpans.0.scopeSpans.1.spans.3.traceId', message: 'expected 32 hex characters' }]);
   });
 
   it('names the path of shape errors and unknown enum names', () => {
@@ -448,7 +447,9 @@ describe('malformed input', () => {
     expect(bad({ attributes: [{ key: 'a', value: { intValue: 1.5 } }] }).path).toBe(
       'resourceSpans.0.scopeSpans.0.spans.0.attributes.0.value.intValue',
     );
-    expect(bad({ spanId: '' }).path).toBe('resourceSpans.0.scopeSpans.0.spans.0.spanId');
+    expect(decodeOtlpJson(jsonRequest({}, [jsonSpan('00000000000000a1', 'x', { spanId: '' })])).rejected).toEqual([
+      { path: 'resourceSpans.0.scopeSpans.0.spans.0.spanId', message: 'required' },
+    ]);
     expect(catchError(() => decodeOtlpJson('nope'))).toBeInstanceOf(OtlpDecodeError);
     expect((catchError(() => decodeOtlpJson({ resourceSpans: {} })) as OtlpDecodeError).path).toBe('resourceSpans');
   });
@@ -461,8 +462,8 @@ describe('malformed input', () => {
   });
 
   it('accepts an empty request', () => {
-    expect(decodeOtlpJson({})).toStrictEqual({ resourceSpans: [] });
-    expect(decodeOtlpProtobuf(new Uint8Array())).toStrictEqual({ resourceSpans: [] });
+    expect(decodeOtlpJson({})).toStrictEqual({ resourceSpans: [], rejected: [] });
+    expect(decodeOtlpProtobuf(new Uint8Array())).toStrictEqual({ resourceSpans: [], rejected: [] });
   });
 });
 
@@ -485,7 +486,7 @@ describe('mapping edge cases', () => {
         jsonSpan('00000000000000a2', 'db.query', { parentSpanId: '00000000000000a1' }),
       ]),
     );
-    expect(mapOtlpToBatches(req, { now: NOW })).toStrictEqual({ batches: [] });
+    expect(mapOtlpToBatches(req, { now: NOW })).toStrictEqual({ batches: [], rejected: [] });
   });
 
   it('uses placeholders when vcs attributes are missing', () => {

@@ -1,6 +1,6 @@
 // Small pure helpers for the JUnit parser: text buffers, numbers, timestamps, attachments.
 import type { ArtifactRef } from '../../domain/batch.js';
-import { parseTimestamp } from '../../domain/time.js';
+import { impossibleTimestamp, parseTimestamp } from '../../domain/time.js';
 import { STORABLE } from '../../domain/storable.js';
 import { contentTypeForFile } from '../../domain/content-types.js';
 
@@ -54,14 +54,29 @@ export function firstNonEmptyLine(text: string): string | undefined {
  * JUnit `time` is seconds as a decimal; anything unusable becomes 0 rather than failing the report.
  * Unusable includes a number too large to store (over ~49.7 days, UInt32 ms): real reports carry
  * such values (container-structure-test writes nanoseconds), and the sender cannot fix them.
+ * A decimal comma (`1,5`, written by tools formatting with a German or French locale) is a
+ * decimal: the JUnit schema's `time` is an xs:decimal, which has no digit grouping, so a lone
+ * comma between digits can only be the decimal separator — `1,500` is 1.5 s, not 1500 s
+ * (docs/contract.md §3). A value with both a comma and a point (`1,234.5`) is not a decimal.
  */
 export function secondsToMs(value: string | undefined): number {
   if (value === undefined) return 0;
-  const ms = Math.round(Number(value.trim()) * 1000);
+  const text = value.trim();
+  const seconds = DECIMAL_COMMA.test(text) ? Number(text.replace(',', '.')) : text === '' ? Number.NaN : Number(text);
+  const ms = Math.round(seconds * 1000);
   return Number.isFinite(ms) && ms > 0 && ms <= STORABLE.maxUInt32 ? ms : 0;
 }
 
+/** Digits, one comma, digits: a decimal written with a decimal comma. */
+const DECIMAL_COMMA = /^[+-]?\d+,\d+$/;
+
 const ZONELESS_ISO = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?$/;
+
+/** The text a suite timestamp is read as: zoneless and " UTC" forms made explicit UTC ISO-8601. */
+function junitTimestampText(value: string): string {
+  const text = value.trim().replace(/\s+(?:UTC|GMT)$/i, 'Z');
+  return ZONELESS_ISO.test(text) ? `${text.replace(' ', 'T')}Z` : text;
+}
 
 /**
  * Suite timestamps are often written without a zone ("2021-06-13T20:50:21", surefire, jest-junit)
@@ -69,12 +84,19 @@ const ZONELESS_ISO = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?$/;
  */
 export function parseJUnitTimestamp(value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
-  let text = value.trim().replace(/\s+(?:UTC|GMT)$/i, 'Z');
-  if (ZONELESS_ISO.test(text)) text = `${text.replace(' ', 'T')}Z`;
-  const ms = parseTimestamp(text);
+  const ms = parseTimestamp(junitTimestampText(value));
   // Some tools write the epoch (1970-01-01) as a placeholder; such a run belongs at "now", not 1970.
   // One past the storable window (year 2100 on) is as unusable, and treated alike.
   return ms !== undefined && ms >= PLACEHOLDER_BEFORE && ms <= STORABLE.maxTimeMs ? ms : undefined;
+}
+
+/**
+ * Why a `timestamp` attribute names a date that does not exist (`2026-02-30`), else undefined.
+ * Such a report is refused: reading it as March 2 (the JS parser) or as "now" would both store a
+ * time the report never said.
+ */
+export function impossibleJUnitTimestamp(value: string | undefined): string | undefined {
+  return value === undefined ? undefined : impossibleTimestamp(junitTimestampText(value));
 }
 
 /** 2000-01-01: no real CI report is older. */

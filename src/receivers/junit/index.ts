@@ -37,7 +37,11 @@ export const junitReceiverFactory: ReceiverFactory<Record<string, never>> = {
             `${result.message}; a report may have at most ${LIMITS.maxJUnitExecutions}: split it, e.g. one report per CI shard (\`flakehouse report\` with SERVICE_SHARD_INDEX/SERVICE_SHARD_TOTAL, or one request per XML file)`,
           );
         }
-        if (!result.ok) throw errors.unreadableJUnit(result.error, result.message);
+        // Well-formed XML holding a value that cannot be true (an impossible date): the payload's fault, at `xml`.
+        if (!result.ok) {
+          if (result.error === 'invalid_value') throw errors.invalidPayload([{ path: 'xml', message: result.message }], `xml: ${result.message}`);
+          throw errors.unreadableJUnit(result.error, result.message);
+        }
         const run = { status: result.runStatus, startedAt: result.startedAt, finishedAt: result.finishedAt };
         // A large report becomes parts of a bounded size, one job each, that make one run: the
         // worker's memory is bounded by the part (src/domain/report-parts.ts).

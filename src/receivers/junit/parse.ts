@@ -3,6 +3,7 @@
 import sax from 'sax';
 import type { SAXOptions, Tag } from 'sax';
 import { deriveRunStatus } from '../../domain/batch.js';
+import { canonicalText } from '../../domain/identity.js';
 import type { ArtifactRef, ExecutionError, ExecutionInput, RunStatus, TestStatus } from '../../domain/batch.js';
 import {
   MAX_MESSAGE_CHARS,
@@ -14,13 +15,14 @@ import {
   clip,
   extractAttachments,
   firstNonEmptyLine,
+  impossibleJUnitTimestamp,
   parseJUnitTimestamp,
   secondsToMs,
 } from './helpers.js';
 
 export type JUnitParseResult =
   | { ok: true; executions: ExecutionInput[]; runStatus: RunStatus; startedAt: number; finishedAt: number }
-  | { ok: false; error: 'invalid_junit_xml' | 'empty_report' | 'too_many_testcases'; message: string };
+  | { ok: false; error: 'invalid_junit_xml' | 'empty_report' | 'too_many_testcases' | 'invalid_value'; message: string };
 
 /** `status` attribute values (gtest, CTest, xunit-style reporters) that mean the test did not run. */
 const SKIP_STATUSES = new Set(['notrun', 'skipped', 'disabled', 'ignored']);
@@ -161,7 +163,8 @@ export function parseJUnit(xml: string, opts: { now: number; maxExecutions?: num
     let attributes: Record<string, string> | undefined;
     if (tc.properties.size > 0) attributes = Object.fromEntries(tc.properties);
 
-    const key = `${filePath}\u0000${suite}\u0000${title}`;
+    // NFC like the identity (storable.ts), so one test written in two Unicode forms is one retry group.
+    const key = `${canonicalText(filePath)}\u0000${canonicalText(suite)}\u0000${canonicalText(title)}`;
     let group = groups.get(key);
     for (const attempt of caseAttempts(tc)) {
       const index = executions.length;
@@ -189,8 +192,22 @@ export function parseJUnit(xml: string, opts: { now: number; maxExecutions?: num
     }
   };
 
+  /** A timestamp naming a date that does not exist refuses the report (a value, not the XML, is wrong). */
+  const checkTimestamp = (tag: Tag): void => {
+    const value = tag.attributes['timestamp'];
+    const impossible = impossibleJUnitTimestamp(value);
+    if (impossible === undefined) return;
+    const name = tag.attributes['name'] ?? '';
+    throw new Abort({
+      ok: false,
+      error: 'invalid_value',
+      message: `<${tag.name}${name === '' ? '' : ` name="${clip(name, 200)}"`}> timestamp "${clip(value ?? '', 100)}" is not a calendar date: ${impossible} ${position()}`,
+    });
+  };
+
   const openTag = (tag: Tag): void => {
     const name = tag.name;
+    if (name === 'testsuite' || name === 'testsuites' || name === 'testcase') checkTimestamp(tag);
     const parent = frames[frames.length - 1];
     if (parent === undefined) {
       // sax accepts a second top-level element; XML (and so concatenated reports) does not.

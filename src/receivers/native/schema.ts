@@ -12,21 +12,27 @@ import {
   TRIGGERS,
   type IngestBatch,
 } from '../../domain/batch.js';
-import { parseTimestamp } from '../../domain/time.js';
+import { readTimestamp, toIso } from '../../domain/time.js';
 import { attributesOf, withinJsonDepth } from '../../domain/attributes.js';
-import { STORABLE } from '../../domain/storable.js';
+import { isStorableTime, STORABLE } from '../../domain/storable.js';
 
 export const SEMVER_RE = /^\d+\.\d+\.\d+$/;
 export const COMMIT_SHA_RE = /^[0-9a-f]{7,40}$/i;
 
 const timestamp = z.union([z.string(), z.number()]).transform((v, ctx) => {
-  const ms = parseTimestamp(v);
-  if (ms === undefined) {
-    ctx.addIssue({ code: 'custom', message: 'expected an ISO-8601 timestamp or epoch milliseconds' });
+  const r = readTimestamp(v);
+  if (!r.ok) {
+    // An impossible date (`2026-02-30`) says why, rather than being rolled over into March.
+    ctx.addIssue({ code: 'custom', message: r.reason });
     return z.NEVER;
   }
-  return ms;
+  return r.ms;
 });
+
+/** A time for a message; one outside the storable window (refused later anyway) as its number. */
+function shownTime(ms: number): string {
+  return isStorableTime(ms) ? toIso(ms) : `${ms} ms`;
+}
 
 /**
  * An optional field that also takes null, read as absent: Flakemetry's schemas are `.nullish()` and
@@ -131,6 +137,18 @@ export const nativeBatchSchema = z
       traceId: nullish(z.string()),
     }),
     executions: z.array(executionSchema).max(LIMITS.maxExecutionsPerBatch),
+  })
+  .superRefine((b, ctx) => {
+    // A run cannot end before it starts: storing it would show a negative (clamped to 0) duration
+    // the sender never measured. Checked here, not in storable.ts, so a job queued before this
+    // check is not set aside by the worker.
+    if (b.run.finishedAt !== undefined && b.run.finishedAt < b.run.startedAt) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['run', 'finishedAt'],
+        message: `must not be before run.startedAt (${shownTime(b.run.finishedAt)} < ${shownTime(b.run.startedAt)})`,
+      });
+    }
   })
   .transform((b) => {
     // A retry points back at an earlier attempt; one that does not is ignored, as Flakemetry does,

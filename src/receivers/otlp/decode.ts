@@ -45,12 +45,20 @@ export interface OtlpResourceSpans {
   spans: OtlpSpan[];
 }
 
+/** A span left out of the request (OTLP partial success): where it was and why. */
+export interface RejectedSpan {
+  path: string;
+  message: string;
+}
+
 export interface OtlpTraceRequest {
   resourceSpans: OtlpResourceSpans[];
+  /** Spans refused one by one (invalid ids, ends before it starts); the rest of the request stands. */
+  rejected: RejectedSpan[];
 }
 
 export class OtlpDecodeError extends Error {
-  override readonly name = 'OtlpDecodeError';
+  override readonly name: string = 'OtlpDecodeError';
   /** Dotted location of the offending value, e.g. `resourceSpans.0.scopeSpans.1.spans.3.traceId`. */
   readonly path: string | undefined;
   /** `message` never repeats the path, so callers can render `{ path, message }` issues. */
@@ -58,6 +66,15 @@ export class OtlpDecodeError extends Error {
     super(message);
     this.path = path;
   }
+}
+
+/**
+ * A span that cannot be true (an all-zero or malformed id, an end before its start): the OTLP
+ * spec has the server reject such spans one by one and report them as a partial success, not
+ * refuse the export (docs/contract.md §4).
+ */
+export class InvalidSpanError extends OtlpDecodeError {
+  override readonly name: string = 'InvalidSpanError';
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -130,6 +147,8 @@ export function decodeOtlpProtobuf(buf: Uint8Array): OtlpTraceRequest {
     // toObject is typed loosely; the shape is fixed by the .proto files, so RawRequest holds.
     raw = RequestType.toObject(RequestType.decode(buf), TO_OBJECT);
   } catch (err) {
+    // protobufjs stops at its own recursion limit (100 nested messages): the same refusal as ours.
+    if (err instanceof Error && /max depth exceeded/i.test(err.message)) throw tooDeep('');
     throw new OtlpDecodeError(`invalid protobuf: ${err instanceof Error ? err.message : String(err)}`);
   }
   return guardDepth(() => normalize(raw));
@@ -204,9 +223,18 @@ function guardDepth<T>(fn: () => T): T {
   try {
     return fn();
   } catch (err) {
-    if (err instanceof RangeError) throw new OtlpDecodeError('attribute values nested too deeply');
+    if (err instanceof RangeError) throw tooDeep('');
     throw err;
   }
+}
+
+/*
+ * Attribute values (arrayValue / kvlistValue) may nest as deep as free-form JSON anywhere else:
+ * STORABLE.maxJsonDepth levels counting the attribute set itself, as the native route counts its
+ * `attributes` object (docs/contract.md §2), whatever the encoding (plainValue).
+ */
+function tooDeep(path: string): OtlpDecodeError {
+  return new OtlpDecodeError(`nested too deeply: at most ${STORABLE.maxJsonDepth} levels of objects and arrays`, path);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -225,6 +253,7 @@ const HEX_RE = /^[0-9a-fA-F]*$/;
 
 function normalize(raw: RawRequest): OtlpTraceRequest {
   const out: OtlpResourceSpans[] = [];
+  const rejected: RejectedSpan[] = [];
   const rsList = raw.resourceSpans ?? [];
   for (let r = 0; r < rsList.length; r++) {
     const rs = rsList[r]!;
@@ -238,13 +267,22 @@ function normalize(raw: RawRequest): OtlpTraceRequest {
         } catch (err) {
           // Paths are built only on failure: no per-span string churn on the happy path.
           if (!(err instanceof OtlpDecodeError)) throw err;
-          throw new OtlpDecodeError(err.message, `resourceSpans.${r}.scopeSpans.${s}.spans.${i}.${err.path ?? ''}`);
+          const path = `resourceSpans.${r}.scopeSpans.${s}.spans.${i}.${err.path ?? ''}`;
+          if (err instanceof InvalidSpanError) rejected.push({ path, message: err.message });
+          else throw new OtlpDecodeError(err.message, path);
         }
       }
     }
-    out.push({ resource: flattenAttributes(rs.resource?.attributes), spans });
+    let resource: Attributes;
+    try {
+      resource = flattenAttributes(rs.resource?.attributes);
+    } catch (err) {
+      if (!(err instanceof OtlpDecodeError)) throw err;
+      throw new OtlpDecodeError(err.message, `resourceSpans.${r}.resource.${err.path ?? ''}`);
+    }
+    out.push({ resource, spans });
   }
-  return { resourceSpans: out };
+  return { resourceSpans: out, rejected };
 }
 
 /** Throws OtlpDecodeError with a span-relative path; the caller prefixes it. */
@@ -252,20 +290,24 @@ function normalizeSpan(span: RawSpan): OtlpSpan {
   const traceId = toHexId(span.traceId, 16, 'traceId');
   const spanId = toHexId(span.spanId, 8, 'spanId');
   const parent = span.parentSpanId;
-  const parentSpanId = parent == null || parent.length === 0 ? undefined : toHexId(parent, 8, 'parentSpanId');
+  // All zeros as a parent is what some exporters write for "no parent": a root span, not an invalid one.
+  const parentSpanId = parent == null || parent.length === 0 || isAllZero(parent) ? undefined : toHexId(parent, 8, 'parentSpanId');
   const startUs = nanosToMicros(span.startTimeUnixNano);
   const endUs = nanosToMicros(span.endTimeUnixNano);
   // Checked here rather than on the batch, where the request path would be lost.
   if (startUs > MAX_TIME_US) throw new OtlpDecodeError(`${TIME_WINDOW_TEXT} (epoch nanoseconds)`, 'startTimeUnixNano');
   if (endUs > MAX_TIME_US) throw new OtlpDecodeError(`${TIME_WINDOW_TEXT} (epoch nanoseconds)`, 'endTimeUnixNano');
+  // A span (a run span above all) that ends before it starts measured nothing we could store truthfully.
+  if (endUs > 0 && endUs < startUs) throw new InvalidSpanError('the span ends before it starts (endTimeUnixNano < startTimeUnixNano)', 'endTimeUnixNano');
   const rawEvents = span.events;
   const events: OtlpEvent[] = [];
   if (rawEvents) {
-    for (const e of rawEvents) {
+    for (let j = 0; j < rawEvents.length; j++) {
+      const e = rawEvents[j]!;
       events.push({
         name: e.name ?? '',
         timeMs: Math.floor(nanosToMicros(e.timeUnixNano) / 1000),
-        attributes: flattenAttributes(e.attributes),
+        attributes: flattenAttributes(e.attributes, `events.${j}.`),
       });
     }
   }
@@ -282,22 +324,31 @@ function normalizeSpan(span: RawSpan): OtlpSpan {
     durationMs: endUs > startUs ? (endUs - startUs) / 1000 : 0,
     statusCode: code === 2 ? 'error' : code === 1 ? 'ok' : 'unset',
     statusMessage: status?.message ?? '',
-    attributes: flattenAttributes(span.attributes),
+    attributes: flattenAttributes(span.attributes, ''),
     events,
   };
 }
 
+/** An id of only zero bytes: the OTLP spec's invalid trace or span id. */
+function isAllZero(value: Bytes): boolean {
+  if (typeof value === 'string') return /^0+$/.test(value);
+  for (let k = 0; k < value.length; k++) if (value[k] !== 0) return false;
+  return value.length > 0;
+}
+
+/** A trace or span id as lowercase hex; a missing, malformed or all-zero one rejects the span (partial success). */
 function toHexId(value: Opt<Bytes>, bytes: number, at: string): string {
-  if (value == null) throw new OtlpDecodeError('required', at);
+  if (value == null || value.length === 0) throw new InvalidSpanError('required', at);
   if (typeof value === 'string') {
     // OTLP/JSON carries ids as hex, not base64 (unlike the generic proto3 JSON mapping).
     if (value.length !== bytes * 2 || !HEX_RE.test(value)) {
-      throw new OtlpDecodeError(`expected ${bytes * 2} hex characters`, at);
+      throw new InvalidSpanError(`expected ${bytes * 2} hex characters`, at);
     }
-    return value.toLowerCase();
+  } else if (value.length !== bytes) {
+    throw new InvalidSpanError(`expected ${bytes} bytes, got ${value.length}`, at);
   }
-  if (value.length !== bytes) throw new OtlpDecodeError(`expected ${bytes} bytes, got ${value.length}`, at);
-  return Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('hex');
+  if (isAllZero(value)) throw new InvalidSpanError('all zero: not a valid id (OTLP)', at);
+  return typeof value === 'string' ? value.toLowerCase() : Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('hex');
 }
 
 function enumValue(value: number | string, names: Record<string, number>, at: string): number {
@@ -317,40 +368,63 @@ function nanosToMicros(value: Opt<Int64>): number {
   return value.length > 3 ? Number(value.slice(0, -3)) : 0;
 }
 
-function flattenAttributes(list: Opt<RawKeyValue[]>): Attributes {
+/** `at` is the span-relative prefix of the attributes' path (`events.2.`), used only on failure. */
+function flattenAttributes(list: Opt<RawKeyValue[]>, at = ''): Attributes {
   const out: Attributes = {};
   if (!list) return out;
   for (const kv of list) {
     if (kv.key == null || kv.value == null) continue;
-    const v = scalarValue(kv.value);
+    const v = scalarValue(kv.value, 1);
+    if (v === TOO_DEEP) throw tooDeep(`${at}attributes.${kv.key}`);
     if (v !== undefined) out[kv.key] = v;
   }
   return out;
 }
 
-function scalarValue(v: RawAnyValue): AttrValue | undefined {
+/** Returned up the walk when a value nests past the limit; the caller names the attribute. */
+const TOO_DEEP = Symbol('too deep');
+
+/** `depth`: levels of arrays / kvlists this value sits in, the attribute set counted as one. */
+function scalarValue(v: RawAnyValue, depth: number): AttrValue | undefined | typeof TOO_DEEP {
   if (v.stringValue != null) return v.stringValue;
   if (v.boolValue != null) return v.boolValue;
   if (v.intValue != null) return intValue(v.intValue);
   if (v.doubleValue != null) return doubleValue(v.doubleValue);
-  if (v.arrayValue != null || v.kvlistValue != null) return JSON.stringify(plainValue(v));
+  if (v.arrayValue != null || v.kvlistValue != null) {
+    const plain = plainValue(v, depth + 1);
+    return plain === TOO_DEEP ? TOO_DEEP : JSON.stringify(plain);
+  }
   if (v.bytesValue != null) return bytesValue(v.bytesValue);
   return undefined;
 }
 
-/** Nested form used inside flattened arrays/kvlists; an empty AnyValue becomes null. */
-function plainValue(v: RawAnyValue): unknown {
-  if (v.arrayValue != null) {
-    return (v.arrayValue.values ?? []).map(plainValue);
-  }
-  if (v.kvlistValue != null) {
+/**
+ * Nested form used inside flattened arrays/kvlists; an empty AnyValue becomes null. The walk
+ * stops at the depth limit, so a value nested deeper than the stack is refused, not a crash.
+ */
+function plainValue(v: RawAnyValue, depth: number): unknown {
+  if (v.arrayValue != null || v.kvlistValue != null) {
+    if (depth > STORABLE.maxJsonDepth) return TOO_DEEP;
+    if (v.arrayValue != null) {
+      const values = v.arrayValue.values ?? [];
+      const arr: unknown[] = new Array<unknown>(values.length);
+      for (let k = 0; k < values.length; k++) {
+        const x = plainValue(values[k]!, depth + 1);
+        if (x === TOO_DEEP) return TOO_DEEP;
+        arr[k] = x;
+      }
+      return arr;
+    }
     const obj: Record<string, unknown> = {};
-    for (const kv of v.kvlistValue.values ?? []) {
-      if (kv.key != null) obj[kv.key] = kv.value == null ? null : plainValue(kv.value);
+    for (const kv of v.kvlistValue?.values ?? []) {
+      if (kv.key == null) continue;
+      const x = kv.value == null ? null : plainValue(kv.value, depth + 1);
+      if (x === TOO_DEEP) return TOO_DEEP;
+      obj[kv.key] = x;
     }
     return obj;
   }
-  return scalarValue(v) ?? null;
+  return scalarValue(v, depth) ?? null;
 }
 
 // int64 beyond 2^53 stays a string rather than silently losing digits.

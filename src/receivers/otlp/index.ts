@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { ReceiverFactory } from '../../pipeline/component.js';
 import { errors } from '../../api/errors.js';
 import { ingestReceiptSchema, ingestRoute } from '../shared.js';
-import { decodeOtlpJson, decodeOtlpProtobuf, OtlpDecodeError, type OtlpTraceRequest } from './decode.js';
+import { decodeOtlpJson, decodeOtlpProtobuf, OtlpDecodeError, type OtlpTraceRequest, type RejectedSpan } from './decode.js';
 import { mapOtlpToBatches } from './map.js';
 
 /** The attributes a batch field is mapped from (map.ts), named in refusals. */
@@ -15,6 +15,25 @@ const SOURCE_ATTRIBUTES: Record<string, string> = {
   attempt: 'test.attempt',
   params: 'test.params',
 };
+
+/** Rejections named in a partial success's message; the count covers them all. */
+const MAX_NAMED_REJECTIONS = 5;
+
+/**
+ * OTLP partial success (ExportTracePartialSuccess in its JSON form): how many spans were refused
+ * and why, the first few by path. Absent when every span was taken, as the spec asks.
+ */
+export function partialSuccessOf(rejected: readonly RejectedSpan[]): { rejectedSpans: number; errorMessage: string } | undefined {
+  if (rejected.length === 0) return undefined;
+  const named = rejected.slice(0, MAX_NAMED_REJECTIONS).map((r) => `${r.path}: ${r.message}`);
+  const more = rejected.length > MAX_NAMED_REJECTIONS ? `; and ${rejected.length - MAX_NAMED_REJECTIONS} more` : '';
+  return {
+    rejectedSpans: rejected.length,
+    errorMessage: `${rejected.length} span${rejected.length === 1 ? '' : 's'} rejected: ${named.join('; ')}${more}`,
+  };
+}
+
+export const partialSuccessSchema = z.object({ rejectedSpans: z.number().int(), errorMessage: z.string() });
 
 const PROTOBUF_TYPES = ['application/x-protobuf', 'application/protobuf', 'application/octet-stream'];
 
@@ -33,6 +52,8 @@ export const otlpReceiverFactory: ReceiverFactory<Record<string, never>> = {
       body: z.object({ resourceSpans: z.array(z.unknown()).optional() }),
       response: ingestReceiptSchema.extend({
         receipts: z.array(ingestReceiptSchema).optional(),
+        // Spans refused one by one (invalid ids, an unknown test status, ending before starting).
+        partialSuccess: partialSuccessSchema.optional(),
       }),
       async decode(body, ctx) {
         const contentType = String(ctx.request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
@@ -52,7 +73,9 @@ export const otlpReceiverFactory: ReceiverFactory<Record<string, never>> = {
           }
           throw err;
         }
-        return mapOtlpToBatches(req, { now: Date.now() }).batches;
+        const mapped = mapOtlpToBatches(req, { now: Date.now() });
+        const partialSuccess = partialSuccessOf([...req.rejected, ...mapped.rejected]);
+        return { batches: mapped.batches, ...(partialSuccess ? { answer: { partialSuccess } } : {}) };
       },
       unstorableIssue(err, batch) {
         // The batch path (`executions.2.attempt`) is the mapped run; say which trace and span it came from.

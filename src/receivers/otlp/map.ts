@@ -25,7 +25,7 @@ import type {
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { artifactRefSchema } from '../native/schema.js';
-import type { AttrValue, Attributes, OtlpSpan, OtlpTraceRequest } from './decode.js';
+import type { AttrValue, Attributes, OtlpSpan, OtlpTraceRequest, RejectedSpan } from './decode.js';
 
 export interface MapOptions {
   /** Fallback timestamp (epoch ms) when a trace carries no usable start time. */
@@ -39,11 +39,23 @@ interface TraceGroup {
   resources: Attributes[];
 }
 
-export function mapOtlpToBatches(req: OtlpTraceRequest, opts: MapOptions): { batches: IngestBatch[] } {
+/**
+ * `rejected`: test-case spans refused here (a status the receiver cannot read), to report with
+ * the decoder's as an OTLP partial success; the rest of the request is mapped without them.
+ */
+export function mapOtlpToBatches(req: OtlpTraceRequest, opts: MapOptions): { batches: IngestBatch[]; rejected: RejectedSpan[] } {
+  const rejected: RejectedSpan[] = [];
   // Group by trace id across resourceSpans so a trace split over several resources is one run.
   const groups = new Map<string, TraceGroup>();
   for (const rs of req.resourceSpans) {
     for (const span of rs.spans) {
+      if (isCase(span)) {
+        const problem = unknownStatus(span);
+        if (problem !== undefined) {
+          rejected.push({ path: `trace ${span.traceId} span ${span.spanId}`, message: problem });
+          continue;
+        }
+      }
       let g = groups.get(span.traceId);
       if (!g) {
         g = { traceId: span.traceId, spans: [], resources: [] };
@@ -60,7 +72,7 @@ export function mapOtlpToBatches(req: OtlpTraceRequest, opts: MapOptions): { bat
     const batch = mapTrace(g, opts.now);
     if (batch) batches.push(batch);
   }
-  return { batches };
+  return { batches, rejected };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -283,22 +295,48 @@ function mapCase(
   return exec;
 }
 
-function caseStatus(span: OtlpSpan): TestStatus {
-  const explicit = lower(span.attributes['test.status']);
+/** `test.case.result.status` values the receiver reads (semantic conventions say pass/fail). */
+const RESULT_STATUSES: Readonly<Record<string, TestStatus>> = {
+  pass: 'pass',
+  passed: 'pass',
+  fail: 'fail',
+  failed: 'fail',
+  error: 'fail',
+  skip: 'skip',
+  skipped: 'skip',
+};
+
+/** The explicit status a case span states: `test.status`, else `test.case.result.status`, when readable. */
+function explicitStatus(a: Attributes): TestStatus | undefined {
+  const explicit = lower(a['test.status']);
   if (explicit !== undefined && (TEST_STATUSES as readonly string[]).includes(explicit)) return explicit as TestStatus;
-  switch (lower(span.attributes['test.case.result.status'])) {
-    case 'pass':
-    case 'passed':
-      return 'pass';
-    case 'fail':
-    case 'failed':
-    case 'error':
-      return 'fail';
-    case 'skip':
-    case 'skipped':
-      return 'skip';
+  const result = lower(a['test.case.result.status']);
+  return result !== undefined && Object.hasOwn(RESULT_STATUSES, result) ? RESULT_STATUSES[result] : undefined;
+}
+
+/**
+ * Why a case span's status cannot be read, or undefined. A status attribute the receiver does not
+ * know (`timedout`, an integer) used to fall back to the span status, which made an unset span a
+ * `pass`: the span is refused instead (partial success), since any status we picked would be a guess.
+ */
+function unknownStatus(span: OtlpSpan): string | undefined {
+  const a = span.attributes;
+  if (explicitStatus(a) !== undefined) return undefined;
+  for (const key of ['test.status', 'test.case.result.status']) {
+    const v = a[key];
+    if (v !== undefined) {
+      return `${key} ${clipText(JSON.stringify(v), 100)} is not a status this server knows (test.status: ${TEST_STATUSES.join(', ')}; test.case.result.status: pass, fail, skip); the test case is not stored`;
+    }
   }
-  return span.statusCode === 'error' ? 'fail' : 'pass';
+  return undefined;
+}
+
+function clipText(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max)}…` : text;
+}
+
+function caseStatus(span: OtlpSpan): TestStatus {
+  return explicitStatus(span.attributes) ?? (span.statusCode === 'error' ? 'fail' : 'pass');
 }
 
 const SEGMENT_SPLIT = / > |::|\/|\./;
