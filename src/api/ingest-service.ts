@@ -1,8 +1,8 @@
-// What every receiver does with a decoded batch: admission (storage, queue depth), then the
-// durable enqueue.
+// What every receiver does with a decoded batch: admission (queue depth), then the durable
+// enqueue, unless its key is stored already, behind the storage check.
 import type { IngestBatch, IngestSource } from '../domain/batch.js';
 import { isOutOfSpace } from '../domain/storage-errors.js';
-import type { EnqueueResult, Queue } from '../queue/types.js';
+import type { EnqueueResult, NewJob, Queue } from '../queue/types.js';
 import { errors } from './errors.js';
 import type { StorageGuard } from './storage-guard.js';
 
@@ -45,12 +45,12 @@ export class IngestService {
   ) {}
 
   /**
-   * At the door, synchronously, before any await: 507 while storage is full, 503 when pending +
-   * in-flight jobs + slots held by requests on their way in reach the depth (0 disables the
-   * limit); else the request holds one slot until its enqueue settles.
+   * At the door, synchronously, before any await: 503 when pending + in-flight jobs + slots held
+   * by requests on their way in reach the depth (0 disables the limit); else the request holds one
+   * slot until its enqueue settles. Storage is checked later, per batch (accept): a replay of a
+   * stored key is answered even while storage is full, and only its key tells it apart.
    */
   admit(): IngestAdmission {
-    this.storage?.check();
     const admission = new IngestAdmission(this);
     admission.need(1);
     return admission;
@@ -76,22 +76,36 @@ export class IngestService {
 
   /**
    * Resolves once the job is durable on disk; a replayed idempotency key returns the first receipt
-   * (409 when that job is dead). Out of space → 507. Releases one of `admission`'s slots when the
-   * enqueue settles (the job is then counted in the queue's depth, or was never added).
+   * (409 when that job is dead), also while storage is full: it writes nothing. A new batch meets
+   * the storage check (507 while full) and, out of space, 507. Releases one of `admission`'s slots
+   * when the enqueue settles (the job is then counted in the queue's depth, or was never added).
    */
   async accept(projectId: string, source: IngestSource, batch: IngestBatch, admission?: IngestAdmission): Promise<EnqueueResult> {
     let result: EnqueueResult;
     try {
-      result = await this.queue.enqueue({ projectId, source, batch });
+      result = this.queue.accepted(projectId, batch.idempotencyKey) ?? (await this.write({ projectId, source, batch }));
+    } finally {
+      admission?.release(1);
+    }
+    if (result.dead) throw errors.deadLetter(result.receiptId);
+    return result;
+  }
+
+  /**
+   * A batch whose key was not stored: refused while storage is full. The check comes only here, so
+   * a replay never takes the one write per interval that tests whether space came back.
+   */
+  private async write(job: NewJob): Promise<EnqueueResult> {
+    this.storage?.check();
+    let result: EnqueueResult;
+    try {
+      result = await this.queue.enqueue(job);
     } catch (err) {
       if (!isOutOfSpace(err)) throw err;
       this.storage?.writeFailed(err);
       throw errors.insufficientStorage(err instanceof Error ? err.message : String(err));
-    } finally {
-      admission?.release(1);
     }
     if (!result.deduplicated) this.storage?.writeSucceeded();
-    if (result.dead) throw errors.deadLetter(result.receiptId);
     return result;
   }
 }

@@ -1,7 +1,8 @@
-// Whether ingest may write: the door answers 507 while the data dir's disk is below its reserve
-// (SERVICE_MIN_FREE_BYTES) or after a durable write failed for lack of space, and opens again by
-// itself when space returns. The condition is logged when it starts and when it clears, not per
-// request, and /health shows it.
+// Whether ingest may write: a new batch is answered 507 while the data dir's disk is below its
+// reserve (SERVICE_MIN_FREE_BYTES) or after a durable write failed for lack of space, and ingest
+// opens again by itself when space returns: the disk is re-read (a failed write's verdict too,
+// against the free space it met), so /health shows the space coming back without waiting for a
+// write. The condition is logged when it starts and when it clears, not per request.
 import { statfsSync } from 'node:fs';
 import type { Logger } from 'pino';
 import { errors } from './errors.js';
@@ -12,7 +13,7 @@ export interface StorageStatus {
   reason?: string;
   /** ISO time the condition started. */
   since?: string;
-  /** Free bytes on the data dir's filesystem at the last check (absent when the reserve is off). */
+  /** Free bytes on the data dir's filesystem at the last check (absent when the reserve is off and no write met a full disk). */
   freeBytes?: number;
 }
 
@@ -30,6 +31,9 @@ export interface StorageGuardOptions {
   freeBytes?: (dir: string) => number;
 }
 
+/** Space freed since a write failed on the disk that says it came back (the failed batch is not known here). */
+const SPACE_RETURNED_BYTES = 1024 * 1024;
+
 function statfsFree(dir: string): number {
   const s = statfsSync(dir);
   return s.bavail * s.bsize;
@@ -42,8 +46,14 @@ export class StorageGuard {
   private lowDisk: string | null = null;
   private free: number | undefined;
   private checkedAt = Number.NEGATIVE_INFINITY;
-  /** From a write that failed for lack of space: the reason, until a write succeeds again. */
+  /** From a write that failed for lack of space: the reason, until a write succeeds or space returns. */
   private writeFull: string | null = null;
+  /**
+   * Free bytes when that write failed on the disk (not the queue's byte cap, which queueHasRoom
+   * answers): space has returned once the disk has SPACE_RETURNED_BYTES more. Undefined when the
+   * disk could not be read; then only a write (the probe) tells.
+   */
+  private freeAtFailure: number | undefined;
   private probeAt = 0;
   private since: number | undefined;
 
@@ -69,7 +79,11 @@ export class StorageGuard {
 
   /** A durable write failed for lack of space (isOutOfSpace). */
   writeFailed(err: unknown): void {
-    this.probeAt = Date.now();
+    const now = Date.now();
+    this.probeAt = now;
+    // Each failure sets the mark again: space must come back relative to the latest.
+    const capped = typeof err === 'object' && err !== null && (err as { code?: unknown }).code === 'QUEUE_MAX_BYTES';
+    this.freeAtFailure = capped ? undefined : this.readFree(now);
     if (this.writeFull !== null) return;
     const detail = err instanceof Error ? err.message : String(err);
     this.writeFull = `the queue could not store the batch: ${detail}`;
@@ -94,26 +108,41 @@ export class StorageGuard {
 
   private cleared(): void {
     this.writeFull = null;
+    this.freeAtFailure = undefined;
+    // Without a reserve nothing reads the disk any more: a reading kept would go stale.
+    if (this.opts.minFreeBytes <= 0) this.free = undefined;
     this.changed();
   }
 
-  /** Re-reads free space at most once per `recheckMs`: statfs stays off the hot path. */
+  /**
+   * Re-reads free space at most once per `recheckMs` (statfs stays off the hot path), when the
+   * reserve is on or a write met a full disk: the reading both moves the reserve's verdict and ends
+   * a failed write's once the space it lacked is back.
+   */
   private refresh(now: number): void {
-    if (this.opts.minFreeBytes <= 0 || now - this.checkedAt < this.recheckMs) return;
+    const mark = this.writeFull !== null ? this.freeAtFailure : undefined;
+    if ((this.opts.minFreeBytes <= 0 && mark === undefined) || now - this.checkedAt < this.recheckMs) return;
+    const free = this.readFree(now);
+    // A failing statfs says nothing about space; the write itself still reports a full disk.
+    this.lowDisk =
+      free !== undefined && this.opts.minFreeBytes > 0 && free < this.opts.minFreeBytes
+        ? `${free} bytes free on the data dir's disk, below the ${this.opts.minFreeBytes}-byte reserve (SERVICE_MIN_FREE_BYTES)`
+        : null;
+    if (mark !== undefined && free !== undefined && free >= mark + SPACE_RETURNED_BYTES) this.cleared();
+    else this.changed();
+  }
+
+  /** Free bytes of the data dir's disk now (kept for status), or undefined when statfs fails. */
+  private readFree(now: number): number | undefined {
     this.checkedAt = now;
-    const was = this.lowDisk;
     try {
       this.free = this.freeOf(this.opts.dir);
-      this.lowDisk =
-        this.free < this.opts.minFreeBytes
-          ? `${this.free} bytes free on the data dir's disk, below the ${this.opts.minFreeBytes}-byte reserve (SERVICE_MIN_FREE_BYTES)`
-          : null;
+      return this.free;
     } catch (err) {
-      // A failing statfs says nothing about space; the write itself still reports a full disk.
       this.opts.logger?.debug({ err }, 'free-space check failed');
-      this.lowDisk = null;
+      this.free = undefined;
+      return undefined;
     }
-    if ((was === null) !== (this.lowDisk === null)) this.changed();
   }
 
   /** Logs the transitions only: once when storage fills up, once when it clears. */

@@ -289,7 +289,8 @@ export function formatContentType(format: string): string {
 
 /**
  * Credentials as ClickHouse clients send them: basic auth, X-ClickHouse-User/Key, a bearer token.
- * Not a `password` URL parameter, which ClickHouse takes: URLs are logged.
+ * Not a `password` URL parameter, which ClickHouse takes: proxies and shell histories keep URLs whole
+ * (our own log redacts it, but a secret in a URL leaks elsewhere).
  */
 export function sqlCredentials(headers: Readonly<Record<string, string | string[] | undefined>>): { user?: string; password: string } | null {
   const one = (v: string | string[] | undefined): string | undefined => (Array.isArray(v) ? v[0] : v);

@@ -202,15 +202,19 @@ export class EmbeddedQueue implements Queue {
     return `${id.slice(0, 15)}${this.idSeq.toString(16).padStart(3, '0')}${id.slice(18)}`;
   }
 
-  async enqueue(job: NewJob): Promise<EnqueueResult> {
+  accepted(projectId: string, idempotencyKey: string): EnqueueResult | undefined {
     this.assertOpen();
+    const existing = this.idem.get(`${projectId}\u0000${idempotencyKey}`);
+    if (!existing) return undefined;
+    // A parked job stored nothing: answering "deduplicated" would tell the sender it is safe.
+    const dead = this.dead.doesExist(existing.receiptId);
+    return { receiptId: existing.receiptId, acceptedExecutions: existing.acceptedExecutions, deduplicated: true, ...(dead ? { dead: true as const } : {}) };
+  }
+
+  async enqueue(job: NewJob): Promise<EnqueueResult> {
+    const existing = this.accepted(job.projectId, job.batch.idempotencyKey);
+    if (existing) return existing;
     const key = `${job.projectId}\u0000${job.batch.idempotencyKey}`;
-    const existing = this.idem.get(key);
-    if (existing) {
-      // A parked job stored nothing: answering "deduplicated" would tell the sender it is safe.
-      const dead = this.dead.doesExist(existing.receiptId);
-      return { receiptId: existing.receiptId, acceptedExecutions: existing.acceptedExecutions, deduplicated: true, ...(dead ? { dead: true as const } : {}) };
-    }
     const racing = this.enqueuing.get(key);
     if (racing) return { ...(await racing), deduplicated: true };
 

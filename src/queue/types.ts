@@ -124,6 +124,12 @@ export interface DeadJobAction {
 
 export interface Queue {
   enqueue(job: NewJob): Promise<EnqueueResult>;
+  /**
+   * What enqueue would answer for a key already stored (deduplicated: true, `dead` when parked),
+   * read without writing; undefined for a key not (yet) stored. The door answers replays with it
+   * while storage is full, when a new batch would be refused.
+   */
+  accepted(projectId: string, idempotencyKey: string): EnqueueResult | undefined;
   dequeue(opts: DequeueOptions): Promise<Lease | null>;
   /** Freezes the lease's composition and records its plan durably. */
   savePlan(leaseId: string, plan: LeasePlan): Promise<void>;

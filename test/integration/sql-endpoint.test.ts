@@ -178,7 +178,7 @@ describe('the ClickHouse SQL endpoint', () => {
         }
         expect((await http('SELECT 1', { user, token })).status).toBe(status);
       }
-      // ClickHouse takes a password URL parameter; here it is refused, since URLs are logged.
+      // ClickHouse takes a password URL parameter; here it is refused: URLs are kept (proxies, histories).
       const inUrl = await fetch(`${td.url}/clickhouse?${new URLSearchParams({ query: 'SELECT 1', user: 'default', password: aSql }).toString()}`);
       expect([inUrl.status, ((await inUrl.json()) as { issues: { path: string }[] }).issues[0]!.path]).toEqual([400, 'password']);
     });
@@ -202,6 +202,23 @@ describe('the ClickHouse SQL endpoint', () => {
       expect([json.text, json.headers.get('x-clickhouse-format')]).toEqual([`{"n":"${aExecutions}"}\n`, 'JSONEachRow']);
       const headerAuth = await fetch(`${td.url}/clickhouse?query=${encodeURIComponent('SELECT 42')}`, { headers: { 'x-clickhouse-user': 'sql-b', 'x-clickhouse-key': bSql } });
       expect([headerAuth.status, await headerAuth.text()]).toEqual([200, '42\n']);
+    });
+
+    it('takes Authorization: Bearer with a project token (its project) or the admin token (every project), as docs/sql.md lists', async () => {
+      const query = encodeURIComponent('SELECT uniqExact(project_id) AS projects, count() AS n FROM executions FORMAT JSONEachRow');
+      const asBearer = async (token: string) => {
+        const res = await fetch(`${td.url}/clickhouse?query=${query}&database=${td.database}`, { headers: { authorization: `Bearer ${token}` } });
+        return { status: res.status, text: await res.text() };
+      };
+      expect(await asBearer(td.adminToken)).toEqual({ status: 200, text: `{"projects":"2","n":"${aExecutions + 2}"}\n` });
+      expect(await asBearer(aSql)).toEqual({ status: 200, text: `{"projects":"1","n":"${aExecutions}"}\n` });
+      expect((await asBearer(`${td.adminToken}x`)).status).toBe(401);
+      expect((await asBearer(aRead)).status).toBe(403);
+      // The admin token under a project's user name is no project's token.
+      expect((await http('SELECT 1', { user: 'default', token: td.adminToken })).status).toBe(401);
+      // X-ClickHouse-Key without a user reads as Bearer does.
+      const keyOnly = await fetch(`${td.url}/clickhouse?query=${query}&database=${td.database}`, { headers: { 'x-clickhouse-key': td.adminToken } });
+      expect([keyOnly.status, await keyOnly.text()]).toEqual([200, `{"projects":"2","n":"${aExecutions + 2}"}\n`]);
     });
 
     it('gzips the answer with enable_http_compression=1', async () => {

@@ -1,5 +1,6 @@
-// Out of storage: the door answers 507 insufficient_storage, the daemon keeps running, /health shows
-// it, and ingest resumes by itself once space returns, with nothing accepted lost. (a) the queue's
+// Out of storage: a new batch is answered 507 insufficient_storage, the daemon keeps running, /health
+// shows it, and ingest resumes by itself once space returns, with nothing accepted lost. A replay of
+// an accepted batch is answered 202 deduplicated meanwhile: it stores nothing. (a) the queue's
 // byte cap (SERVICE_QUEUE_MAX_BYTES) filled while the worker is held; (b) a real tmpfs filled up.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -21,20 +22,34 @@ async function runsOn(td: TestDaemon, branch: string): Promise<any[]> {
   return items;
 }
 
-/** Posts batches one after another until the first non-202; returns the accepted ones and that answer. */
+/** Posts batches one after another until the first non-202; returns the accepted ones (with their bodies) and that answer. */
 async function fillUntilRefused(td: TestDaemon, branch: string, n: number, max: number) {
-  const accepted: { receiptId: string; n: number }[] = [];
+  const accepted: { receiptId: string; n: number; body?: Record<string, unknown> }[] = [];
   for (let i = 0; i < max; i++) {
-    const res = await td.request('POST', '/v1/ingest', { body: nativeBatch({ n, resource: { branch } }) });
+    const body = nativeBatch({ n, resource: { branch } });
+    const res = await td.request('POST', '/v1/ingest', { body });
     if (res.status !== 202) return { accepted, refused: res };
-    accepted.push({ receiptId: res.json.receiptId, n: res.json.acceptedExecutions });
+    accepted.push({ receiptId: res.json.receiptId, n: res.json.acceptedExecutions, body });
   }
   throw new Error(`still accepting after ${max} batches`);
 }
 
+/** Replays of accepted batches while storage is full: 202 with the first receipt, nothing stored. */
+async function expectReplaysDeduplicated(td: TestDaemon, accepted: { receiptId: string; body?: Record<string, unknown> }[], times: number): Promise<void> {
+  for (let i = 0; i < times; i++) {
+    const first = accepted[i % accepted.length]!;
+    const res = await td.request('POST', '/v1/ingest', { body: first.body });
+    expect(res.status, res.text).toBe(202);
+    expect(res.json).toMatchObject({ receiptId: first.receiptId, deduplicated: true });
+  }
+}
+
 describe('queue byte cap filled (SERVICE_QUEUE_MAX_BYTES)', () => {
   let td: TestDaemon | undefined;
+  let release: (() => Promise<void>) | undefined;
   afterAll(async () => {
+    // A failed assertion leaves the worker held, which would hold close() too.
+    await release?.();
     await td?.close();
   });
 
@@ -45,7 +60,7 @@ describe('queue byte cap filled (SERVICE_QUEUE_MAX_BYTES)', () => {
     expect(healthy.json).toMatchObject({ status: 'ok', service: 'api', storage: { state: 'ok' } });
 
     // The worker is held, so the queue only grows.
-    const release = await holdWorker(td);
+    release = await holdWorker(td);
 
     const branch = `full-${Date.now()}`;
     const { accepted, refused } = await fillUntilRefused(td, branch, 150, 200);
@@ -54,8 +69,12 @@ describe('queue byte cap filled (SERVICE_QUEUE_MAX_BYTES)', () => {
     expect(refused.json.error).toBe('insufficient_storage');
     expect(refused.json.message).toContain('SERVICE_QUEUE_MAX_BYTES');
     expect(refused.headers.get('retry-after')).toBeTruthy();
-    // Every route on the door says so, before validation; reads still work.
-    expect((await td.request('POST', '/v1/ingest', { body: { nonsense: true } })).status).toBe(507);
+    // Every new batch is refused; a replay of an accepted one is answered as such (it stores nothing),
+    // however often; a malformed body gets its 400 (it could not be stored either). Reads still work.
+    expect((await td.request('POST', '/v1/ingest', { body: nativeBatch({ n: 1, resource: { branch } }) })).status).toBe(507);
+    await expectReplaysDeduplicated(td, accepted, 5);
+    expect((await td.request('POST', '/v1/ingest', { body: { nonsense: true } })).status).toBe(400);
+    expect((await td.request('POST', '/v1/ingest', { body: nativeBatch({ n: 1, resource: { branch } }) })).status).toBe(507);
     expect((await td.request('GET', '/v1/runs')).status).toBe(200);
     const full = await td.request('GET', '/health', { token: null });
     expect(full.status).toBe(200);
@@ -65,6 +84,7 @@ describe('queue byte cap filled (SERVICE_QUEUE_MAX_BYTES)', () => {
 
     // The worker drains the queue; the door opens by itself.
     await release();
+    release = undefined;
     await td.settled(30_000);
     await td.waitFor(async () => (await td!.request('GET', '/health', { token: null })).json.storage.state === 'ok', 10_000);
     const again = await td.request('POST', '/v1/ingest', { body: nativeBatch({ n: 150, resource: { branch } }) });
@@ -98,7 +118,10 @@ const cannotMount = tryMountTmpfs(mountPoint, '6m');
 
 describe.skipIf(cannotMount !== null)(`a real disk filled up (tmpfs of 6 MiB)${cannotMount ? `: skipped, ${cannotMount}` : ''}`, () => {
   let td: TestDaemon | undefined;
+  const ballast = path.join(mountPoint, 'ballast');
   afterAll(async () => {
+    // Space for close() to flush, should the test have failed with the disk still full.
+    rmSync(ballast, { force: true });
     await td?.close();
     try {
       execFileSync('umount', [mountPoint], { stdio: 'pipe' });
@@ -112,7 +135,6 @@ describe.skipIf(cannotMount !== null)(`a real disk filled up (tmpfs of 6 MiB)${c
     const dataDir = path.join(mountPoint, 'data');
     mkdirSync(dataDir);
     // Ballast to free later: the "space comes back" of this test.
-    const ballast = path.join(mountPoint, 'ballast');
     writeFileSync(ballast, Buffer.alloc(3 * 1024 * 1024, 1));
     // No reserve, so the write itself meets the full disk (the lmdb failure path, not the statfs check).
     td = await startTestDaemon({ dataDir, work: false, env: { SERVICE_MIN_FREE_BYTES: '0', SERVICE_MAX_QUEUE_DEPTH: '0', SERVICE_RATE_LIMIT_MAX: '1000000' } });
@@ -122,18 +144,25 @@ describe.skipIf(cannotMount !== null)(`a real disk filled up (tmpfs of 6 MiB)${c
     expect(refused.status, refused.text).toBe(507);
     expect(refused.json.error).toBe('insufficient_storage');
     expect(refused.json.message).toMatch(/No space left on device|disk is full/);
-    // Still alive and answering.
+    // Still alive and answering; /health reads the disk (no reserve set) while the write's verdict stands.
     const health = await td.request('GET', '/health', { token: null });
     expect(health.json).toMatchObject({ status: 'ok', storage: { state: 'full' } });
+    expect(health.json.storage.freeBytes).toBeTypeOf('number');
     expect((await td.request('POST', '/v1/ingest', { body: nativeBatch({ n: 5, resource: { branch } }) })).status).toBe(507);
+    // Replays are answered 202 deduplicated, over more than a probe interval: they write nothing.
+    const replaysUntil = Date.now() + 1500;
+    while (Date.now() < replaysUntil) await expectReplaysDeduplicated(td, accepted, 3);
     expect(td.daemon.queue.depth()).toBe(accepted.length);
 
-    // Space returns: within a probe interval a write goes through and the door is open again.
+    // Space returns: /health sees it by itself, with no write (replays meanwhile), and the next new batch is stored.
     rmSync(ballast);
-    const again = await td.waitFor(async () => {
-      const res = await td!.request('POST', '/v1/ingest', { body: nativeBatch({ n: 5, resource: { branch } }) });
-      return res.status === 202 ? res : undefined;
+    await td.waitFor(async () => {
+      await expectReplaysDeduplicated(td!, accepted, 1);
+      const h = await td!.request('GET', '/health', { token: null });
+      return h.json.storage.state === 'ok';
     }, 10_000);
+    const again = await td.request('POST', '/v1/ingest', { body: nativeBatch({ n: 5, resource: { branch } }) });
+    expect(again.status, again.text).toBe(202);
     accepted.push({ receiptId: again.json.receiptId, n: again.json.acceptedExecutions });
     expect((await td.request('GET', '/health', { token: null })).json.storage.state).toBe('ok');
 

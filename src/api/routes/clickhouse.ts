@@ -131,11 +131,14 @@ export class SqlEndpoint {
 
   private async authenticate(request: FastifyRequest): Promise<TokenPrincipal> {
     if ((request.query as Record<string, unknown> | undefined)?.password !== undefined) {
-      throw errors.invalidQuery([{ path: 'password', message: 'send the token as basic auth or X-ClickHouse-Key, never in the URL (URLs are logged)' }]);
+      // Our log redacts it, but proxies, shell history and access logs elsewhere keep URLs whole.
+      throw errors.invalidQuery([{ path: 'password', message: 'send the token as basic auth, X-ClickHouse-Key or Authorization: Bearer, never in the URL (URLs are kept in logs and histories)' }]);
     }
     const creds = sqlCredentials(request.headers);
     if (!creds) throw errors.unauthorized('ClickHouse credentials are required: user = the project slug (or admin), password = the token');
-    if (creds.user === 'admin') {
+    // `Authorization: Bearer` (and a key without a user) names no user: the admin token is the admin's.
+    const unnamed = creds.user === undefined || creds.user === '';
+    if (creds.user === 'admin' || (unnamed && this.opts.auth.isAdminToken(creds.password))) {
       this.opts.auth.authenticateAdmin(`Bearer ${creds.password}`);
       const principal: TokenPrincipal = { tokenId: 'admin', projectId: 'admin', scopes: ['sql'] };
       this.admins.add(principal);
@@ -143,7 +146,7 @@ export class SqlEndpoint {
     }
     const principal = await this.opts.auth.authenticate(`Bearer ${creds.password}`);
     // A user name that is not the token's project is a misconfigured client: say so rather than guess.
-    if (creds.user !== undefined && creds.user !== '' && creds.user !== (await this.slugOf(principal.projectId))) {
+    if (!unnamed && creds.user !== (await this.slugOf(principal.projectId))) {
       throw errors.unauthorized(`the user must be the slug of the token's project (or admin with the admin token), not "${creds.user}"`);
     }
     return principal;
