@@ -167,6 +167,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   const app = buildApp({
     logger,
     deps: { auth, rateLimiter, admitIngest: () => ingest.admit() },
+    door: settings.door,
     observe: (r) => {
       telemetry.recordRequest(r);
       requestCounts.record(r);
@@ -256,7 +257,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     for (const r of sql.routes('/clickhouse')) app.routes.add(r);
     sql.acceptAnyBody(app.fastify, '/clickhouse');
     if (settings.sql.port !== undefined) {
-      sqlApp = buildApp({ logger, deps: { auth, rateLimiter, admitIngest: () => ingest.admit() } });
+      sqlApp = buildApp({ logger, deps: { auth, rateLimiter, admitIngest: () => ingest.admit() }, door: settings.door });
       for (const r of sql.routes('')) sqlApp.routes.add(r);
       sql.acceptAnyBody(sqlApp.fastify, '');
     }

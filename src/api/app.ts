@@ -1,18 +1,24 @@
-// The fastify application: body decoding (JSON, protobuf, gzip with caps), error mapping,
-// security headers, and the route table that receivers and read routes register into.
+// The fastify application: the door's timeouts and caps, body decoding (JSON, protobuf, gzip with
+// caps), error mapping, security headers, and the route table that receivers and read routes
+// register into.
 import type { Socket } from 'node:net';
-import { STATUS_CODES } from 'node:http';
 import { Transform, type TransformCallback } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { LIMITS } from '../domain/batch.js';
+import type { DoorSettings } from '../config/daemon-env.js';
+import { registerBodySlots, type BodySlots } from './body-slots.js';
+import { capConnections } from './connection-caps.js';
 import { ApiError, errors } from './errors.js';
-import { RouteTable, type RouteDeps } from './route.js';
+import { rawAnswer, SECURITY_HEADERS } from './raw-answer.js';
+import { authenticatedAtDoor, RouteTable, type RouteDeps } from './route.js';
 
 export interface AppOptions {
   logger: Logger;
   deps: RouteDeps;
+  /** Timeouts and caps at the door (SERVICE_HEADERS_TIMEOUT_MS and the rest). */
+  door: DoorSettings;
   /** Called when each response is sent (self-telemetry): the route pattern, not the path, keeps label values few. */
   observe?: (r: { method: string; route: string; status: number; durationMs: number }) => void;
 }
@@ -24,28 +30,34 @@ export interface App {
   registered: { method: string; url: string }[];
   /** Answers a request no route took (the dashboard's pages), true when it did; null: plain 404s. */
   pages: ((request: FastifyRequest, reply: FastifyReply) => Promise<boolean>) | null;
+  /** The door's live counts: open connections, bodies being received. */
+  door: { connections(): number; bodies(): number };
 }
 
 /** Request line plus headers (Node's default, pinned so NODE_OPTIONS cannot move it); more is 431, or 414 for the URL. */
 export const MAX_HEADER_BYTES = 16_384;
 
-const SECURITY_HEADERS: Record<string, string> = {
-  'x-content-type-options': 'nosniff',
-  'x-frame-options': 'DENY',
-  'referrer-policy': 'no-referrer',
-  'cross-origin-resource-policy': 'same-origin',
-};
-
 export function buildApp(opts: AppOptions): App {
   const loggerInstance: FastifyBaseLogger = opts.logger;
+  const { door } = opts;
   const fastify = Fastify({
     loggerInstance,
+    // Node's timers answer 408 through clientErrorHandler and close the socket (docs/api.md
+    // "Limits at the door"); they stop at the end of the request, so a long answer is not cut.
+    requestTimeout: door.requestTimeoutMs,
     // Our own byte counting enforces the raw and inflated caps with clear errors; this is a backstop.
     bodyLimit: LIMITS.inflatedBytes + 1024,
     return503OnClosing: true,
     // A tRPC batch names all its procedures in one path segment (/trpc/a,b,c): 100 would be ~9 calls.
     routerOptions: { maxParamLength: 5000 },
-    http: { maxHeaderSize: MAX_HEADER_BYTES },
+    http: {
+      maxHeaderSize: MAX_HEADER_BYTES,
+      headersTimeout: door.headersTimeoutMs,
+      requestTimeout: door.requestTimeoutMs,
+      // Node checks the timeouts every interval (30 s by default): a quarter of the shorter keeps
+      // an answer within 25 % of its timeout.
+      connectionsCheckingInterval: Math.min(1000, Math.max(10, Math.floor(Math.min(door.headersTimeoutMs, door.requestTimeoutMs) / 4))),
+    },
     // Errors raised before routing answer with the same body and headers as every other error.
     clientErrorHandler: answerClientError,
     frameworkErrors: (error, _request, reply) => {
@@ -66,6 +78,10 @@ export function buildApp(opts: AppOptions): App {
   fastify.addHook('onRoute', (r) => {
     for (const method of [r.method].flat()) registered.push({ method, url: r.url });
   });
+
+  const connections = capConnections(fastify.server, { max: door.maxConnections, perAddress: door.maxConnectionsPerAddress });
+  // Before the byte caps below: nothing of a body is read until it holds a slot.
+  const bodies: BodySlots = registerBodySlots(fastify, { max: door.maxConcurrentBodies, waitMs: door.bodyWaitMs }, authenticatedAtDoor);
 
   fastify.addContentTypeParser(
     ['application/x-protobuf', 'application/protobuf', 'application/octet-stream'],
@@ -105,6 +121,9 @@ export function buildApp(opts: AppOptions): App {
     const apiError = toApiError(error);
     // Only our own failures are errors; 503 backpressure is a designed answer, not a fault.
     if (apiError.statusCode === 500) request.log.error({ err: error }, 'request failed');
+    // Refused before its body was read (401, 403, 429, 503 at the door): close the connection after
+    // the answer rather than keep receiving a body nobody wants.
+    if (!request.raw.complete) void reply.header('connection', 'close');
     for (const [k, v] of Object.entries(apiError.extra.headers ?? {})) void reply.header(k, v);
     void reply.code(apiError.statusCode).send(apiError.toBody());
   });
@@ -128,6 +147,7 @@ export function buildApp(opts: AppOptions): App {
     fastify,
     routes: new RouteTable(fastify, opts.deps),
     registered,
+    door: { connections: connections.open, bodies: () => bodies.inUse },
     get pages() {
       return pages;
     },
@@ -144,19 +164,10 @@ export function buildApp(opts: AppOptions): App {
 function answerClientError(err: ClientError, socket: Socket): void {
   if (err.code === 'ECONNRESET' || socket.destroyed) return;
   const apiError = clientErrorOf(err);
-  if (socket.writable) {
-    const body = JSON.stringify(apiError.toBody());
-    const headers = {
-      'content-type': 'application/json; charset=utf-8',
-      'content-length': String(Buffer.byteLength(body)),
-      ...SECURITY_HEADERS,
-      'cache-control': 'no-store',
-      connection: 'close',
-      ...apiError.extra.headers,
-    };
-    const head = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('');
-    socket.write(`HTTP/1.1 ${apiError.statusCode} ${STATUS_CODES[apiError.statusCode]}\r\n${head}\r\n${body}`);
-  }
+  // A request timing out mid-body has a response object that has written nothing yet; one that
+  // has started its answer cannot take another.
+  const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+  if (socket.writable && !inFlight?.headersSent) socket.write(rawAnswer(apiError));
   socket.destroy(err);
 }
 

@@ -46,6 +46,12 @@ export const errors = {
     new ApiError(415, 'unsupported_content_type', `expected ${allowed.join(' or ')}`, { body: { contentType } }),
   backpressure: () =>
     new ApiError(503, 'backpressure', 'the ingest queue is full; retry shortly', { headers: { 'retry-after': '1' } }),
+  /**
+   * 503: the door is at a cap (docs/api.md "Limits at the door"): too many connections, or too many
+   * request bodies being received at once. Not `backpressure`, which says the queue is full.
+   */
+  serverBusy: (what: string) =>
+    new ApiError(503, 'server_busy', `${what}; retry shortly`, { headers: { 'retry-after': '1' } }),
   /** 507: the disk (or the queue's byte cap) is full; nothing was stored, retry once space returns. */
   insufficientStorage: (reason: string) =>
     new ApiError(507, 'insufficient_storage', `the server is out of storage space and stored nothing: ${reason}; retry later`, {

@@ -1,8 +1,10 @@
 // One route table: every route is declared with its auth, zod schemas and handler, registered on
 // fastify from here, and (later) documented in /openapi.json from the same declarations.
 //
-// Check order on every route (docs/contract.md §2, §6): body decode → auth 401 → scope 403 →
-// rate limit 429 → queue depth 503 (ingest routes) → validation 400 → handler.
+// Check order on every route (docs/contract.md §2, §6): auth 401 → scope 403 → rate limit 429 →
+// body decode (400/413/415) → queue depth 503 (ingest routes) → validation 400 → handler (ingest:
+// a replay of a stored key answers 202, a new batch meets storage 507). Auth, scope and rate limit read only the headers and run in onRequest, before a byte
+// of the body is read: a stranger cannot make the server hold a body.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 import type { Scope, TokenPrincipal } from '../store/projects.js';
@@ -67,6 +69,15 @@ export function defineRoute<Q, P, B>(def: RouteDef<Q, P, B>): RouteDef<Q, P, B> 
   return def;
 }
 
+/** Principals of the requests the route table authenticated from their headers (token routes; admin routes hold ADMIN). */
+const doorPrincipals = new WeakMap<FastifyRequest, TokenPrincipal | typeof ADMIN>();
+const ADMIN = Symbol('admin');
+
+/** Whether the request was authenticated from its headers, before its body (src/api/body-slots.ts). */
+export function authenticatedAtDoor(request: FastifyRequest): boolean {
+  return doorPrincipals.has(request);
+}
+
 export class RouteTable {
   readonly routes: AnyRouteDef[] = [];
 
@@ -82,15 +93,24 @@ export class RouteTable {
     this.app.route({
       method: def.method,
       url: toFastifyPath(def.url),
-      handler: async (request, reply) => {
-        let principal: TokenPrincipal | undefined;
-        if (def.auth.kind === 'admin') deps.auth.authenticateAdmin(request.headers.authorization);
-        else if (def.auth.kind === 'token') {
-          principal = def.authenticate ? await def.authenticate(request) : await deps.auth.authenticate(request.headers.authorization);
+      // def.auth and def.authenticate are read per request: the dashboard sets authenticate on
+      // some routes after they are added (src/api/dashboard/setup.ts).
+      onRequest: async (request) => {
+        if (def.auth.kind === 'admin') {
+          deps.auth.authenticateAdmin(request.headers.authorization);
+          doorPrincipals.set(request, ADMIN);
+        } else if (def.auth.kind === 'token') {
+          const principal = def.authenticate ? await def.authenticate(request) : await deps.auth.authenticate(request.headers.authorization);
           requireAnyScope(principal, def.auth.anyOf);
+          // Here rather than after the body: a client over its budget costs no body read either.
           const wait = deps.rateLimiter.hit(principal.projectId);
           if (wait > 0) throw errors.rateLimited(wait);
+          doorPrincipals.set(request, principal);
         }
+      },
+      handler: async (request, reply) => {
+        const known = doorPrincipals.get(request);
+        const principal = known === ADMIN ? undefined : known;
         const admission = def.backpressure ? deps.admitIngest() : undefined;
         let result: unknown;
         try {

@@ -73,6 +73,21 @@ export interface ServerSettings {
   };
   /** The dashboard served at / (static web/dist, sessions); docs/dashboard.md. */
   dashboard: { enabled: boolean; sessionTtlHours: number };
+  /** Timeouts and caps at the HTTP door (docs/api.md "Limits at the door"). */
+  door: DoorSettings;
+}
+
+/** What one stranger can make the HTTP server hold: time, connections, bodies in memory. */
+export interface DoorSettings {
+  /** Time to receive a request's line and headers (also: an opened connection that sends nothing). */
+  headersTimeoutMs: number;
+  /** Time to receive a whole request, body included; later: 408 and the socket is closed. */
+  requestTimeoutMs: number;
+  maxConnections: number;
+  maxConnectionsPerAddress: number;
+  /** Request bodies being received and decoded at once; more wait up to bodyWaitMs, then 503. */
+  maxConcurrentBodies: number;
+  bodyWaitMs: number;
 }
 
 export interface ServerEnvVar {
@@ -272,6 +287,53 @@ const VARS = {
     field: intField(1, 8760),
     default: 12,
   }),
+  // The door's defaults bound what strangers can make the server hold, far above what a CI fleet
+  // needs: a reporter sends one batch per run, its headers in one packet and its body in well under
+  // a second on a CI network.
+  headersTimeout: d({
+    name: 'SERVICE_HEADERS_TIMEOUT_MS',
+    description: 'time to receive a request line and headers, and for a new connection to send them (ms); later: the connection is closed with 408 request_timeout',
+    field: intField(10),
+    default: 10_000,
+  }),
+  // 60 s takes an 8 MiB body (the raw cap) at 1.2 Mbit/s, far slower than a CI runner's link.
+  requestTimeout: d({
+    name: 'SERVICE_REQUEST_TIMEOUT_MS',
+    description: 'time to receive a whole request, body included (ms); later: 408 request_timeout and the connection is closed; at least SERVICE_HEADERS_TIMEOUT_MS',
+    field: intField(10),
+    default: 60_000,
+  }),
+  // An open connection costs a socket and at most 16 KiB of header buffer: 1024 of them ≈ 20 MB.
+  maxConnections: d({
+    name: 'SERVICE_MAX_CONNECTIONS',
+    description: 'open HTTP connections at once; more are answered 503 server_busy and closed',
+    field: intField(1),
+    default: 1024,
+  }),
+  // A quarter of the total: one address cannot take every connection, while a fleet behind one NAT
+  // address still has room (each of its runners holds one connection while it reports).
+  maxConnectionsPerAddress: d({
+    name: 'SERVICE_MAX_CONNECTIONS_PER_ADDRESS',
+    description: 'open HTTP connections from one remote address; more are answered 503 server_busy and closed',
+    field: intField(1),
+    default: 256,
+  }),
+  // A body being received holds at most 16 MiB (the inflated cap): 4 × 16 MiB = 64 MiB, plus one
+  // body's decode copies at a time (decoding is synchronous), stays well under 150 MB of growth.
+  // A CI-sized body (≤ 1 MiB) is read in milliseconds, so 4 slots take hundreds of batches a
+  // second, far above the per-project rate limit (600 a minute); a burst waits SERVICE_BODY_WAIT_MS.
+  maxConcurrentBodies: d({
+    name: 'SERVICE_MAX_CONCURRENT_BODIES',
+    description: 'request bodies received and decoded at once (each up to 16 MiB in memory); more wait SERVICE_BODY_WAIT_MS, then 503 server_busy; at most half of them (at least 1) for requests not authenticated from their headers',
+    field: intField(1),
+    default: 4,
+  }),
+  bodyWait: d({
+    name: 'SERVICE_BODY_WAIT_MS',
+    description: 'how long a request waits for its body to be read when SERVICE_MAX_CONCURRENT_BODIES are being read (ms); 0 answers 503 at once',
+    field: intField(0),
+    default: 2000,
+  }),
   s3Bucket: o({ name: 'SERVICE_S3_BUCKET', description: 'artifact bucket; unset disables artifacts (presign answers 501)', field: stringField('a bucket name') }),
   s3Endpoint: o({
     name: 'SERVICE_S3_ENDPOINT',
@@ -402,7 +464,19 @@ export function loadServerSettings(env: NodeJS.ProcessEnv, cwd: string): ServerS
       maxConcurrent: req(VARS.sqlMaxConcurrent),
     },
     dashboard: { enabled: req(VARS.dashboardEnabled), sessionTtlHours: req(VARS.dashboardSessionTtlHours) },
+    door: {
+      headersTimeoutMs: req(VARS.headersTimeout),
+      requestTimeoutMs: req(VARS.requestTimeout),
+      maxConnections: req(VARS.maxConnections),
+      maxConnectionsPerAddress: req(VARS.maxConnectionsPerAddress),
+      maxConcurrentBodies: req(VARS.maxConcurrentBodies),
+      bodyWaitMs: req(VARS.bodyWait),
+    },
   };
+  // Node refuses a header timeout longer than the whole request's.
+  if (settings.door.headersTimeoutMs > settings.door.requestTimeoutMs) {
+    errors.push(new ConfigError('env', VARS.headersTimeout.name, `must not exceed ${VARS.requestTimeout.name} (${settings.door.requestTimeoutMs})`));
+  }
   throwConfigErrors(errors);
   return stripUndefined(settings);
 }

@@ -20,6 +20,17 @@ describe('error bodies from the catalogue', () => {
     expect(res.text).toBe('{"error":"not_found","message":"no route for GET /v1/no-such-thing"}');
   });
 
+  it('401 and 403 are answered from the headers with the same bytes, the body unread (docs/contract.md §2)', async () => {
+    const anonymous = await td.request('POST', '/v1/ingest', { token: null, body: '{"not json', headers: { 'content-type': 'application/json' } });
+    expect(anonymous.status).toBe(401);
+    expect(anonymous.text).toBe('{"error":"unauthorized","message":"a valid bearer token is required"}');
+    expect(anonymous.headers.get('www-authenticate')).toBe('Bearer');
+    const created = await td.request('POST', '/v1/admin/projects/default/tokens', { token: td.adminToken, body: { scopes: ['read'] } });
+    const readOnly = await td.request('POST', '/v1/ingest', { token: created.json.token, body: '{"not json', headers: { 'content-type': 'application/json' } });
+    expect(readOnly.status).toBe(403);
+    expect(readOnly.text).toBe('{"error":"insufficient_scope","message":"this token lacks the \\"ingest\\" scope"}');
+  });
+
   it('415 for a content-encoding other than gzip', async () => {
     const res = await td.request('POST', '/v1/ingest', { body: JSON.stringify(nativeBatch()), headers: { 'content-type': 'application/json', 'content-encoding': 'br' } });
     expect(res.status).toBe(415);
@@ -55,5 +66,48 @@ describe('error bodies from the catalogue', () => {
     const res = await td.request('POST', '/v1/artifacts/presign', { body: { idempotencyKey: 'k', artifacts: [] } });
     expect(res.status).toBe(501);
     expect(res.text).toBe('{"error":"artifacts_disabled","message":"artifact storage is not configured on this server (SERVICE_S3_BUCKET is unset)"}');
+  });
+
+  // Issue 28: values that cannot be true are refused with the path, not rewritten.
+  it('400 invalid_payload for an impossible calendar date', async () => {
+    const res = await td.request('POST', '/v1/ingest', { body: { ...nativeBatch({ run: { startedAt: '2026-02-30T10:00:00Z' } }), idempotencyKey: 'catalogue-date-1' } });
+    expect(res.status).toBe(400);
+    expect(res.text).toBe(
+      '{"error":"invalid_payload","message":"the request body does not match the schema","issues":[{"path":"run.startedAt","message":"not a calendar date: February 2026 has 28 days, not day 30"}]}',
+    );
+  });
+
+  it('400 invalid_payload for a run that ends before it starts', async () => {
+    const res = await td.request('POST', '/v1/ingest', {
+      body: { ...nativeBatch({ run: { startedAt: '2026-02-01T10:00:00.000Z', finishedAt: '2026-02-01T09:00:00.000Z' } }), idempotencyKey: 'catalogue-ends-1' },
+    });
+    expect(res.status).toBe(400);
+    expect(res.text).toBe(
+      '{"error":"invalid_payload","message":"the request body does not match the schema","issues":[{"path":"run.finishedAt","message":"must not be before run.startedAt (2026-02-01T09:00:00.000Z < 2026-02-01T10:00:00.000Z)"}]}',
+    );
+  });
+
+  it('400 invalid_payload at `xml` for a JUnit timestamp that is no calendar date', async () => {
+    const res = await td.request('POST', '/v1/ingest/junit', {
+      body: {
+        idempotencyKey: 'catalogue-junit-date',
+        resource: { ciProvider: 'jenkins', commitSha: 'abcdef1234', branch: 'main', trigger: 'push' },
+        xml: '<testsuite name="S" timestamp="2026-02-30T10:00:00"><testcase name="a"/></testsuite>',
+      },
+    });
+    expect(res.status).toBe(400);
+    const why = '<testsuite name=\\"S\\"> timestamp \\"2026-02-30T10:00:00\\" is not a calendar date: February 2026 has 28 days, not day 30 at line 1, column 52';
+    expect(res.text).toBe(`{"error":"invalid_payload","message":"xml: ${why}","issues":[{"path":"xml","message":"${why}"}]}`);
+  });
+
+  it('400 invalid_payload for an OTLP attribute value nested past 32 levels', async () => {
+    let value: Record<string, unknown> = { stringValue: 'x' };
+    for (let i = 0; i < 32; i++) value = { arrayValue: { values: [value] } };
+    const span = { traceId: '5b8efff798038103d269b633813fc60c', spanId: '00000000000000a1', name: 'test.case', attributes: [{ key: 'deep', value }] };
+    const res = await td.request('POST', '/v1/traces', { body: { resourceSpans: [{ scopeSpans: [{ spans: [span] }] }] } });
+    expect(res.status).toBe(400);
+    expect(res.text).toBe(
+      '{"error":"invalid_payload","message":"invalid OTLP request: nested too deeply: at most 32 levels of objects and arrays","issues":[{"path":"resourceSpans.0.scopeSpans.0.spans.0.attributes.deep","message":"nested too deeply: at most 32 levels of objects and arrays"}]}',
+    );
   });
 });

@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import fc from 'fast-check';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
+import { openRaw } from '../helpers/raw-http.js';
 
 // Fixed by default (the same 300 requests every run); FUZZ_SEED / FUZZ_RUNS explore further by hand.
 const SEED = Number(process.env.FUZZ_SEED ?? 20261124);
@@ -321,5 +322,80 @@ it('every ingest request is refused with a 4xx, or accepted and then stored (no 
   for (const route of ['native', 'junit', 'otlp']) {
     expect(byRoute[route]?.accepted ?? 0, route).toBeGreaterThan(5);
     expect((byRoute[route]?.requests ?? 0) - (byRoute[route]?.accepted ?? 0), route).toBeGreaterThan(5);
+  }
+}, 60_000);
+
+// ------------------------------------------------------------------------------------------------
+// The door (issue 28): hostile connections, several at once, that never finish what they announce.
+// Each is answered with one of our error bodies or closed, within the request timeout, and leaves
+// nothing behind: no connection counted, no body slot held.
+
+const DOOR_HEADERS_MS = 200;
+const DOOR_REQUEST_MS = 400;
+
+const doorAttack = fc.record({
+  path: fc.constantFrom('/v1/ingest', '/v1/ingest/junit', '/v1/traces', '/v1/admin/projects', '/clickhouse', '/v1/no-such-route'),
+  auth: fc.constantFrom('none', 'bad', 'token', 'admin', 'garbage'),
+  declared: fc.oneof(fc.integer({ min: 1, max: 64 * 1024 }), fc.integer({ min: 1, max: 17 * 1024 * 1024 })),
+  chunked: fc.boolean(),
+  gzip: fc.boolean(),
+  // How much of the headers (1: all of them) and then of the body is sent before the client stalls.
+  headersPart: fc.oneof({ arbitrary: fc.constant(1), weight: 4 }, { arbitrary: fc.double({ min: 0, max: 0.95, noNaN: true }), weight: 1 }),
+  bodyBytes: fc.integer({ min: 0, max: 256 * 1024 }),
+  drip: fc.boolean(),
+});
+
+it('hostile connections at the door are answered or closed within the timeouts, and leave nothing held', async () => {
+  const door = await startTestDaemon({
+    work: false,
+    env: { SERVICE_HEADERS_TIMEOUT_MS: String(DOOR_HEADERS_MS), SERVICE_REQUEST_TIMEOUT_MS: String(DOOR_REQUEST_MS), SERVICE_MAX_CONCURRENT_BODIES: '2', SERVICE_BODY_WAIT_MS: '100' },
+  });
+  const statuses: Record<number, number> = {};
+  try {
+    const authorization = { none: undefined, bad: `Bearer fh_${'0'.repeat(48)}`, token: `Bearer ${door.token}`, admin: `Bearer ${door.adminToken}`, garbage: 'Basic !!!' };
+    await fc.assert(
+      fc.asyncProperty(fc.array(doorAttack, { minLength: 1, maxLength: 6 }), async (attacks) => {
+        await Promise.all(
+          attacks.map(async (a) => {
+            const auth = authorization[a.auth];
+            const head =
+              `POST ${a.path} HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n` +
+              (a.chunked ? 'transfer-encoding: chunked\r\n' : `content-length: ${a.declared}\r\n`) +
+              (a.gzip ? 'content-encoding: gzip\r\n' : '') +
+              (auth ? `authorization: ${auth}\r\n` : '') +
+              '\r\n';
+            const c = openRaw(door.url);
+            const headBytes = a.headersPart === 1 ? head.length : Math.floor(head.length * a.headersPart);
+            c.write(head.slice(0, headBytes));
+            // Never the whole body: at most declared - 1 bytes, and a chunked body never ends.
+            const body = Buffer.alloc(a.chunked ? a.bodyBytes : Math.min(a.bodyBytes, a.declared - 1), 0x7b);
+            const framed = a.chunked && body.length > 0 ? Buffer.concat([Buffer.from(`${body.length.toString(16)}\r\n`), body, Buffer.from('\r\n')]) : body;
+            if (a.headersPart === 1 && framed.length > 0) {
+              if (a.drip) for (let i = 0; i < 4; i++, await new Promise((r) => setTimeout(r, 30))) c.write(framed.subarray((i * framed.length) >> 2, ((i + 1) * framed.length) >> 2));
+              else c.write(framed);
+            }
+            const closed = await c.closed;
+            // Closed by the server within the request timeout, checked every 50 ms, and some slack.
+            expect(closed.atMs, JSON.stringify(a)).toBeLessThan(DOOR_REQUEST_MS + 600);
+            const res = await c.response.catch(() => undefined);
+            if (!res) return;
+            statuses[res.status] = (statuses[res.status] ?? 0) + 1;
+            expect(res.status, JSON.stringify(a)).toBeGreaterThanOrEqual(400);
+            expect(res.status, JSON.stringify(a)).not.toBe(500);
+            expect(typeof (JSON.parse(res.body) as { error?: unknown }).error, res.body).toBe('string');
+            expect(res.headers.connection).toBe('close');
+            // Strangers are refused from the headers, whatever the body.
+            if (a.headersPart === 1 && (a.auth === 'none' || a.auth === 'bad') && a.path.startsWith('/v1/ingest')) expect(res.status, JSON.stringify(a)).toBe(401);
+          }),
+        );
+      }),
+      { seed: SEED, numRuns: 8, endOnFailure: true },
+    );
+    // Nothing held afterwards.
+    await door.waitFor(async () => door.daemon.app.door.connections() === 0 && door.daemon.app.door.bodies() === 0, 3000);
+    expect((await door.request('GET', '/health', { token: null })).status).toBe(200);
+    console.log(`fuzz-door: answers ${JSON.stringify(statuses)}`);
+  } finally {
+    await door.close();
   }
 }, 60_000);

@@ -150,10 +150,14 @@ describe('authentication and scopes', () => {
     expect(res.status).toBe(403);
   });
 
-  it('body decoding comes before auth: malformed JSON without a token is a 400', async () => {
-    const res = await td.request('POST', '/v1/ingest', { token: null, body: '{"idempotencyKey":', headers: { 'content-type': 'application/json' } });
-    expect(res.status).toBe(400);
-    expect(res.json.error).toBe('invalid_payload');
+  it('auth comes before body decoding (docs/contract.md §2): malformed JSON is a 401 without a token, a 400 with one', async () => {
+    const body = '{"idempotencyKey":';
+    const res = await td.request('POST', '/v1/ingest', { token: null, body, headers: { 'content-type': 'application/json' } });
+    expect(res.status).toBe(401);
+    expect(res.json.error).toBe('unauthorized');
+    const authed = await td.request('POST', '/v1/ingest', { body, headers: { 'content-type': 'application/json' } });
+    expect(authed.status).toBe(400);
+    expect(authed.json.error).toBe('invalid_payload');
   });
 });
 
@@ -325,9 +329,9 @@ describe('body limits and encodings', () => {
     expect(res.json.error).toBe('payload_too_large');
   });
 
-  it('an oversized body is refused before auth (decode comes first)', async () => {
+  it('an oversized body without a token is a 401: auth comes first, the body is not read', async () => {
     const res = await td.request('POST', '/v1/ingest', { token: null, body: new Uint8Array(big()), headers: { 'content-type': 'application/json' } });
-    expect(res.status).toBe(413);
+    expect(res.status).toBe(401);
   });
 
   it('a gzip body with Content-Length is accepted', async () => {

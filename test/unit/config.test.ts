@@ -382,6 +382,7 @@ describe('loadServerSettings', () => {
       pipelineThread: true,
       sql: { enabled: true, maxExecutionTimeSec: 60, maxResultRows: 10_000_000, maxMemoryBytes: 1_073_741_824, maxThreads: 1, maxConcurrent: 2 },
       dashboard: { enabled: true, sessionTtlHours: 12 },
+      door: { headersTimeoutMs: 10_000, requestTimeoutMs: 60_000, maxConnections: 1024, maxConnectionsPerAddress: 256, maxConcurrentBodies: 4, bodyWaitMs: 2000 },
     });
   });
 
@@ -423,6 +424,12 @@ describe('loadServerSettings', () => {
         SERVICE_SQL_MAX_CONCURRENT: '4',
         SERVICE_DASHBOARD_ENABLED: 'false',
         SERVICE_DASHBOARD_SESSION_TTL_HOURS: '2',
+        SERVICE_HEADERS_TIMEOUT_MS: '500',
+        SERVICE_REQUEST_TIMEOUT_MS: '5000',
+        SERVICE_MAX_CONNECTIONS: '100',
+        SERVICE_MAX_CONNECTIONS_PER_ADDRESS: '10',
+        SERVICE_MAX_CONCURRENT_BODIES: '2',
+        SERVICE_BODY_WAIT_MS: '0',
       },
       dir,
     );
@@ -448,7 +455,14 @@ describe('loadServerSettings', () => {
       tracker: { url: 'https://api.github.com' },
       sql: { enabled: false, port: 8123, maxExecutionTimeSec: 5, maxResultRows: 1000, maxMemoryBytes: 100_000_000, maxThreads: 2, maxConcurrent: 4 },
       dashboard: { enabled: false, sessionTtlHours: 2 },
+      door: { headersTimeoutMs: 500, requestTimeoutMs: 5000, maxConnections: 100, maxConnectionsPerAddress: 10, maxConcurrentBodies: 2, bodyWaitMs: 0 },
     });
+  });
+
+  it('refuses a header timeout longer than the request timeout, naming the variable', () => {
+    expect(() => loadServerSettings({ SERVICE_HEADERS_TIMEOUT_MS: '2000', SERVICE_REQUEST_TIMEOUT_MS: '1000' }, dir)).toThrow(
+      'env: SERVICE_HEADERS_TIMEOUT_MS: must not exceed SERVICE_REQUEST_TIMEOUT_MS (1000)',
+    );
   });
 
   it('resolves a relative data dir against cwd', () => {
@@ -528,9 +542,15 @@ describe('loadServerSettings', () => {
         'SERVICE_SQL_MAX_CONCURRENT',
         'SERVICE_DASHBOARD_ENABLED',
         'SERVICE_DASHBOARD_SESSION_TTL_HOURS',
+        'SERVICE_HEADERS_TIMEOUT_MS',
+        'SERVICE_REQUEST_TIMEOUT_MS',
+        'SERVICE_MAX_CONNECTIONS',
+        'SERVICE_MAX_CONNECTIONS_PER_ADDRESS',
+        'SERVICE_MAX_CONCURRENT_BODIES',
+        'SERVICE_BODY_WAIT_MS',
       ]),
     );
-    expect(names).toHaveLength(42);
+    expect(names).toHaveLength(48);
     expect(SERVER_ENV_VARS.find((v) => v.name === 'SERVICE_PORT')?.default).toBe('8080');
     expect(SERVER_ENV_VARS.find((v) => v.name === 'SERVICE_ADMIN_TOKEN')?.default).toBeUndefined();
     expect(SERVER_ENV_VARS.every((v) => v.description.length > 0)).toBe(true);
