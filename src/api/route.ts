@@ -57,7 +57,7 @@ export interface RouteDef<Q = unknown, P = unknown, B = unknown> {
 export interface RouteDeps {
   auth: Authenticator;
   rateLimiter: RateLimiter;
-  /** Storage and queue depth check, synchronous: holds a queue slot, or throws 507 / 503. */
+  /** Queue depth check, synchronous: holds a queue slot, or throws 503 (storage is checked per batch, after validation). */
   admitIngest(): IngestAdmission;
 }
 
