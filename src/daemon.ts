@@ -51,6 +51,7 @@ import { notificationRoutes } from './api/routes/notifications.js';
 import { artifactRoutes } from './api/routes/artifacts.js';
 import { exportRoutes, RunningExports } from './api/routes/export.js';
 import { SqlEndpoint } from './api/routes/clickhouse.js';
+import { redactLiteral } from './log-redaction.js';
 
 export const DEFAULT_PIPELINE = fileURLToPath(new URL('../pipelines/default.yaml', import.meta.url));
 
@@ -134,6 +135,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
 
   const projects = new ProjectRepo(store);
   const adminToken = resolveAdminToken(settings, logger);
+  // Its form is the operator's: only its value can tell it apart in a log line (a URL path, say).
+  redactLiteral(adminToken);
   const bootstrapToken = await bootstrap(projects, settings.dataDir, announce);
 
   const queue = EmbeddedQueue.open({

@@ -65,6 +65,18 @@ function decodedName(raw: string): string {
   }
 }
 
+/** Values redacted wherever they appear (registered by the daemon: secrets with no telling shape). */
+const literalSecrets = new Set<string>();
+
+/**
+ * Redacts `secret` wherever it appears in a log line from now on, whatever carries it (a URL path,
+ * a message). For a secret of an operator's choosing, which no name or shape rule can recognise;
+ * too short a value (under 12 characters) would redact ordinary words, and is not taken.
+ */
+export function redactLiteral(secret: string): void {
+  if (secret.length >= 12) literalSecrets.add(secret);
+}
+
 /**
  * A string with every credential it carries replaced: query parameters (and `name=value` pairs in
  * text) under a credential name, the password of a URL's userinfo (a userinfo without one, being a
@@ -72,6 +84,8 @@ function decodedName(raw: string): string {
  */
 export function redactText(text: string): string {
   let out = text;
+  // Secrets of a free form (an operator's own SERVICE_ADMIN_TOKEN) are known only by their value.
+  for (const secret of literalSecrets) if (out.includes(secret)) out = out.split(secret).join(REDACTED);
   if (out.includes('=')) {
     out = out.replace(PARAM, (whole, lead: string, name: string, value: string) =>
       value !== '' && value !== REDACTED && isCredentialName(decodedName(name)) ? `${lead}${name}=${REDACTED}` : whole,
@@ -127,7 +141,7 @@ const SUSPECT = new RegExp(`[=@]|bearer|basic|fha?[0-9a-f]{48}|${[...CREDENTIAL_
  * that changes is written again as JSON, one that does not is returned as it was.
  */
 export function redactLogLine(line: string): string {
-  if (!SUSPECT.test(line.toLowerCase().replace(/[-_.]/g, ''))) return line;
+  if (!SUSPECT.test(line.toLowerCase().replace(/[-_.]/g, '')) && ![...literalSecrets].some((secret) => line.includes(secret))) return line;
   let parsed: unknown;
   try {
     parsed = JSON.parse(line);

@@ -99,9 +99,9 @@ describe('the log of a daemon that was sent credentials every way', () => {
         expect((await call('GET', path)).status, path).toBeLessThan(500);
       }
     }
-    // Where no route expects one, in the path, a token is known by its format (ours: `fh_`, `fha_`);
-    // any other string there is as likely an id, so a custom admin token is not tried there.
-    for (const t of all.filter((t) => t.startsWith('fh_'))) {
+    // Where no route expects one, in the path, a token is known by its format (ours: `fh_`, `fha_`),
+    // and the daemon's own admin token, whatever its form, by its value (registered at start).
+    for (const t of [...all.filter((t) => t.startsWith('fh_')), adminToken]) {
       for (const path of [`/v1/runs/${t}`, `/nowhere/${t}/x`, `/v1/tests/${t}?includeHistory=1`]) expect((await call('GET', path, bearer(readToken))).status, path).toBeLessThan(500);
     }
 
