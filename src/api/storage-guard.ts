@@ -78,8 +78,7 @@ export class StorageGuard {
   }
 
   /** A durable write failed for lack of space (isOutOfSpace). */
-  writeFailed(err: unknown): void {
-    const now = Date.now();
+  writeFailed(err: unknown, now = Date.now()): void {
     this.probeAt = now;
     // Each failure sets the mark again: space must come back relative to the latest.
     const capped = typeof err === 'object' && err !== null && (err as { code?: unknown }).code === 'QUEUE_MAX_BYTES';

@@ -25,7 +25,7 @@ describe('StorageGuard after a write met a full disk', () => {
     let free = 0;
     const g = new StorageGuard({ dir: '/data', minFreeBytes: 0, recheckMs: 1000, freeBytes: () => free });
     const t0 = Date.now();
-    g.writeFailed(diskFull());
+    g.writeFailed(diskFull(), t0);
     expect(g.status(t0)).toMatchObject({ state: 'full', freeBytes: 0 });
     free = 10 * MiB;
     expect(g.status(t0 + 500).state).toBe('full'); // the reading still stands
@@ -39,11 +39,11 @@ describe('StorageGuard after a write met a full disk', () => {
     let free = 100;
     const g = new StorageGuard({ dir: '/data', minFreeBytes: 0, recheckMs: 1000, freeBytes: () => free });
     const t0 = Date.now();
-    g.writeFailed(diskFull());
+    g.writeFailed(diskFull(), t0);
     free = 100 + 1024;
     expect(g.status(t0 + 1000).state).toBe('full');
     free = 5 * MiB;
-    g.writeFailed(diskFull()); // the probe's write failed again, at 5 MiB free
+    g.writeFailed(diskFull(), t0 + 4000); // the probe's write failed again, at 5 MiB free
     free = 5 * MiB + 4096;
     expect(g.status(t0 + 5000).state).toBe('full');
     free = 7 * MiB;
@@ -63,7 +63,7 @@ describe('StorageGuard after a write met a full disk', () => {
     let free = 0;
     const g = new StorageGuard({ dir: '/data', minFreeBytes: 4 * MiB, recheckMs: 1000, freeBytes: () => free });
     const t0 = Date.now();
-    g.writeFailed(diskFull());
+    g.writeFailed(diskFull(), t0);
     free = 2 * MiB;
     const s = g.status(t0 + 1000);
     expect(s).toMatchObject({ state: 'full', freeBytes: 2 * MiB });
