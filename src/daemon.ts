@@ -12,7 +12,9 @@ import { PROCEDURES, TRPC_MAX_BATCH, TRPC_PREFIX, createAppRouter, registerTrpc 
 import { setupDashboard, setupSessions } from './api/dashboard/setup.js';
 import { RequestCounts } from './api/request-counts.js';
 import { RcaRepo } from './store/rca.js';
-import { Authenticator } from './api/auth.js';
+import { Authenticator, requireAnyScope } from './api/auth.js';
+import { errors } from './api/errors.js';
+import type { IngestDoor } from './pipeline/component.js';
 import { IngestService } from './api/ingest-service.js';
 import { StorageGuard } from './api/storage-guard.js';
 import { RateLimiter } from './api/rate-limit.js';
@@ -92,13 +94,16 @@ export interface Daemon {
   bootstrapToken: string | null;
   /** The SQL endpoint's own listener (SERVICE_SQL_PORT), when set. */
   sqlUrl?: string;
+  /** Receivers' own listeners by name (`otlp/grpc` → `127.0.0.1:4317`), with the bound port. */
+  listeners: ReadonlyMap<string, string>;
   close(): Promise<void>;
 }
 
 /** `cwd` is where errors name the file from: the CLI's working directory. */
-export function loadGraph(file?: string, cwd = process.cwd()): PipelineGraph {
+/** `env`: where the file's `${env:NAME}` references are looked up (the CLI passes the one it was given). */
+export function loadGraph(file?: string, cwd = process.cwd(), env: NodeJS.ProcessEnv = process.env): PipelineGraph {
   const p = file ?? DEFAULT_PIPELINE;
-  return loadPipelineFile(p, builtinRegistry(), displayName(file, cwd));
+  return loadPipelineFile(p, builtinRegistry(), displayName(file, cwd), env);
 }
 
 function displayName(file: string | undefined, cwd = process.cwd()): string {
@@ -215,7 +220,29 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   }
 
   const componentSettings = pipelineSettings(settings);
-  const host = buildHost({ logger, store, projectConfigs, settings: componentSettings, outbox: queue.outbox, http: app.routes, ingest });
+  // The ingest routes' onRequest checks (src/api/route.ts), for receivers with their own listener.
+  const ingestDoor: IngestDoor = {
+    async authenticate(authorization) {
+      const principal = await auth.authenticate(authorization);
+      requireAnyScope(principal, ['ingest']);
+      const wait = rateLimiter.hit(principal.projectId);
+      if (wait > 0) throw errors.rateLimited(wait);
+      return principal;
+    },
+    admit: () => ingest.admit(),
+  };
+  const listeners = new Map<string, string>();
+  const host = buildHost({
+    logger,
+    store,
+    projectConfigs,
+    settings: componentSettings,
+    outbox: queue.outbox,
+    http: app.routes,
+    ingest,
+    ingestDoor,
+    listeners: { add: (name, address) => void listeners.set(name, address) },
+  });
   // Receivers serve HTTP on this thread; processors and exporters run on the pipeline thread,
   // which reaches the store and the queue through this one.
   const receivers = new PipelineRuntime({
@@ -322,6 +349,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     adminToken,
     bootstrapToken,
     ...(sqlPort !== undefined ? { sqlUrl: `http://127.0.0.1:${sqlPort}` } : {}),
+    listeners,
     close() {
       // Stop accepting, finish the lease in hand, flush the queue, close storage.
       closing ??= (async () => {

@@ -58,7 +58,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
       case 'serve':
         return await serve(rest, env, cwd, io);
       case 'validate':
-        return await validate(rest, cwd, io);
+        return await validate(rest, env, cwd, io);
       case 'config':
         return await config(rest, env, cwd, io);
       case 'project':
@@ -140,10 +140,10 @@ async function serve(args: string[], env: NodeJS.ProcessEnv, cwd: string, io: Cl
   });
 }
 
-async function validate(args: string[], cwd: string, io: CliIo): Promise<number> {
+async function validate(args: string[], env: NodeJS.ProcessEnv, cwd: string, io: CliIo): Promise<number> {
   const file = args[0] ? path.resolve(cwd, args[0]) : undefined;
   const { loadGraph } = await import('../daemon.js');
-  const graph = loadGraph(file, cwd);
+  const graph = loadGraph(file, cwd, env);
   io.stdout.write(`${graph.source}: valid (${graph.pipelines.map((p) => p.id).join(', ')})\n`);
   return 0;
 }

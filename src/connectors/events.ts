@@ -10,4 +10,6 @@ export const eventsConnectorFactory: ConnectorFactory<Record<string, never>> = {
   from: 'executions',
   to: 'events',
   configSchema: z.object({}).strict(),
+  // Always passes on one `run.processed` per job, built from its run.
+  requires: ['runs'],
 };

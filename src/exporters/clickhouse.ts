@@ -36,6 +36,9 @@ export const clickhouseExporterFactory = defineExporter({
   type: 'clickhouse',
   description: 'writes runs, executions, identities and receipts to ClickHouse, idempotently per lease',
   configSchema: z.object({}).strict(),
+  // What it always writes: runs and receipts, executions with their test ids, new identities.
+  // Signatures, test states and health events are written when a stage filled them in.
+  requires: ['runs', 'executions', 'identities'],
   startExecutions: (host) => {
     const store = host.store;
     const repo = new RunRepo(host.store);

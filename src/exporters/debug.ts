@@ -8,6 +8,8 @@ export const debugExporterFactory = defineExporter({
   type: 'debug',
   description: 'logs events (basic: type and ids at debug level; detailed: the payload)',
   configSchema: config,
+  // Executions pipelines: logs the runs (and counts whatever executions there are).
+  requires: ['runs'],
   startEvents: (_host, cfg, { logger }) => ({
     async exportEvent(event) {
       if (cfg.verbosity === 'detailed') logger.info({ event }, 'event');

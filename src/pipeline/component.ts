@@ -18,6 +18,45 @@ export const SIGNALS: readonly Signal[] = ['executions', 'events'];
 
 export type ComponentKind = 'receiver' | 'processor' | 'exporter' | 'connector';
 
+// The stages of an executions pipeline hand each other data through the WorkBatch
+// (./work-batch.ts), not through calls: without a declaration, a pipeline that leaves out
+// `identity` validates and then stores no executions. So each stage names the parts of the batch
+// it reads and the parts it fills in, and the graph (./graph.ts, ./slots.ts) refuses an order that
+// cannot work. The names say what the data is, not which stage makes it today.
+export type Slot =
+  | 'runs'
+  | 'executions'
+  | 'identities'
+  | 'signatures'
+  | 'testStates'
+  | 'quarantine'
+  | 'healthEvents'
+  | 'suiteAlerts';
+
+/** Every slot, with what it holds on the WorkBatch (docs/pipeline.md's table, kept in step by a test). */
+export const SLOTS: Readonly<Record<Slot, string>> = {
+  runs: 'each job\'s decoded batch and its run record (`items[].job`, `items[].run`): what a receiver of the executions signal hands over',
+  executions: 'execution records carrying their stable test id (`items[].executions`)',
+  identities: 'identities first seen or renamed in the lease, their aliases and stitches (`identities`, `aliases`, `stitches`)',
+  signatures: 'error signatures and cluster ids of failed executions (`signatures`, `executions[].signatureId`/`clusterId`)',
+  testStates: 'the new state and score of every test the lease touches (`testStates`)',
+  quarantine: 'the automatic quarantine state on those test states (`testStates[].record.auto`)',
+  healthEvents: 'flaked / broke / fixed / quarantined / released transitions (`healthEvents`)',
+  suiteAlerts: '`suite.regressed` / `suite.slowed` emitted for the lease',
+};
+
+/**
+ * The WorkBatch slots a stage reads and writes, in executions pipelines (events pipelines carry
+ * domain events, which have no slots). Both default to none, so a factory written before
+ * slots existed keeps validating anywhere.
+ */
+export interface SlotDeclaration {
+  /** Slots that must be filled in before this stage runs. */
+  requires?: readonly Slot[];
+  /** Slots this stage fills in or rewrites. */
+  provides?: readonly Slot[];
+}
+
 /**
  * The daemon's settings (environment only, config/daemon-env.ts) components read: the data
  * directory (where notify and the tracker keep their durable state), SERVICE_CLUSTER_THRESHOLD,
@@ -40,6 +79,31 @@ export interface IngestPort {
   accept(projectId: string, source: IngestSource, batch: IngestBatch, admission?: { release(n?: number): void }): Promise<EnqueueResult>;
 }
 
+/** The queue slots an ingest request holds (the API's IngestAdmission): one from the door, more as it becomes jobs. */
+export interface IngestSlots {
+  /** Holds `total` slots in all; throws the API's 503 (or 413) when they do not fit. */
+  need(total: number): void;
+  release(n?: number): void;
+  /** Gives back what is still held (the request failed before enqueueing everything). */
+  close(): void;
+}
+
+/**
+ * The HTTP ingest routes' door checks, for a receiver with its own listener (OTLP/gRPC): the same
+ * tokens, scope, rate limit and queue depth, throwing the API's errors (401/403/429/503).
+ */
+export interface IngestDoor {
+  /** The principal of an `authorization` value (`Bearer <token>`) with scope ingest, counted by the rate limiter. */
+  authenticate(authorization: string | undefined): Promise<{ projectId: string }>;
+  /** One queue slot, synchronously, before any await. */
+  admit(): IngestSlots;
+}
+
+/** Where a receiver with its own listener says where it listens (`otlp/grpc` → `127.0.0.1:4317`): the daemon's `listeners`. */
+export interface ListenerRegistry {
+  add(name: string, address: string): void;
+}
+
 /** What a component is given at start. Built by pipeline/host.ts, the same way on both threads. */
 export interface Host {
   logger: Logger;
@@ -57,6 +121,10 @@ export interface Host {
   http?: RouteRegistry;
   /** Present where ingest is accepted (serve, api roles). */
   ingest?: IngestPort;
+  /** Present with `ingest`: the door checks for receivers that serve their own protocol. */
+  ingestDoor?: IngestDoor;
+  /** Present with `ingest`: where such receivers announce their bound address. */
+  listeners?: ListenerRegistry;
 }
 
 export interface Component {
@@ -107,22 +175,24 @@ export interface ReceiverFactory<C = unknown> extends FactoryBase<C> {
   create(config: C, settings: CreateSettings): Receiver;
 }
 
-export interface ProcessorFactory<C = unknown> extends FactoryBase<C> {
+export interface ProcessorFactory<C = unknown> extends FactoryBase<C>, SlotDeclaration {
   kind: 'processor';
   signals: readonly Signal[];
   createExecutions?(config: C, settings: CreateSettings): ExecutionsProcessor;
   createEvents?(config: C, settings: CreateSettings): EventsProcessor;
 }
 
-export interface ExporterFactory<C = unknown> extends FactoryBase<C> {
+/** An exporter is the end of a pipeline: it only reads (`provides` would feed nothing). */
+export interface ExporterFactory<C = unknown> extends FactoryBase<C>, Pick<SlotDeclaration, 'requires'> {
   kind: 'exporter';
   signals: readonly Signal[];
   createExecutions?(config: C, settings: CreateSettings): ExecutionsExporter;
   createEvents?(config: C, settings: CreateSettings): EventsExporter;
 }
 
-/** A connector is an exporter in one pipeline and a receiver in another. */
-export interface ConnectorFactory<C = unknown> extends FactoryBase<C> {
+/** A connector is an exporter in one pipeline and a receiver in another; `requires` is checked
+ * where it exports (its `from` pipeline). */
+export interface ConnectorFactory<C = unknown> extends FactoryBase<C>, Pick<SlotDeclaration, 'requires'> {
   kind: 'connector';
   from: Signal;
   to: Signal;

@@ -1,12 +1,16 @@
 // Loads and validates a pipeline file the way the OpenTelemetry Collector does: every problem is
-// reported with its path (`pipelines/default.yaml: processors.scoring.treshold: unknown key`).
+// reported with its path (`pipelines/default.yaml: processors.scoring.treshold: unknown key`),
+// `${env:NAME}` references are expanded first (./env-expand.ts), and an executions pipeline whose
+// order cannot fill in what its stages require is refused (./slots.ts).
 import { readFileSync } from 'node:fs';
 import { LineCounter, parseDocument } from 'yaml';
 import { z } from 'zod';
 import { zodIssuesToMessages } from '../config/errors.js';
-import type { AnyFactory, ComponentKind, Signal } from './component.js';
+import type { AnyFactory, ComponentKind, Signal, SlotDeclaration } from './component.js';
 import { SIGNALS } from './component.js';
 import type { Registry } from './registry.js';
+import { expandEnv, type ExpandProblem } from './env-expand.js';
+import { checkSlots, type SlotStage } from './slots.js';
 
 export interface ComponentSpec {
   id: string;
@@ -63,7 +67,8 @@ const fileSchema = z
 
 const COMPONENT_ID = /^[a-z][a-z0-9_]*(\/[A-Za-z0-9_.-]+)?$/;
 
-export function loadPipelineFile(path: string, registry: Registry, displayName = path): PipelineGraph {
+/** `env`: where `${env:NAME}` references are looked up (./env-expand.ts); the process's by default. */
+export function loadPipelineFile(path: string, registry: Registry, displayName = path, env: NodeJS.ProcessEnv = process.env): PipelineGraph {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
@@ -86,7 +91,11 @@ export function loadPipelineFile(path: string, registry: Registry, displayName =
     // e.g. an unresolved alias, which parseDocument does not report as an error.
     throw new PipelineConfigError(displayName, [{ path: '(file)', message: `invalid YAML: ${(err as Error).message}` }]);
   }
-  return validatePipelineDoc(raw ?? {}, registry, displayName);
+  const unexpanded: ExpandProblem[] = [];
+  const expanded = expandEnv(raw ?? {}, env, unexpanded);
+  // Reported alone: a value left as `${env:…}` would only be refused again by its schema.
+  if (unexpanded.length > 0) throw new PipelineConfigError(displayName, unexpanded);
+  return validatePipelineDoc(expanded, registry, displayName);
 }
 
 export function validatePipelineDoc(raw: unknown, registry: Registry, source: string): PipelineGraph {
@@ -174,9 +183,14 @@ export function validatePipelineDoc(raw: unknown, registry: Registry, source: st
         markUsed(`${section}:${id}`, 'mid');
       });
     };
+    const before = problems.length;
     check(p.receivers, 'receivers');
     check(p.processors, 'processors');
     check(p.exporters, 'exporters');
+    // Slots are the WorkBatch's, so only executions pipelines have them; and only a pipeline whose
+    // every reference resolved is checked (an invalid `identity` is not also reported missing).
+    const stages = signal === 'executions' && problems.length === before ? slotStages(p, components) : null;
+    if (stages) problems.push(...checkSlots(base, stages, registry));
     pipelines.push({ id: pid, signal, receivers: p.receivers, processors: p.processors, exporters: p.exporters });
   }
 
@@ -194,4 +208,22 @@ export function validatePipelineDoc(raw: unknown, registry: Registry, source: st
 
   if (problems.length > 0) throw new PipelineConfigError(source, problems);
   return { source, components, pipelines };
+}
+
+/** The processors and exporters of a pipeline with their declarations; null when a reference did
+ * not resolve (an invalid component, already reported). */
+function slotStages(p: { processors: string[]; exporters: string[] }, components: Map<string, ComponentSpec>): SlotStage[] | null {
+  const stages: SlotStage[] = [];
+  for (const [index, id] of p.processors.entries()) {
+    const f = components.get(`processors:${id}`)?.factory;
+    if (f?.kind !== 'processor') return null;
+    const decl: SlotDeclaration = f;
+    stages.push({ id, role: 'processors', index, requires: decl.requires ?? [], provides: decl.provides ?? [] });
+  }
+  for (const [index, id] of p.exporters.entries()) {
+    const f = (components.get(`exporters:${id}`) ?? components.get(`connectors:${id}`))?.factory;
+    if (f?.kind !== 'exporter' && f?.kind !== 'connector') return null;
+    stages.push({ id, role: 'exporters', index, requires: f.requires ?? [], provides: [] });
+  }
+  return stages;
 }

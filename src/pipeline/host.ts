@@ -7,7 +7,7 @@ import type { ServerSettings } from '../config/daemon-env.js';
 import type { ProjectConfigs } from '../config/resolved-project-config.js';
 import type { Outbox } from '../queue/types.js';
 import type { Store } from '../store/client.js';
-import type { Host, IngestPort, PipelineSettings, RouteRegistry } from './component.js';
+import type { Host, IngestDoor, IngestPort, ListenerRegistry, PipelineSettings, RouteRegistry } from './component.js';
 
 export interface HostParts {
   logger: Logger;
@@ -19,10 +19,12 @@ export interface HostParts {
   /** The thread that serves HTTP: where receivers add routes and hand batches. */
   http?: RouteRegistry;
   ingest?: IngestPort;
+  ingestDoor?: IngestDoor;
+  listeners?: ListenerRegistry;
 }
 
 export function buildHost(parts: HostParts): Host {
-  const { projectConfigs, settings, http, ingest } = parts;
+  const { projectConfigs, settings, http, ingest, ingestDoor, listeners } = parts;
   return {
     logger: parts.logger,
     store: parts.store,
@@ -32,6 +34,8 @@ export function buildHost(parts: HostParts): Host {
     outbox: parts.outbox,
     ...(http ? { http } : {}),
     ...(ingest ? { ingest } : {}),
+    ...(ingestDoor ? { ingestDoor } : {}),
+    ...(listeners ? { listeners } : {}),
   };
 }
 

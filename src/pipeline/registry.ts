@@ -1,4 +1,4 @@
-import type { AnyFactory, ComponentKind } from './component.js';
+import type { AnyFactory, ComponentKind, Slot } from './component.js';
 
 /** The component types a build knows, by kind and type name. */
 export class Registry {
@@ -17,5 +17,13 @@ export class Registry {
 
   types(kind: ComponentKind): string[] {
     return [...this.factories.values()].filter((f) => f.kind === kind).map((f) => f.type).sort();
+  }
+
+  /** Processor types that fill in `slot`: what a pipeline missing it should add. */
+  providersOf(slot: Slot): string[] {
+    return [...this.factories.values()]
+      .filter((f) => f.kind === 'processor' && (f.provides ?? []).includes(slot))
+      .map((f) => f.type)
+      .sort();
   }
 }

@@ -17,6 +17,9 @@ export const clusteringProcessorFactory = defineProcessor({
   type: 'clustering',
   description: 'error signatures and MinHash/LSH clusters on failed executions',
   configSchema: config,
+  // Signature and cluster ids go onto the executions identity built.
+  requires: ['executions'],
+  provides: ['signatures'],
   start: (host, cfg) => {
     const repo = new SignatureRepo(host.store);
     const threshold = cfg.threshold ?? host.settings.clusterThreshold;

@@ -47,6 +47,9 @@ export const identityProcessorFactory = defineProcessor({
   type: 'identity',
   description: 'assigns every execution a stable test identity: exact, alias, moved (L2), renamed (L3), new',
   configSchema: z.object({}).strict(),
+  // Builds items[].executions from the jobs and gives each its test id; new and stitched identities.
+  requires: ['runs'],
+  provides: ['executions', 'identities'],
   start: (host) => {
     const repo = new IdentityRepo(host.store);
     const cache = new IdentityCache();

@@ -12,6 +12,9 @@ export const normalizeProcessorFactory = defineProcessor({
   type: 'normalize',
   description: 'trims names, unifies path separators, caps message sizes, drops ignored files, recounts the run',
   configSchema: z.object({}).strict(),
+  // Rewrites the jobs' executions and rebuilds the run: a stage that read them earlier saw them raw.
+  requires: ['runs'],
+  provides: ['runs'],
   start: (host) => {
     // Compiled `ignore` lists by their patterns: projects usually share the service.yml list, and
     // a project's list changes only when its settings do.

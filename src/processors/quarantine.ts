@@ -12,6 +12,9 @@ export const quarantineProcessorFactory = defineProcessor({
   type: 'quarantine',
   description: 'auto-quarantines flaky candidates and releases them after clean runs (quarantine.changed)',
   configSchema: z.object({}).strict(),
+  // Steps the auto state of the test states scoring computed for this lease.
+  requires: ['testStates'],
+  provides: ['quarantine', 'healthEvents'],
   start: (host) => {
     const repo = new TestRepo(host.store);
     return {

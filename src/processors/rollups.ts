@@ -13,6 +13,9 @@ export const rollupsProcessorFactory = defineProcessor({
   type: 'rollups',
   description: 'suite regressions and slowdowns against the daily rollups (suite.regressed, suite.slowed)',
   configSchema: z.object({}).strict(),
+  // Counts the lease's executions per suite and day.
+  requires: ['executions'],
+  provides: ['suiteAlerts'],
   start: (host) => {
     const repo = new RollupRepo(host.store);
     // Today's and the trailing 14 days' suite totals per project, read once a day and then kept up

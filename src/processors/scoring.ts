@@ -90,6 +90,9 @@ export const scoringProcessorFactory = defineProcessor({
   type: 'scoring',
   description: 'updates each touched test’s flakiness score and reason codes (score.updated, flaky.detected)',
   configSchema: z.object({}).strict(),
+  // Groups executions by test id (identity's) and weighs them by the run's counts.
+  requires: ['runs', 'executions'],
+  provides: ['testStates', 'healthEvents'],
   start: (host) => {
     const repo = new TestRepo(host.store);
     // The worker is the only writer of test_state: a committed state can be kept in memory and

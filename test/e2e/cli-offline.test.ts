@@ -64,6 +64,30 @@ describe('flakehouse CLI (offline commands)', () => {
     expect(res.stderr).not.toContain('not defined');
   });
 
+  it('validate FILE: a pipeline without identity exits 2 naming the path, what is missing and who provides it', async () => {
+    const text = (await fs.readFile(path.join(REPO_ROOT, 'pipelines/default.yaml'), 'utf8'))
+      .replace('[normalize, identity, clustering', '[normalize, clustering')
+      .replace(/^ {2}identity: \{\}.*\n/m, '');
+    expect(text).not.toContain('identity: {}');
+    const cwd = await subdir('validate-no-identity', { 'no-identity.yaml': text });
+    const res = await cli(['validate', 'no-identity.yaml'], { cwd });
+    expect(res.code).toBe(2);
+    expect(res.stdout).toBe('');
+    expect(res.stderr).toContain('no-identity.yaml: service.pipelines.executions.processors: identity is missing: ');
+    expect(res.stderr).toContain('which identity provides');
+  });
+
+  it('validate FILE: ${env:NAME} is read from the environment; unset, it is refused at its path', async () => {
+    const text = (await fs.readFile(path.join(REPO_ROOT, 'pipelines/default.yaml'), 'utf8')).replace('verbosity: basic', 'verbosity: ${env:FH_DEBUG_VERBOSITY}');
+    const cwd = await subdir('validate-env', { 'env.yaml': text });
+    const ok = await cli(['validate', 'env.yaml'], { cwd, env: { FH_DEBUG_VERBOSITY: 'detailed' } });
+    expect(ok.stderr).toBe('');
+    expect(ok.code).toBe(0);
+    const unset = await cli(['validate', 'env.yaml'], { cwd });
+    expect(unset.code).toBe(2);
+    expect(unset.stderr).toContain('env.yaml: exporters.debug.verbosity: environment variable FH_DEBUG_VERBOSITY is not set');
+  });
+
   it('config --json: file, redacted token, layered values and their sources', async () => {
     const cwd = await subdir('config-json', { 'service.yml': 'project: web\nflaky:\n  threshold: 0.7\n' });
     const res = await cli(['config', '--json'], { cwd, env: { SERVICE_FLAKY_MIN_SAMPLES: '9', SERVICE_TOKEN: TOKEN } });

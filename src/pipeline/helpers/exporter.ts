@@ -5,7 +5,7 @@
 // configured): it then takes every event as delivered. Pairs with helpers/background-worker.ts.
 import type { z } from 'zod';
 import type { DomainEvent } from '../../domain/events.js';
-import type { CreateSettings, EventsExporter, ExecutionsExporter, ExporterFactory, Host, Signal } from '../component.js';
+import type { CreateSettings, EventsExporter, ExecutionsExporter, ExporterFactory, Host, Signal, Slot } from '../component.js';
 import type { WorkBatch } from '../work-batch.js';
 
 /** A started events exporter. Delivery is at-least-once: it must tolerate an event id twice. */
@@ -26,6 +26,8 @@ export interface ExporterDefinition<C> {
   type: string;
   description: string;
   configSchema: z.ZodType<C>;
+  /** The WorkBatch slots `exportBatch` reads (src/pipeline/component.ts `Slot`); none by default. */
+  requires?: readonly Slot[];
   /** The events signal: called once, with the host and the validated config, before the first event. */
   startEvents?: (host: Host, config: C, settings: CreateSettings) => Started<RunningEventsExporter>;
   /** The executions signal: called once, before the first lease. */
@@ -36,7 +38,14 @@ export function defineExporter<C>(def: ExporterDefinition<C>): ExporterFactory<C
   const signals: Signal[] = [];
   if (def.startEvents) signals.push('events');
   if (def.startExecutions) signals.push('executions');
-  const factory: ExporterFactory<C> = { kind: 'exporter', type: def.type, description: def.description, signals, configSchema: def.configSchema };
+  const factory: ExporterFactory<C> = {
+    kind: 'exporter',
+    type: def.type,
+    description: def.description,
+    signals,
+    configSchema: def.configSchema,
+    requires: def.requires ?? [],
+  };
   const startEvents = def.startEvents;
   if (startEvents) {
     factory.createEvents = (config, settings): EventsExporter => {

@@ -3,7 +3,7 @@
 // processor has no "used before start" guard of its own, no empty shutdown, and keeps its state
 // (repositories, caches) in the closure `start` returns instead of in variables that start fills in.
 import type { z } from 'zod';
-import type { CreateSettings, ExecutionsProcessor, Host, ProcessorFactory } from '../component.js';
+import type { CreateSettings, ExecutionsProcessor, Host, ProcessorFactory, SlotDeclaration } from '../component.js';
 import type { WorkBatch } from '../work-batch.js';
 
 /** A started processor: what it does with each lease. */
@@ -14,7 +14,7 @@ export interface RunningProcessor {
   shutdown?(): Promise<void>;
 }
 
-export interface ProcessorDefinition<C> {
+export interface ProcessorDefinition<C> extends SlotDeclaration {
   type: string;
   description: string;
   configSchema: z.ZodType<C>;
@@ -29,6 +29,8 @@ export function defineProcessor<C>(def: ProcessorDefinition<C>): ProcessorFactor
     description: def.description,
     signals: ['executions'],
     configSchema: def.configSchema,
+    requires: def.requires ?? [],
+    provides: def.provides ?? [],
     createExecutions: (config, settings): ExecutionsProcessor => {
       let running: RunningProcessor | undefined;
       return {

@@ -129,14 +129,17 @@ interface RawRequest {
 
 const PROTO_DIR = fileURLToPath(new URL('./proto/', import.meta.url));
 
-// Built once at module load; protobufjs generates the decoder lazily on first use.
-const RequestType: protobuf.Type = (() => {
+/** The vendored trace service protos, loaded once at module load (OTLP/gRPC reads its service from here too). */
+export const otlpProtoRoot: protobuf.Root = (() => {
   const root = new protobuf.Root();
   root.resolvePath = (_origin, target) => path.join(PROTO_DIR, target);
   root.loadSync('opentelemetry/proto/collector/trace/v1/trace_service.proto');
   root.resolveAll();
-  return root.lookupType('opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest');
+  return root;
 })();
+
+// protobufjs generates the decoder lazily on first use.
+const RequestType: protobuf.Type = otlpProtoRoot.lookupType('opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest');
 
 // Bytes stay Uint8Array (hexed directly, no base64 round trip); enums stay numbers.
 const TO_OBJECT: protobuf.IConversionOptions = { longs: String };
