@@ -5,11 +5,14 @@ import { debugExporterFactory } from '../exporters/debug.js';
 import { notifyExporterFactory } from '../exporters/notify/index.js';
 import { rcaExporterFactory } from '../exporters/rca/index.js';
 import { trackerExporterFactory } from '../exporters/tracker/index.js';
+import { attributesProcessorFactory } from '../processors/attributes.js';
 import { clusteringProcessorFactory } from '../processors/clustering.js';
+import { filterProcessorFactory } from '../processors/filter.js';
 import { identityProcessorFactory } from '../processors/identity.js';
 import { normalizeProcessorFactory } from '../processors/normalize.js';
 import { quarantineProcessorFactory } from '../processors/quarantine.js';
 import { rollupsProcessorFactory } from '../processors/rollups.js';
+import { sampleProcessorFactory } from '../processors/sample.js';
 import { scoringProcessorFactory } from '../processors/scoring.js';
 import { junitReceiverFactory } from '../receivers/junit/index.js';
 import { nativeReceiverFactory } from '../receivers/native/index.js';
@@ -24,6 +27,9 @@ export function builtinRegistry(): Registry {
     junitReceiverFactory,
     nativeReceiverFactory,
     normalizeProcessorFactory,
+    filterProcessorFactory,
+    attributesProcessorFactory,
+    sampleProcessorFactory,
     identityProcessorFactory,
     clusteringProcessorFactory,
     scoringProcessorFactory,
