@@ -26,6 +26,19 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { artifactRefSchema } from '../native/schema.js';
 import type { AttrValue, Attributes, OtlpSpan, OtlpTraceRequest, RejectedSpan } from './decode.js';
+import {
+  CHANGE_ID_KEYS,
+  CI_JOB_URL_KEYS,
+  HEAD_NAME_KEYS,
+  HEAD_REVISION_KEYS,
+  PYTEST_SESSION_SPAN,
+  RUN_STATUS_KEYS,
+  SUITE_NAME,
+  ciProviderFromUrl,
+  commitFromServiceVersion,
+  parseNodeId,
+  pytestNodeId,
+} from './conventions.js';
 
 export interface MapOptions {
   /** Fallback timestamp (epoch ms) when a trace carries no usable start time. */
@@ -92,8 +105,9 @@ const CASE_KEYS = new Set([
   'test.artifacts',
 ]);
 
+/** Ours or Flakemetry's (`test.case`), the semantic conventions' (`test.case.name`), or pytest-opentelemetry's (node id). */
 function isCase(span: OtlpSpan): boolean {
-  return span.name === 'test.case' || span.attributes['test.case.name'] !== undefined;
+  return span.name === 'test.case' || span.attributes['test.case.name'] !== undefined || pytestNodeId(span) !== undefined;
 }
 
 function hasPipelineAttr(span: OtlpSpan): boolean {
@@ -154,13 +168,13 @@ function mapTrace(g: TraceGroup, now: number): IngestBatch | undefined {
   const executions: ExecutionInput[] = new Array<ExecutionInput>(cases.length);
   const retried = new Set<number>();
   for (let k = 0; k < cases.length; k++) {
-    const exec = mapCase(spans, cases[k]!, k, caseIndex, children, caseFlags, runStart);
+    const exec = mapCase(spans, cases[k]!, k, caseIndex, children, caseFlags, byId, runStart);
     if (exec.retryOfIndex !== undefined) retried.add(exec.retryOfIndex);
     executions[k] = exec;
   }
 
   // Run
-  let status = runStatusOf(get('test.run.status', 'cicd.pipeline.result'));
+  let status = runStatusOf(get(...RUN_STATUS_KEYS));
   const statusExplicit = status !== undefined;
   if (status === undefined) {
     // Only final attempts count: a failure that was retried is superseded by its retry.
@@ -185,7 +199,7 @@ function mapTrace(g: TraceGroup, now: number): IngestBatch | undefined {
 }
 
 function isExplicitRunSpan(span: OtlpSpan): boolean {
-  return span.name === 'test.run' || hasPipelineAttr(span);
+  return span.name === 'test.run' || span.name === PYTEST_SESSION_SPAN || hasPipelineAttr(span);
 }
 
 /** A part without test cases counts only if it holds a span that is a run span by name or attributes. */
@@ -214,6 +228,9 @@ function findRunSpan(
   firstCase: number,
 ): number | undefined {
   for (const i of order) if (!caseFlags[i] && spans[i]!.name === 'test.run') return i;
+  // pytest's session is the test run even when its trace continues a CI pipeline's (TRACEPARENT):
+  // the run is the tests, so it comes before a pipeline span.
+  for (const i of order) if (!caseFlags[i] && spans[i]!.name === PYTEST_SESSION_SPAN) return i;
   for (const i of order) if (!caseFlags[i] && hasPipelineAttr(spans[i]!)) return i;
   // Root ancestor of the first case; the step bound guards against parent cycles.
   let cur = firstCase;
@@ -250,15 +267,21 @@ function mapCase(
   caseIndex: Map<string, number>,
   children: Map<string, number[]>,
   caseFlags: boolean[],
+  byId: Map<string, number>,
   runStart: number,
 ): ExecutionInput {
   const span = spans[idx]!;
   const a = span.attributes;
   const status = caseStatus(span);
+  // Precedence per field: our `test.*` keys, then the semantic conventions' (and `code.*`), then
+  // what the pytest node id says, then the span name. A `test.case.name` beats a node id: a span
+  // carrying it states its name outright.
+  const nodeId = a['test.case.name'] === undefined ? pytestNodeId(span) : undefined;
+  const node = nodeId === undefined ? undefined : parseNodeId(nodeId);
   const exec: ExecutionInput = {
-    filePath: str(a['test.file_path'] ?? a['code.file.path'] ?? a['code.filepath']) ?? '',
-    suite: str(a['test.suite'] ?? a['test.suite.name']) ?? '',
-    title: str(a['test.title']) ?? lastSegment(str(a['test.case.name'])) ?? (span.name || 'test.case'),
+    filePath: str(a['test.file_path'] ?? a['code.file.path']) ?? node?.filePath ?? str(a['code.filepath']) ?? '',
+    suite: str(a['test.suite'] ?? a[SUITE_NAME]) ?? node?.suite ?? ancestorSuite(spans, idx, byId) ?? '',
+    title: str(a['test.title']) ?? lastSegment(str(a['test.case.name'])) ?? node?.title ?? (span.name || 'test.case'),
     status,
     attempt: positiveInt(a['test.attempt']) ?? 1,
     startedAt: span.startTimeMs > 0 ? span.startTimeMs : runStart,
@@ -275,7 +298,7 @@ function mapCase(
     if (target !== undefined && target < k) exec.retryOfIndex = target;
   }
 
-  const params = parseParams(a['test.params']);
+  const params = parseParams(a['test.params']) ?? node?.params;
   if (params) exec.params = params;
   const artifacts = parseArtifacts(a['test.artifacts']);
   if (artifacts) exec.artifacts = artifacts;
@@ -293,6 +316,23 @@ function mapCase(
   const childSpans = collectChildSpans(spans, span.spanId, children, caseFlags);
   if (childSpans.length > 0) exec.spans = childSpans;
   return exec;
+}
+
+/**
+ * The semantic conventions' shape (test.md): cases under a suite span carrying `test.suite.name`.
+ * The nearest ancestor's name is the case's suite; the step bound guards against parent cycles.
+ */
+function ancestorSuite(spans: OtlpSpan[], idx: number, byId: Map<string, number>): string | undefined {
+  let cur = idx;
+  for (let steps = 0; steps < spans.length; steps++) {
+    const parent = spans[cur]!.parentSpanId;
+    const p = parent === undefined ? undefined : byId.get(parent);
+    if (p === undefined) return undefined;
+    const name = str(spans[p]!.attributes[SUITE_NAME])?.trim();
+    if (name) return name;
+    cur = p;
+  }
+  return undefined;
 }
 
 /** `test.case.result.status` values the receiver reads (semantic conventions say pass/fail). */
@@ -450,10 +490,11 @@ function spanKind(s: OtlpSpan): SpanKind {
 type Getter = (...keys: string[]) => AttrValue | undefined;
 
 function mapResource(get: Getter): BatchResource {
-  const sha = revisionOf(get('vcs.ref.head.revision', 'vcs.commit_sha'));
-  const branch = branchName(get('vcs.ref.head.name', 'vcs.branch'));
+  // service.version last: only pytest-opentelemetry puts the commit there (a full sha only).
+  const sha = revisionOf(get(...HEAD_REVISION_KEYS)) ?? commitFromServiceVersion(get('service.version'));
+  const branch = branchName(get(...HEAD_NAME_KEYS));
   const res: BatchResource = {
-    ciProvider: ciProviderOf(get('ci.provider'), get('cicd.system.component')),
+    ciProvider: ciProviderOf(get('ci.provider'), get('cicd.system.component')) ?? ciProviderFromUrl(get(...CI_JOB_URL_KEYS)) ?? 'other',
     // An unusable sha is treated like a missing one: the run is still worth keeping.
     commitSha: sha ?? PLACEHOLDER_COMMIT,
     branch: branch ?? PLACEHOLDER_BRANCH,
@@ -461,7 +502,8 @@ function mapResource(get: Getter): BatchResource {
   };
   const ciRunId = str(get('cicd.pipeline.run.id', 'ci.run_id'));
   if (ciRunId) res.ciRunId = ciRunId;
-  const pr = positiveInt(get('vcs.change.id', 'vcs.pr_number'));
+  // Numeric only: a change id may be a Gerrit Change-Id or a Phabricator `D123`, not a PR number.
+  const pr = positiveInt(get(...CHANGE_ID_KEYS));
   if (pr !== undefined) res.prNumber = pr;
   const shardIndex = positiveInt(get('test.shard.index'));
   if (shardIndex !== undefined) res.shardIndex = shardIndex;
@@ -475,7 +517,7 @@ function mapResource(get: Getter): BatchResource {
   // Not a sha → left out, like a missing one (optional context never refuses a run).
   const mergeBase = revisionOf(get('vcs.ref.base.revision'));
   if (mergeBase) res.mergeBase = mergeBase;
-  const ciJobUrl = str(get('cicd.pipeline.run.url.full'));
+  const ciJobUrl = str(get(...CI_JOB_URL_KEYS));
   if (ciJobUrl) res.ciJobUrl = ciJobUrl;
   return res;
 }
@@ -492,7 +534,7 @@ const PROVIDER_ALIASES: Record<string, CiProvider> = {
   'azure devops': 'azure_pipelines',
 };
 
-function ciProviderOf(...values: (AttrValue | undefined)[]): CiProvider {
+function ciProviderOf(...values: (AttrValue | undefined)[]): CiProvider | undefined {
   for (const v of values) {
     const s = lower(v);
     if (s === undefined) continue;
@@ -500,7 +542,7 @@ function ciProviderOf(...values: (AttrValue | undefined)[]): CiProvider {
     const alias = PROVIDER_ALIASES[s];
     if (alias) return alias;
   }
-  return 'other';
+  return undefined;
 }
 
 function triggerOf(v: AttrValue | undefined): Trigger {
@@ -517,12 +559,15 @@ function runStatusOf(v: AttrValue | undefined): RunStatus | undefined {
     case 'failure':
     case 'error':
     case 'timeout':
+    case 'timed_out': // test.suite.run.status
       return 'failed';
     case 'canceled':
     case 'cancelled':
     case 'cancellation':
+    case 'aborted': // test.suite.run.status
       return 'canceled';
     case 'running':
+    case 'in_progress': // test.suite.run.status
       return 'running';
   }
   return undefined;
