@@ -3,6 +3,7 @@ import { eventsConnectorFactory } from '../connectors/events.js';
 import { clickhouseExporterFactory } from '../exporters/clickhouse.js';
 import { debugExporterFactory } from '../exporters/debug.js';
 import { notifyExporterFactory } from '../exporters/notify/index.js';
+import { otlpHttpExporterFactory, otlphttpExporterFactory } from '../exporters/otlp-http/index.js';
 import { rcaExporterFactory } from '../exporters/rca/index.js';
 import { trackerExporterFactory } from '../exporters/tracker/index.js';
 import { attributesProcessorFactory } from '../processors/attributes.js';
@@ -37,6 +38,8 @@ export function builtinRegistry(): Registry {
     rollupsProcessorFactory,
     clickhouseExporterFactory,
     debugExporterFactory,
+    otlpHttpExporterFactory,
+    otlphttpExporterFactory,
     notifyExporterFactory,
     rcaExporterFactory,
     trackerExporterFactory,

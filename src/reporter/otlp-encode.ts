@@ -57,12 +57,16 @@ export function resourceAttributes(resource: BatchResource, idempotencyKey: stri
   return a;
 }
 
-/** Encodes the batch as one or more ExportTraceServiceRequest bodies of the batch's trace. */
-export function encodeOtlpRun(batch: IngestBatch): Uint8Array[] {
+/**
+ * Encodes the batch as one or more ExportTraceServiceRequest bodies of the batch's trace.
+ * `spanIds`: where span ids come from (random by default); the `otlp_http` exporter passes a
+ * seeded source so that a re-sent run carries the same ids and the receiver deduplicates it.
+ */
+export function encodeOtlpRun(batch: IngestBatch, spanIds: () => string = spanIdSource()): Uint8Array[] {
   const traceId = batch.run.traceId && TRACE_ID_RE.test(batch.run.traceId) ? batch.run.traceId : newTraceId();
   const resource = resourceFromAttributes(resourceAttributes(batch.resource, batch.idempotencyKey));
   const ctx = (spanId: string): SpanContext => ({ traceId, spanId, traceFlags: 1 });
-  const newSpanId = spanIdSource();
+  const newSpanId = spanIds;
   const runSpanId = newSpanId();
   const caseIds = batch.executions.map(() => newSpanId());
 

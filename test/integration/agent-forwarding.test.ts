@@ -1,0 +1,176 @@
+// Agent mode (docs/pipeline.md "Agent mode"): a daemon running pipelines/agent.yaml forwards what
+// it receives to a gateway daemon with the otlp_http exporter. CI's runs get 202 from the agent
+// whether or not the gateway is up; across a gateway outage and restart every run arrives at the
+// gateway exactly once (none lost, none duplicated), because the agent acks a lease only after the
+// gateway accepted it and the forwarded ids make a re-send a duplicate the gateway drops.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { parse, stringify } from 'yaml';
+import { nativeBatch, startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
+import { SCRATCH_DIR } from '../helpers/scratch.js';
+import { otlpHttpConfigSchema, otlpHttpExporterFactory } from '../../src/exporters/otlp-http/index.js';
+import { buildRun } from '../../src/domain/records.js';
+import { WorkBatch } from '../../src/pipeline/work-batch.js';
+import type { Host } from '../../src/pipeline/component.js';
+import type { IngestBatch } from '../../src/domain/batch.js';
+import { createLogger } from '../../src/logger.js';
+
+/** A port free now, so the gateway comes back on the same address after its restart. */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  if (address === null || typeof address === 'string') throw new Error('no port');
+  return address.port;
+}
+
+/** pipelines/agent.yaml with short retry intervals, so the test does not wait out 5 s backoffs. */
+function agentPipeline(dir: string): string {
+  const doc = parse(readFileSync(path.resolve('pipelines/agent.yaml'), 'utf8')) as { exporters: { otlp_http: Record<string, unknown> } };
+  doc.exporters.otlp_http.retry_on_failure = { enabled: true, initial_interval: '100ms', max_interval: '500ms', max_elapsed_time: '60s' };
+  doc.exporters.otlp_http.timeout = '5s';
+  const file = path.join(dir, 'agent.yaml');
+  writeFileSync(file, stringify(doc));
+  return file;
+}
+
+interface RunItem {
+  id: string;
+  branch: string;
+  counts: { total: number };
+}
+
+async function gatewayRuns(gw: TestDaemon, prefix: string): Promise<RunItem[]> {
+  const out: RunItem[] = [];
+  let cursor: string | null = null;
+  do {
+    const res = await gw.request('GET', `/v1/runs?limit=100${cursor ? `&cursor=${cursor}` : ''}`);
+    if (res.status !== 200) throw new Error(`GET /v1/runs: ${res.status} ${res.text}`);
+    out.push(...(res.json.items as RunItem[]).filter((r) => r.branch.startsWith(prefix)));
+    cursor = res.json.nextCursor as string | null;
+  } while (cursor);
+  return out;
+}
+
+const ENV_KEYS = ['SERVICE_GATEWAY_ENDPOINT', 'SERVICE_GATEWAY_TOKEN'] as const;
+
+describe('agent mode: forwarding to a gateway', () => {
+  const daemons: TestDaemon[] = [];
+  /** Set by the first test, used by the throughput one. */
+  let pair: { agent: TestDaemon; gateway: TestDaemon } | undefined;
+  const dir = mkdtempSync(path.join(SCRATCH_DIR, 'fh-agent-'));
+  const envBefore = ENV_KEYS.map((k) => process.env[k]);
+  afterAll(async () => {
+    for (const d of daemons.reverse()) await d.close().catch(() => {});
+    rmSync(dir, { recursive: true, force: true });
+    ENV_KEYS.forEach((k, i) => {
+      if (envBefore[i] === undefined) delete process.env[k];
+      else process.env[k] = envBefore[i];
+    });
+  });
+
+  it('every run sent to the agent arrives at the gateway exactly once across a gateway outage', async () => {
+    const port = await freePort();
+    let gateway = await startTestDaemon({ env: { SERVICE_PORT: String(port) } });
+    daemons.push(gateway);
+    // `${env:…}` in the pipeline file is read from the process environment.
+    process.env.SERVICE_GATEWAY_ENDPOINT = gateway.url;
+    process.env.SERVICE_GATEWAY_TOKEN = gateway.token;
+    const agent = await startTestDaemon({ pipelineFile: agentPipeline(dir) });
+    daemons.push(agent);
+
+    const PER_RUN = 20;
+    const send = async (from: number, count: number): Promise<void> => {
+      for (let i = from; i < from + count; i++) {
+        const res = await agent.request('POST', '/v1/ingest', { body: nativeBatch({ n: PER_RUN, resource: { branch: `fwd-${i}` } }) });
+        expect(res.status).toBe(202);
+      }
+    };
+
+    // Gateway up: the first runs go through.
+    await send(0, 10);
+    await agent.settled(20_000);
+
+    // Gateway down: the agent still takes runs (202); they wait in its queue.
+    await gateway.stop();
+    await send(10, 10);
+    await new Promise((r) => setTimeout(r, 1_000));
+    expect(agent.daemon.queue.depth()).toBeGreaterThan(0);
+
+    // Gateway back on the same address: the queued runs are forwarded.
+    gateway = await gateway.restart();
+    daemons.push(gateway);
+    await agent.settled(60_000);
+    const gw = gateway;
+    const runs = await gw.waitFor(async () => {
+      const r = await gatewayRuns(gw, 'fwd-');
+      return r.length >= 20 && r.every((x) => x.counts.total === PER_RUN) ? r : undefined;
+    }, 60_000);
+
+    // Exactly once: each run once, each with its executions once.
+    const branches = runs.map((r) => r.branch).sort();
+    expect(branches).toEqual(Array.from({ length: 20 }, (_, i) => `fwd-${i}`).sort());
+    expect(runs.reduce((n, r) => n + r.counts.total, 0)).toBe(20 * PER_RUN);
+    for (const r of runs) {
+      const detail = await gw.request('GET', `/v1/runs/${r.id}`);
+      expect(detail.json.executions).toHaveLength(PER_RUN);
+      expect(new Set((detail.json.executions as { title: string }[]).map((e) => e.title)).size).toBe(PER_RUN);
+    }
+    expect(agent.daemon.queue.stats().dead).toBe(0);
+    pair = { agent, gateway: gw };
+  }, 180_000);
+
+  it('a lease exported twice (a re-send after a timeout) is stored once by the gateway', async () => {
+    if (!pair) throw new Error('needs the daemons of the first test');
+    const gw = pair.gateway;
+    const cfg = otlpHttpConfigSchema.parse({ endpoint: gw.url, headers: { authorization: `Bearer ${gw.token}` } });
+    const exporter = otlpHttpExporterFactory.createExecutions!(cfg, { id: 'otlp_http', logger: createLogger('silent') });
+    // The exporter reads no host service (it only posts).
+    await exporter.start({} as Host);
+    const raw = nativeBatch({ n: 7, resource: { branch: 'dup-0' } });
+    const batch = { ...raw, run: { status: 'passed', startedAt: Date.parse(String((raw.run as { startedAt: string }).startedAt)) } } as unknown as IngestBatch;
+    batch.executions = batch.executions.map((e) => ({ ...e, attempt: 1, startedAt: Date.parse('2026-11-20T10:00:00Z') }));
+    const job = { id: 'j-dup', receiptId: 'r-dup', projectId: 'agent-project', source: 'native' as const, batch, receivedAt: Date.now(), attempts: 0 };
+    const lease = (): WorkBatch => new WorkBatch({ leaseId: 'l-dup', items: [{ job, run: buildRun({ ...job }), executions: [] }], now: Date.now() });
+    await exporter.exportBatch(lease());
+    await exporter.exportBatch(lease());
+    await exporter.shutdown();
+    await gw.settled(20_000);
+    const runs = await gw.waitFor(async () => {
+      const r = await gatewayRuns(gw, 'dup-');
+      return r.length > 0 ? r : undefined;
+    }, 20_000);
+    expect(runs).toHaveLength(1);
+    expect(runs[0]!.counts.total).toBe(7);
+  }, 60_000);
+
+  it('measures forward throughput (executions/s from agent to gateway)', async () => {
+    if (!pair) throw new Error('needs the daemons of the first test');
+    const { agent, gateway: gw } = pair;
+    const RUNS = 20;
+    const PER_RUN = 500;
+    const before = agent.daemon.runtime.stats.stageMs.otlp_http ?? 0;
+    const t0 = performance.now();
+    for (let i = 0; i < RUNS; i++) {
+      const res = await agent.request('POST', '/v1/ingest', { body: nativeBatch({ n: PER_RUN, resource: { branch: `bench-${i}` } }) });
+      expect(res.status).toBe(202);
+    }
+    await agent.settled(60_000);
+    const wallMs = performance.now() - t0;
+    const exportMs = (agent.daemon.runtime.stats.stageMs.otlp_http ?? 0) - before;
+    const total = RUNS * PER_RUN;
+    // stdout on purpose: the number the report and docs quote.
+    console.log(
+      `otlp_http forward: ${total} executions in ${RUNS} runs; exporter stage ${Math.round(exportMs)} ms = ${Math.round(total / (exportMs / 1000))} executions/s; ` +
+        `ingest-to-forwarded wall ${Math.round(wallMs)} ms = ${Math.round(total / (wallMs / 1000))} executions/s`,
+    );
+    const runs = await gw.waitFor(async () => {
+      const r = await gatewayRuns(gw, 'bench-');
+      return r.length >= RUNS && r.every((x) => x.counts.total === PER_RUN) ? r : undefined;
+    }, 60_000);
+    expect(runs).toHaveLength(RUNS);
+  }, 180_000);
+});
