@@ -3,6 +3,7 @@ import { eventsConnectorFactory } from '../connectors/events.js';
 import { clickhouseExporterFactory } from '../exporters/clickhouse.js';
 import { debugExporterFactory } from '../exporters/debug.js';
 import { notifyExporterFactory } from '../exporters/notify/index.js';
+import { otlpExporterFactory, otlpGrpcExporterFactory } from '../exporters/otlp-grpc/index.js';
 import { otlpHttpExporterFactory, otlphttpExporterFactory } from '../exporters/otlp-http/index.js';
 import { rcaExporterFactory } from '../exporters/rca/index.js';
 import { trackerExporterFactory } from '../exporters/tracker/index.js';
@@ -40,6 +41,8 @@ export function builtinRegistry(): Registry {
     debugExporterFactory,
     otlpHttpExporterFactory,
     otlphttpExporterFactory,
+    otlpGrpcExporterFactory,
+    otlpExporterFactory,
     notifyExporterFactory,
     rcaExporterFactory,
     trackerExporterFactory,
