@@ -41,6 +41,7 @@ import { RunRepo } from './store/runs.js';
 import { statsRoute } from './api/routes/stats.js';
 import { metricsRoute } from './api/routes/metrics.js';
 import { SelfTelemetry } from './telemetry/self-telemetry.js';
+import { executionsExporterIds } from './telemetry/collector-metrics.js';
 import { testRoutes } from './api/routes/tests.js';
 import { prRoutes } from './api/routes/pr.js';
 import { badgeRoutes } from './api/routes/badge.js';
@@ -170,6 +171,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     intervalMs: settings.selfOtelIntervalMs,
     logger: logger.child({ component: 'self-telemetry' }),
     queue: () => queue.stats(),
+    queueExporters: executionsExporterIds(graph),
+    queueCapacity: settings.queue.maxDepth,
   });
   const requestCounts = new RequestCounts();
   const app = buildApp({
@@ -296,6 +299,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   app.routes.add(metricsRoute(telemetry));
   // The worker's counters as the pipeline reports them (mirrored from its thread), read at collection.
   if (work) telemetry.attachWorker(() => runtime.stats);
+  telemetry.attachReceivers(() => receivers.receiverStats);
   app.routes.add(openApiRoute(() => app.routes.routes, { procedures: { path: TRPC_PREFIX, maxBatch: TRPC_MAX_BATCH, list: PROCEDURES } }));
   const router = createAppRouter({
     auth,

@@ -8,6 +8,7 @@ import { stableUuid } from '../domain/ids.js';
 import { buildRun, isTracePart } from '../domain/records.js';
 import { isOutOfSpace } from '../domain/storage-errors.js';
 import { sanitizeBatch } from '../domain/storable.js';
+import { countExporter, countingHost, countProcessor, executionsOf, newComponentStats, type ComponentStats, type ReceiverStats } from '../telemetry/component-stats.js';
 import type { Lease, WorkerQueue } from '../queue/types.js';
 import type { Store } from '../store/client.js';
 import type { Component, EventsExporter, EventsProcessor, ExecutionsExporter, ExecutionsProcessor, Host } from './component.js';
@@ -57,6 +58,8 @@ export interface WorkerStats {
   eventFailures: number;
   /** Processing lag: now − receivedAt of each job when its lease committed (self-telemetry). */
   lag: LagStats;
+  /** Executions into and out of each processor, written or failed by each exporter (Collector-style metrics). */
+  components: ComponentStats;
 }
 
 /** What the daemon exposes of a running pipeline, wherever it runs. */
@@ -81,7 +84,11 @@ export class PipelineRuntime implements PipelineHandle {
   /** Leases in their exporters stage; a store write marks each of them as having written. */
   private readonly exporting = new Set<{ wrote: boolean }>();
   private readonly logger: Logger;
-  readonly stats: WorkerStats = { stageMs: {}, leases: 0, jobs: 0, executions: 0, failures: 0, eventsDelivered: 0, eventFailures: 0, lag: newLagStats() };
+  /** Receiver components and their ids: each starts with a host that counts its batches. */
+  private readonly receiverIds = new Map<Component, string>();
+  readonly stats: WorkerStats = { stageMs: {}, leases: 0, jobs: 0, executions: 0, failures: 0, eventsDelivered: 0, eventFailures: 0, lag: newLagStats(), components: newComponentStats() };
+  /** Executions accepted and refused by each receiver of this runtime, by transport (this thread's). */
+  readonly receiverStats: ReceiverStats = {};
 
   constructor(private readonly opts: RuntimeOptions) {
     this.logger = opts.host.logger;
@@ -108,7 +115,8 @@ export class PipelineRuntime implements PipelineHandle {
         const spec = graph.components.get(`receivers:${id}`);
         if (spec?.factory.kind === 'receiver') {
           const f = spec.factory;
-          instance('receivers', id, p.signal, () => f.create(spec.config, { id, logger: this.logger.child({ component: id }) }));
+          const r = instance('receivers', id, p.signal, () => f.create(spec.config, { id, logger: this.logger.child({ component: id }) }));
+          this.receiverIds.set(r, id);
         }
       }
       const settings = (id: string): { id: string; logger: Logger } => ({ id, logger: this.logger.child({ component: id }) });
@@ -156,7 +164,10 @@ export class PipelineRuntime implements PipelineHandle {
   async start(): Promise<void> {
     // Components see a store that reports writes, so a failed lease knows whether it wrote anything.
     const host: Host = { ...this.opts.host, store: reportWrites(this.opts.host.store, () => this.markWritten()) };
-    for (const c of this.components) await c.start(host);
+    for (const c of this.components) {
+      const receiverId = this.receiverIds.get(c);
+      await c.start(receiverId === undefined ? host : countingHost(host, receiverId, this.receiverStats));
+    }
     if (!this.opts.work) return;
     for (const p of this.executions) this.loops.push(this.workLoop(p));
     for (const p of this.events) this.loops.push(this.dispatchLoop(p));
@@ -246,21 +257,43 @@ export class PipelineRuntime implements PipelineHandle {
       const received = items.reduce((m, i) => Math.max(m, i.job.receivedAt), 0) || Date.now();
       const now = Math.min(received, items.reduce((m, i) => Math.max(m, i.job.batch.run.startedAt), 0) || received);
       const batch = new WorkBatch({ leaseId: lease.id, items, now });
-      for (const [i, proc] of p.processors.entries()) await this.timed(p.spec.processors[i]!, () => proc.processBatch(batch));
+      // Collector-style counts, kept apart until the lease commits: a redelivered lease counts once.
+      const processed: [string, number, number][] = [];
+      let count = executionsOf(batch.items);
+      for (const [i, proc] of p.processors.entries()) {
+        const id = p.spec.processors[i]!;
+        await this.timed(id, () => proc.processBatch(batch));
+        const out = executionsOf(batch.items);
+        processed.push([id, count, out]);
+        count = out;
+      }
       if (!lease.plan) {
         const events = p.emitsEvents ? collectEvents(batch) : [];
         await this.timed('plan', () => queue.savePlan(lease.id, { events }));
         frozenHere = true;
       }
+      const exported: string[] = [];
       this.exporting.add(exporting);
       try {
-        for (const [i, exp] of p.exporters.entries()) await this.timed(p.exporterIds[i]!, () => exp.exportBatch(batch));
+        for (const [i, exp] of p.exporters.entries()) {
+          const id = p.exporterIds[i]!;
+          try {
+            await this.timed(id, () => exp.exportBatch(batch));
+          } catch (err) {
+            // A failed write is counted each time it fails (the Collector's send_failed counts attempts).
+            countExporter(this.stats.components, id, count, false);
+            throw err;
+          }
+          exported.push(id);
+        }
       } finally {
         this.exporting.delete(exporting);
       }
       await this.timed('ack', () => queue.ack(lease.id));
       for (const proc of p.processors) proc.committed?.(batch);
       const executions = items.reduce((n, i) => n + i.executions.length, 0);
+      for (const [id, incoming, outgoing] of processed) countProcessor(this.stats.components, id, incoming, outgoing);
+      for (const id of exported) countExporter(this.stats.components, id, count, true);
       this.stats.leases++;
       this.stats.jobs += items.length;
       this.stats.executions += executions;

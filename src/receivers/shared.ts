@@ -6,6 +6,7 @@ import type { Host, Receiver } from '../pipeline/component.js';
 import { defineRoute, type RouteContext } from '../api/route.js';
 import { errors, type ErrorIssue } from '../api/errors.js';
 import { sanitizeBatch, UnstorableError } from '../domain/storable.js';
+import { countRefusedBeforeAccept } from '../telemetry/component-stats.js';
 
 export const ingestReceiptSchema = z.object({
   receiptId: z.string().nullable(),
@@ -91,12 +92,23 @@ export function ingestRoute(spec: IngestRouteSpec): Receiver {
         successStatus: 202,
         async handler(ctx) {
           const { batches, answer } = await decodeGuarded(spec, ctx.body, ctx);
-          checkStorable(batches, spec);
           const projectId = ctx.principal!.projectId;
           const receipts = [];
-          // A request that becomes several jobs holds a slot for each before the first is enqueued.
-          ctx.admission?.need(batches.length);
-          for (const b of batches) receipts.push(await ingest.accept(projectId, spec.source, b, ctx.admission));
+          // Batches never offered to `accept` are counted refused here (otelcol_receiver_refused_spans);
+          // those offered are counted by the runtime's wrapper of `ingest` (telemetry/component-stats.ts).
+          let offered = 0;
+          try {
+            checkStorable(batches, spec);
+            // A request that becomes several jobs holds a slot for each before the first is enqueued.
+            ctx.admission?.need(batches.length);
+            for (const b of batches) {
+              offered++;
+              receipts.push(await ingest.accept(projectId, spec.source, b, ctx.admission));
+            }
+          } catch (err) {
+            countRefusedBeforeAccept(ingest, batches.slice(offered), 'http');
+            throw err;
+          }
           const first = receipts[0];
           return {
             receiptId: first?.receiptId ?? null,

@@ -21,6 +21,8 @@ import type { Logger } from 'pino';
 import { prometheusName, renderPrometheus, statusClass, type HistogramPoint, type MetricFamily, type ScalarPoint } from '../domain/metrics.js';
 import type { WorkerStats } from '../pipeline/runtime.js';
 import type { QueueStats } from '../queue/types.js';
+import { observeCollectorMetrics } from './collector-metrics.js';
+import type { ReceiverStats } from './component-stats.js';
 
 /** Makes the OTLP exporter for a metrics URL (loaded only when an endpoint is set: see `create`). */
 type OtlpExporterFactory = (url: string, timeoutMillis: number) => PushMetricExporter;
@@ -32,6 +34,9 @@ export interface SelfTelemetryOptions {
   logger: Logger;
   queue: () => QueueStats;
   serviceVersion?: string;
+  /** For the Collector-named queue gauges: the executions pipelines' exporter ids and SERVICE_MAX_QUEUE_DEPTH. */
+  queueExporters?: readonly string[];
+  queueCapacity?: number;
 }
 
 export interface RequestObservation {
@@ -59,6 +64,7 @@ export class SelfTelemetry {
   private readonly errors: Counter;
   private readonly duration: Histogram;
   private worker: (() => WorkerStats) | null = null;
+  private receivers: (() => ReceiverStats) | null = null;
   private readonly resource: Resource;
   private readonly startTime = hrTime(Date.now());
   /** Set when a push export fails, so a down collector is logged once per outage, not every interval. */
@@ -102,12 +108,24 @@ export class SelfTelemetry {
     this.errors = meter.createCounter('flakehouse.http.errors', { description: 'HTTP requests answered 4xx or 5xx, by route and status class', unit: '{request}' });
     this.observeQueue(meter);
     this.observeWorker(meter);
+    observeCollectorMetrics(meter, {
+      receivers: () => this.receivers?.() ?? {},
+      components: () => this.worker?.().components,
+      queue: opts.queue,
+      queueExporters: opts.queueExporters ?? [],
+      queueCapacity: opts.queueCapacity ?? 0,
+    });
     if (opts.endpoint) opts.logger.info({ endpoint: metricsUrl(opts.endpoint), intervalMs: opts.intervalMs }, 'self-telemetry export on');
   }
 
   /** The worker's stats, in a process that runs the worker. */
   attachWorker(stats: () => WorkerStats): void {
     this.worker = stats;
+  }
+
+  /** The receivers' counts, in the process that serves ingest. */
+  attachReceivers(stats: () => ReceiverStats): void {
+    this.receivers = stats;
   }
 
   recordRequest(r: RequestObservation): void {

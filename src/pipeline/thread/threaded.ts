@@ -9,6 +9,7 @@ import type { DequeueOptions, LeasePlan, NackOptions } from '../../queue/types.j
 import type { EmbeddedQueue } from '../../queue/embedded.js';
 import type { Store } from '../../store/client.js';
 import { newLagStats } from '../../domain/metrics.js';
+import { newComponentStats } from '../../telemetry/component-stats.js';
 import type { WorkerStats } from '../runtime.js';
 import type { ToMain, ToWorker } from './messages.js';
 import { serveRpc, withTransfer } from './rpc.js';
@@ -31,7 +32,7 @@ export class PipelineThread {
   private stopping = false;
   private nextPause = 1;
   private stopped: Promise<void> | undefined;
-  stats: WorkerStats = { stageMs: {}, leases: 0, jobs: 0, executions: 0, failures: 0, eventsDelivered: 0, eventFailures: 0, lag: newLagStats() };
+  stats: WorkerStats = { stageMs: {}, leases: 0, jobs: 0, executions: 0, failures: 0, eventsDelivered: 0, eventFailures: 0, lag: newLagStats(), components: newComponentStats() };
 
   constructor(private readonly opts: PipelineThreadOptions) {}
 
