@@ -28,7 +28,7 @@ import { runRoutes } from './api/routes/runs.js';
 import type { S3Settings } from './artifacts/s3.js';
 import type { ServerSettings } from './config/daemon-env.js';
 import type { LoadedServiceConfig } from './config/service-yml.js';
-import { builtinRegistry } from './pipeline/builtin.js';
+import { builtinRegistry } from './builtin-components.js';
 import { loadPipelineFile, type PipelineGraph } from './pipeline/graph.js';
 import { PipelineRuntime, type PipelineHandle } from './pipeline/runtime.js';
 import { buildHost, pipelineSettings } from './pipeline/host.js';

@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { status as GrpcStatus } from '@grpc/grpc-js';
-import { builtinRegistry } from '../../src/pipeline/builtin.js';
+import { builtinRegistry } from '../../src/builtin-components.js';
 import { PipelineConfigError, validatePipelineDoc } from '../../src/pipeline/graph.js';
 import { DEFAULT_PIPELINE } from '../../src/daemon.js';
 import { enabledProtocols, otlpConfigSchema } from '../../src/receivers/otlp/config.js';

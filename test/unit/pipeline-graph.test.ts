@@ -2,7 +2,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { builtinRegistry } from '../../src/pipeline/builtin.js';
+import { builtinRegistry } from '../../src/builtin-components.js';
 import { loadPipelineFile, PipelineConfigError, validatePipelineDoc } from '../../src/pipeline/graph.js';
 
 const REPO_ROOT = path.resolve(import.meta.dirname, '../..');

@@ -7,7 +7,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { ProjectConfigs } from '../../config/resolved-project-config.js';
 import type { LoadedServiceConfig } from '../../config/service-yml.js';
 import { createLogger } from '../../logger.js';
-import { builtinRegistry } from '../builtin.js';
+import { builtinRegistry } from '../../builtin-components.js';
 import type { PipelineSettings } from '../component.js';
 import { loadPipelineFile } from '../graph.js';
 import { buildHost } from '../host.js';
