@@ -1,6 +1,5 @@
-// Agent-mode test plumbing: a port free now (so a gateway restarts on the same address) and the
-// gateway's runs whose branch starts with a prefix. The same helpers as
-// test/integration/agent-forwarding.test.ts, shared for the otlp_grpc forwarding test.
+// Agent-mode test plumbing, shared by the otlp_http and otlp_grpc forwarding tests: a port free now
+// (so a gateway restarts on the same address) and the gateway's runs whose branch starts with a prefix.
 import { createServer } from 'node:net';
 import type { TestDaemon } from './daemon.js';
 

@@ -4,11 +4,11 @@
 // gateway exactly once (none lost, none duplicated), because the agent acks a lease only after the
 // gateway accepted it and the forwarded ids make a re-send a duplicate the gateway drops.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { nativeBatch, startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
+import { freePort, gatewayRuns } from '../helpers/agent.js';
 import { SCRATCH_DIR } from '../helpers/scratch.js';
 import { otlpHttpConfigSchema, otlpHttpExporterFactory } from '../../src/exporters/otlp-http/index.js';
 import { buildRun } from '../../src/domain/records.js';
@@ -16,16 +16,6 @@ import { WorkBatch } from '../../src/pipeline/work-batch.js';
 import type { Host } from '../../src/pipeline/component.js';
 import type { IngestBatch } from '../../src/domain/batch.js';
 import { createLogger } from '../../src/logger.js';
-
-/** A port free now, so the gateway comes back on the same address after its restart. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
-}
 
 /** pipelines/agent.yaml with short retry intervals, so the test does not wait out 5 s backoffs. */
 function agentPipeline(dir: string): string {
@@ -35,24 +25,6 @@ function agentPipeline(dir: string): string {
   const file = path.join(dir, 'agent.yaml');
   writeFileSync(file, stringify(doc));
   return file;
-}
-
-interface RunItem {
-  id: string;
-  branch: string;
-  counts: { total: number };
-}
-
-async function gatewayRuns(gw: TestDaemon, prefix: string): Promise<RunItem[]> {
-  const out: RunItem[] = [];
-  let cursor: string | null = null;
-  do {
-    const res = await gw.request('GET', `/v1/runs?limit=100${cursor ? `&cursor=${cursor}` : ''}`);
-    if (res.status !== 200) throw new Error(`GET /v1/runs: ${res.status} ${res.text}`);
-    out.push(...(res.json.items as RunItem[]).filter((r) => r.branch.startsWith(prefix)));
-    cursor = res.json.nextCursor as string | null;
-  } while (cursor);
-  return out;
 }
 
 const ENV_KEYS = ['SERVICE_GATEWAY_ENDPOINT', 'SERVICE_GATEWAY_TOKEN'] as const;
