@@ -1,4 +1,4 @@
-// Leaving executions out of a decoded batch (the filter and sample processors), before identity
+// Leaving executions out of a decoded batch (`ignore`, the filter and sample processors), before identity
 // gives them ids: `retryOfIndex` is an index into the batch, so the kept ones are re-pointed.
 import type { ExecutionInput } from './batch.js';
 

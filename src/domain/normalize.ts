@@ -1,6 +1,7 @@
 // Input clean-up before identity: receivers differ in separators and blanks; the rows we store and
 // the fingerprints we compute should not.
 import type { ExecutionInput } from './batch.js';
+import { keepExecutions } from './keep-executions.js';
 
 const MAX_TITLE = 2000;
 const MAX_MESSAGE = 4000;
@@ -31,21 +32,5 @@ export function normalizeExecution(e: ExecutionInput): ExecutionInput {
  * pointing at the same executions (a retry of a dropped execution loses its link).
  */
 export function dropIgnored(executions: ExecutionInput[], isIgnored: (filePath: string) => boolean): ExecutionInput[] {
-  const keep = executions.map((e) => !isIgnored(e.filePath));
-  if (keep.every(Boolean)) return executions;
-  const newIndex = new Array<number>(executions.length).fill(-1);
-  let n = 0;
-  for (let i = 0; i < executions.length; i++) if (keep[i]) newIndex[i] = n++;
-  const out: ExecutionInput[] = [];
-  for (let i = 0; i < executions.length; i++) {
-    if (!keep[i]) continue;
-    const e = executions[i]!;
-    if (e.retryOfIndex !== undefined) {
-      const target = newIndex[e.retryOfIndex] ?? -1;
-      if (target >= 0) e.retryOfIndex = target;
-      else delete e.retryOfIndex;
-    }
-    out.push(e);
-  }
-  return out;
+  return keepExecutions(executions, executions.map((e) => !isIgnored(e.filePath)));
 }
