@@ -10,8 +10,7 @@
 // dead-letters it after SERVICE_QUEUE_MAX_ATTEMPTS.
 import { defineExporter } from '../../pipeline/helpers/exporter.js';
 import type { ExporterFactory } from '../../pipeline/component.js';
-import { packLease } from '../otlp-http/encode.js';
-import { PermanentExportError } from '../otlp-http/retry.js';
+import { forwardLease } from '../otlp-http/forward.js';
 import { otlpGrpcConfigSchema, type OtlpGrpcConfig } from './config.js';
 import { createGrpcSender } from './send.js';
 
@@ -28,23 +27,7 @@ export const otlpGrpcExporterFactory: ExporterFactory<OtlpGrpcConfig> = defineEx
     logger.info({ endpoint: cfg.endpoint, compression: cfg.compression }, 'otlp_grpc: forwarding to the gateway');
     return {
       async exportBatch(batch) {
-        const requests = packLease(batch.items, cfg.max_request_bytes);
-        for (const req of requests) {
-          try {
-            const answer = await sender.send(req.body);
-            // Spans refused one by one are the gateway's partial success: logged, the rest is stored.
-            if (answer.partialSuccess) logger.warn({ lease: batch.leaseId, partialSuccess: answer.partialSuccess }, 'otlp_grpc: gateway refused some spans');
-          } catch (err) {
-            if (err instanceof PermanentExportError) {
-              logger.error(
-                { err, lease: batch.leaseId, jobs: batch.items.map((i) => i.job.receiptId) },
-                'otlp_grpc: gateway refused a request for good; the lease is split until the refused job fails alone, which is dead-lettered after SERVICE_QUEUE_MAX_ATTEMPTS',
-              );
-            }
-            throw err;
-          }
-        }
-        logger.debug({ lease: batch.leaseId, requests: requests.length, jobs: batch.items.length }, 'otlp_grpc: lease forwarded');
+        await forwardLease('otlp_grpc', batch, cfg.max_request_bytes, async (body) => (await sender.send(body)).partialSuccess ?? null, logger);
       },
       async shutdown() {
         sender.close();

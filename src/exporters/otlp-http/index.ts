@@ -15,8 +15,8 @@
 // deliveries the queue parks it as dead (listed at GET /v1/admin/dead-jobs, requeueable from there).
 import { defineExporter } from '../../pipeline/helpers/exporter.js';
 import { otlpHttpConfigSchema, tracesUrl, type OtlpHttpConfig } from './config.js';
-import { packLease } from './encode.js';
-import { PermanentExportError, createSender } from './send.js';
+import { forwardLease } from './forward.js';
+import { createSender } from './send.js';
 import type { ExporterFactory } from '../../pipeline/component.js';
 
 export { otlpHttpConfigSchema, type OtlpHttpConfig } from './config.js';
@@ -34,23 +34,10 @@ export const otlpHttpExporterFactory: ExporterFactory<OtlpHttpConfig> = defineEx
     logger.info({ url, compression: cfg.compression }, 'otlp_http: forwarding to the gateway');
     return {
       async exportBatch(batch) {
-        const requests = packLease(batch.items, cfg.max_request_bytes);
-        for (const req of requests) {
-          try {
-            const answer = await sender.send(req.body);
-            // Spans refused one by one are the gateway's partial success: logged, the rest is stored.
-            if (answer.includes('"partialSuccess"')) logger.warn({ lease: batch.leaseId, answer: answer.slice(0, 2000) }, 'otlp_http: gateway refused some spans');
-          } catch (err) {
-            if (err instanceof PermanentExportError) {
-              logger.error(
-                { err, lease: batch.leaseId, jobs: batch.items.map((i) => i.job.receiptId) },
-                'otlp_http: gateway refused a request for good; the lease is split until the refused job fails alone, which is dead-lettered after SERVICE_QUEUE_MAX_ATTEMPTS',
-              );
-            }
-            throw err;
-          }
-        }
-        logger.debug({ lease: batch.leaseId, requests: requests.length, jobs: batch.items.length }, 'otlp_http: lease forwarded');
+        await forwardLease('otlp_http', batch, cfg.max_request_bytes, async (body) => {
+          const answer = await sender.send(body);
+          return answer.includes('"partialSuccess"') ? answer.slice(0, 2000) : null;
+        }, logger);
       },
     };
   },
