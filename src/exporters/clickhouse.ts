@@ -1,7 +1,9 @@
-// `clickhouse` exporter: one deduplicated insert per table per lease. The lease id is the
-// insert_deduplication_token, so a redelivered lease (crash, visibility timeout) writes nothing
-// twice, in the tables and in every materialized view fed by them. The one stage that maps the
-// processors' typed outputs (src/pipeline/work-batch.ts) to table rows.
+// `clickhouse` exporter: one deduplicated insert per table per lease, every one through the lease's
+// sink (src/pipeline/lease-sink.ts): its insert_deduplication_token is `lease:<lease>:<part>`, so a
+// redelivered lease (crash, visibility timeout) writes nothing twice, in the tables and in every
+// materialized view fed by them, and the runtime knows the lease wrote. The one stage that maps the
+// processors' typed outputs (src/pipeline/work-batch.ts) to table rows. It reads the store itself
+// (the run assembled so far of a trace part), never writes to it directly.
 import { z } from 'zod';
 import { defineExporter } from '../pipeline/helpers/exporter.js';
 import type { WorkBatch } from '../pipeline/work-batch.js';
@@ -40,11 +42,9 @@ export const clickhouseExporterFactory = defineExporter({
   // Signatures, test states and health events are written when a stage filled them in.
   requires: ['runs', 'executions', 'identities'],
   startExecutions: (host) => {
-    const store = host.store;
     const repo = new RunRepo(host.store);
     return {
-      async exportBatch(batch) {
-        const token = `lease:${batch.leaseId}`;
+      async exportBatch(batch, sink) {
         const executions: Record<string, unknown>[] = [];
         const y = new Yielder();
         for (const i of batch.items) {
@@ -54,13 +54,13 @@ export const clickhouseExporterFactory = defineExporter({
         const identities = batch.identities.map(identityRow);
         const now = Date.now();
         // Executions before runs: a run that is listed always has its executions.
-        await store.insertTsv('executions', EXECUTION_COLUMNS_IN, executions, `${token}:executions`);
-        await store.insert('test_identities', identities, `${token}:identities`);
+        await sink.insertTsv('executions', EXECUTION_COLUMNS_IN, executions, 'executions');
+        await sink.insert('test_identities', identities, 'identities');
         // The processors' outputs (test state, stitches, signatures, …): one insert per table, in a fixed order.
         for (const [table, rows] of processorRows(batch)) {
           const spec = TSV_TABLES[table];
-          if (spec) await store.insertTsv(table, spec, rows, `${token}:${table}`);
-          else await store.insert(table, rows, `${token}:${table}`);
+          if (spec) await sink.insertTsv(table, spec, rows, table);
+          else await sink.insert(table, rows, table);
         }
         // Parts of an OTLP trace: merge into the run assembled so far, counting over stored rows.
         // Keyed by run id: two parts of one trace in a lease merge into one row.
@@ -72,11 +72,11 @@ export const clickhouseExporterFactory = defineExporter({
           }
           runs.set(item.run.id, item.run);
         }
-        await store.insertTsv('runs', RUN_COLUMNS_IN, [...runs.values()].map(runRow), `${token}:runs`);
-        await store.insert(
+        await sink.insertTsv('runs', RUN_COLUMNS_IN, [...runs.values()].map(runRow), 'runs');
+        await sink.insert(
           'receipts',
           batch.items.map((i) => receiptRow(i.run, now, i.job.batch.executions.length)),
-          `${token}:receipts`,
+          'receipts',
         );
       },
     };

@@ -6,6 +6,7 @@ const config = z.object({ verbosity: z.enum(['basic', 'detailed']).default('basi
 
 export const debugExporterFactory = defineExporter({
   type: 'debug',
+  needsStore: false,
   description: 'logs events (basic: type and ids at debug level; detailed: the payload)',
   configSchema: config,
   // Executions pipelines: logs the runs (and counts whatever executions there are).

@@ -9,6 +9,7 @@ import { identityProcessorFactory } from '../../src/processors/identity.js';
 import { normalizeProcessorFactory } from '../../src/processors/normalize.js';
 import { buildRun } from '../../src/domain/records.js';
 import { WorkBatch } from '../../src/pipeline/work-batch.js';
+import { leaseSink, type LeaseWrites } from '../../src/pipeline/lease-sink.js';
 import { buildHost, pipelineSettings } from '../../src/pipeline/host.js';
 import { loadServerSettings } from '../../src/config/daemon-env.js';
 import { nativeBatch, startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
@@ -52,7 +53,10 @@ describe('exactly-once under redelivery', () => {
     await normalize.processBatch(batch);
     await identity.processBatch(batch);
     await queue.savePlan(lease!.id, { events: [] });
-    await exporter.exportBatch(batch);
+    const writes: LeaseWrites = { wrote: false };
+    await exporter.exportBatch(batch, leaseSink(td.daemon.store, lease!.id, writes));
+    // The sink recorded the write: had the lease failed now, it would have been kept whole.
+    expect(writes.wrote).toBe(true);
 
     // Restart with the worker on: the frozen lease comes back and is written again, deduplicated.
     td = await td.restart();

@@ -14,6 +14,7 @@ import { titleTokens, tokenJaccard } from '../../src/domain/stitch.js';
 import { clickhouseExporterFactory, processorRows } from '../../src/exporters/clickhouse.js';
 import { createLogger } from '../../src/logger.js';
 import { WorkBatch } from '../../src/pipeline/work-batch.js';
+import { leaseSink } from '../../src/pipeline/lease-sink.js';
 import { buildHost, pipelineSettings } from '../../src/pipeline/host.js';
 import { loadServerSettings } from '../../src/config/daemon-env.js';
 import { clusteringProcessorFactory } from '../../src/processors/clustering.js';
@@ -601,7 +602,7 @@ describe('clustering when a lease fails after the clustering stage', () => {
     const retryWrites = processorRows(retry);
     expect(retryWrites.get('error_signatures')?.map((r) => r.signature_id)).toEqual(firstWrites.get('error_signatures')!.map((r) => r.signature_id));
     expect(retryWrites.get('signature_bands')?.length).toBe(firstWrites.get('signature_bands')!.length);
-    await exporter.exportBatch(retry);
+    await exporter.exportBatch(retry, leaseSink(td.daemon.store, retry.leaseId));
 
     const executions = await td.daemon.store.query<{ title: string; signature_id: string; cluster_id: string }>(
       `SELECT title, signature_id, cluster_id FROM ${td.daemon.store.table('executions')} WHERE run_id = {runId:UUID} ORDER BY title`,

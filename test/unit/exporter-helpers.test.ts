@@ -7,6 +7,8 @@ import { createLogger } from '../../src/logger.js';
 import type { Host } from '../../src/pipeline/component.js';
 import { BackgroundWorker } from '../../src/pipeline/helpers/background-worker.js';
 import { defineExporter } from '../../src/pipeline/helpers/exporter.js';
+import { leaseSink } from '../../src/pipeline/lease-sink.js';
+import { noStore } from '../../src/agent/no-store.js';
 import { WorkBatch } from '../../src/pipeline/work-batch.js';
 
 const host = { marker: 'host' } as unknown as Host;
@@ -39,8 +41,8 @@ describe('defineExporter', () => {
         };
       },
       startExecutions: (_h, cfg) => ({
-        async exportBatch(batch) {
-          calls.push(`${cfg.prefix} lease ${batch.leaseId}`);
+        async exportBatch(batch, sink) {
+          calls.push(`${cfg.prefix} lease ${batch.leaseId} ${sink.token('runs')}`);
         },
       }),
     });
@@ -49,14 +51,14 @@ describe('defineExporter', () => {
     const events = factory.createEvents!(config, settings);
     const executions = factory.createExecutions!(config, settings);
     await expect(events.exportEvent(event('e0'))).rejects.toThrow('recording exporter used before start');
-    await expect(executions.exportBatch(new WorkBatch({ leaseId: 'l0', items: [], now: 0 }))).rejects.toThrow('recording exporter used before start');
+    await expect(executions.exportBatch(new WorkBatch({ leaseId: 'l0', items: [], now: 0 }), leaseSink(noStore(), 'l0'))).rejects.toThrow('recording exporter used before start');
     await events.start(host);
     await executions.start(host);
     await events.exportEvent(event('e1'));
-    await executions.exportBatch(new WorkBatch({ leaseId: 'l1', items: [], now: 0 }));
+    await executions.exportBatch(new WorkBatch({ leaseId: 'l1', items: [], now: 0 }), leaseSink(noStore(), 'l1'));
     await events.shutdown();
     await executions.shutdown();
-    expect(calls).toEqual(['start events host recording/x', '> e1', '> lease l1', 'shutdown events']);
+    expect(calls).toEqual(['start events host recording/x', '> e1', '> lease l1 lease:l1:runs', 'shutdown events']);
   });
 
   it('a start that returns null is an exporter that is off: events are taken as delivered, shutdown is clean', async () => {

@@ -2,6 +2,17 @@
 // requests, each sent in turn; a gateway's partial success is logged, a permanent refusal logged
 // with the lease's receipts and thrown (the runtime splits the lease until the refused job fails
 // alone, and the queue dead-letters it after SERVICE_QUEUE_MAX_ATTEMPTS).
+//
+// A forward does not mark the lease as written (the lease's sink, src/pipeline/lease-sink.ts
+// `wrote`), even once the gateway accepted some of its requests. Nothing it sends is keyed by the
+// lease: trace and span ids, and so the gateway's idempotency keys, derive from each job alone
+// (./encode.ts), and a request never holds two parts of one trace, so the keys do not depend on how
+// jobs are packed either. A lease frozen in this delivery that fails after a partial forward can
+// therefore be unfrozen and split like one that wrote nothing: the halves re-send the same spans
+// under the same keys and the gateway stores them once. Marking it written would keep it whole, so
+// a job the gateway refuses for good would take its already-forwarded lease-mates to the dead list
+// with it instead of failing alone. (In a pipeline that also stores, the clickhouse exporter's
+// writes mark the lease, and it stays whole as it must.)
 import type { Logger } from 'pino';
 import type { WorkBatch } from '../../pipeline/work-batch.js';
 import { packLease } from './encode.js';

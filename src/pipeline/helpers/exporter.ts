@@ -7,6 +7,7 @@ import type { z } from 'zod';
 import type { DomainEvent } from '../../domain/events.js';
 import type { CreateSettings, EventsExporter, ExecutionsExporter, ExporterFactory, Host, Signal, Slot } from '../component.js';
 import type { WorkBatch } from '../work-batch.js';
+import type { LeaseSink } from '../lease-sink.js';
 
 /** A started events exporter. Delivery is at-least-once: it must tolerate an event id twice. */
 export interface RunningEventsExporter {
@@ -14,9 +15,13 @@ export interface RunningEventsExporter {
   shutdown?(): Promise<void>;
 }
 
-/** A started executions exporter. Must be idempotent per lease (a frozen lease is exported again after a crash). */
+/**
+ * A started executions exporter. Must be idempotent per lease (a frozen lease is exported again
+ * after a crash): it writes to the store through `sink` (../lease-sink.ts), which names each insert
+ * with the lease's deduplication token and records that the lease wrote.
+ */
 export interface RunningExecutionsExporter {
-  exportBatch(batch: WorkBatch): Promise<void>;
+  exportBatch(batch: WorkBatch, sink: LeaseSink): Promise<void>;
   shutdown?(): Promise<void>;
 }
 
@@ -28,6 +33,8 @@ export interface ExporterDefinition<C> {
   configSchema: z.ZodType<C>;
   /** The WorkBatch slots `exportBatch` reads (src/pipeline/component.ts `Slot`); none by default. */
   requires?: readonly Slot[];
+  /** Whether it uses the store (ExporterFactory `needsStore`; undeclared: it does). */
+  needsStore?: boolean;
   /** The events signal: called once, with the host and the validated config, before the first event. */
   startEvents?: (host: Host, config: C, settings: CreateSettings) => Started<RunningEventsExporter>;
   /** The executions signal: called once, before the first lease. */
@@ -45,6 +52,7 @@ export function defineExporter<C>(def: ExporterDefinition<C>): ExporterFactory<C
     signals,
     configSchema: def.configSchema,
     requires: def.requires ?? [],
+    ...(def.needsStore !== undefined ? { needsStore: def.needsStore } : {}),
   };
   const startEvents = def.startEvents;
   if (startEvents) {
@@ -66,8 +74,8 @@ export function defineExporter<C>(def: ExporterDefinition<C>): ExporterFactory<C
       return {
         start: (host) => life.start(host),
         shutdown: () => life.shutdown(),
-        async exportBatch(batch) {
-          await life.running()?.exportBatch(batch);
+        async exportBatch(batch, sink) {
+          await life.running()?.exportBatch(batch, sink);
         },
       };
     };
