@@ -11,6 +11,7 @@ import type { ServiceConfig } from '../config/service-yml.js';
 import type { ResolvedServiceConfig } from '../config/project-settings.js';
 import type { ServerSettings } from '../config/daemon-env.js';
 import type { WorkBatch } from './work-batch.js';
+import type { LeaseSink } from './lease-sink.js';
 
 /** The data a pipeline carries: batches of executions, or domain events. */
 export type Signal = 'executions' | 'events';
@@ -99,6 +100,27 @@ export interface IngestDoor {
   admit(): IngestSlots;
 }
 
+/**
+ * A door check a processor adds in front of the queue (`ProcessorFactory.createAdmission`): the
+ * `memory_limiter` refuses new ingest there, since receivers accept into the durable queue before
+ * any processor runs. The API answers a refusal 503 `memory_limited` (gRPC: RESOURCE_EXHAUSTED).
+ */
+export interface AdmissionCheck {
+  /** Per request, synchronously, before the request takes a queue slot: a refusal, or null. Cheap. */
+  refuse(now: number): AdmissionRefusal | null;
+}
+
+export interface AdmissionRefusal {
+  code: 'memory_limited';
+  /** Seconds the sender should wait (Retry-After, gRPC RetryInfo). */
+  retryAfterSec: number;
+}
+
+/** Where the runtime that builds receivers registers the door checks of the executions pipelines' processors. */
+export interface AdmissionRegistry {
+  add(check: AdmissionCheck): void;
+}
+
 /** Where a receiver with its own listener says where it listens (`otlp/grpc` → `127.0.0.1:4317`): the daemon's `listeners`. */
 export interface ListenerRegistry {
   add(name: string, address: string): void;
@@ -125,6 +147,8 @@ export interface Host {
   ingestDoor?: IngestDoor;
   /** Present with `ingest`: where such receivers announce their bound address. */
   listeners?: ListenerRegistry;
+  /** Present with `ingest`: where processors' door checks are added (AdmissionCheck). */
+  admission?: AdmissionRegistry;
 }
 
 export interface Component {
@@ -141,9 +165,17 @@ export interface ExecutionsProcessor extends Component {
   committed?(batch: WorkBatch): void;
 }
 
+// What an executions exporter writes through (the lease's deduplication tokens, and the record
+// that the lease wrote): ./lease-sink.ts.
+export type { LeaseSink } from './lease-sink.js';
+
 export interface ExecutionsExporter extends Component {
-  /** Must be idempotent per lease: a frozen lease is exported again after a crash. */
-  exportBatch(batch: WorkBatch): Promise<void>;
+  /**
+   * Must be idempotent per lease: a frozen lease is exported again after a crash. Writes to the
+   * store go through `sink` (under the lease's tokens, recorded as written); an effect elsewhere
+   * that is keyed by the lease's id calls `sink.wrote()` once it took place.
+   */
+  exportBatch(batch: WorkBatch, sink: LeaseSink): Promise<void>;
 }
 
 export interface EventsProcessor extends Component {
@@ -167,6 +199,14 @@ interface FactoryBase<C> {
   type: string;
   configSchema: z.ZodType<C>;
   description: string;
+  /**
+   * Whether its instances use the store: `Host.store`, or per-project settings through
+   * `Host.projectConfig` beyond service.yml + environment. Undeclared counts as `true`, so a
+   * component nobody checked never meets a missing store. A graph whose every component declares
+   * `false` runs as an agent (src/agent.ts, docs/pipeline.md "Agent mode"): no database is opened
+   * and `Host.store` throws.
+   */
+  needsStore?: boolean;
 }
 
 export interface ReceiverFactory<C = unknown> extends FactoryBase<C> {
@@ -180,6 +220,8 @@ export interface ProcessorFactory<C = unknown> extends FactoryBase<C>, SlotDecla
   signals: readonly Signal[];
   createExecutions?(config: C, settings: CreateSettings): ExecutionsProcessor;
   createEvents?(config: C, settings: CreateSettings): EventsProcessor;
+  /** A check at the ingest door, built where receivers run when an executions pipeline lists the processor. */
+  createAdmission?(config: C, settings: CreateSettings): AdmissionCheck;
 }
 
 /** An exporter is the end of a pipeline: it only reads (`provides` would feed nothing). */
@@ -196,6 +238,18 @@ export interface ConnectorFactory<C = unknown> extends FactoryBase<C>, Pick<Slot
   kind: 'connector';
   from: Signal;
   to: Signal;
+  /**
+   * A connector that routes (executions to executions): the pipelines its config sends to, each
+   * with its path under the connector's config, so the graph can check them. Absent: it feeds
+   * every pipeline that lists it as a receiver.
+   */
+  routesTo?(config: C): { path: string; pipeline: string }[];
+  /** With `routesTo`: the pipelines a job of the lease goes to, decided per job. */
+  createRouter?(config: C): JobRouter;
 }
+
+/** Which of the connector's pipelines a job goes to (a deterministic function of the job: a
+ * redelivered lease must route the same way). */
+export type JobRouter = (job: { projectId: string; source: IngestSource; batch: IngestBatch }) => readonly string[];
 
 export type AnyFactory = ReceiverFactory | ProcessorFactory | ExporterFactory | ConnectorFactory;

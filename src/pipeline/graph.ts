@@ -6,11 +6,11 @@ import { readFileSync } from 'node:fs';
 import { LineCounter, parseDocument } from 'yaml';
 import { z } from 'zod';
 import { zodIssuesToMessages } from '../config/errors.js';
-import type { AnyFactory, ComponentKind, Signal, SlotDeclaration } from './component.js';
+import type { AnyFactory, ComponentKind, ConnectorFactory, Signal, Slot, SlotDeclaration } from './component.js';
 import { SIGNALS } from './component.js';
 import type { Registry } from './registry.js';
 import { expandEnv, type ExpandProblem } from './env-expand.js';
-import { checkSlots, type SlotStage } from './slots.js';
+import { checkSlots, RECEIVED, type SlotStage } from './slots.js';
 
 export interface ComponentSpec {
   id: string;
@@ -145,6 +145,8 @@ export function validatePipelineDoc(raw: unknown, registry: Registry, source: st
     used.set(key, set);
   };
 
+  /** Executions pipelines whose references all resolved: their slots are checked once the routes are known. */
+  const slotChecked = new Set<string>();
   for (const [pid, p] of Object.entries(doc.service.pipelines)) {
     const base = `service.pipelines.${pid}`;
     const signal = pid.split('/')[0] as Signal;
@@ -189,10 +191,11 @@ export function validatePipelineDoc(raw: unknown, registry: Registry, source: st
     check(p.exporters, 'exporters');
     // Slots are the WorkBatch's, so only executions pipelines have them; and only a pipeline whose
     // every reference resolved is checked (an invalid `identity` is not also reported missing).
-    const stages = signal === 'executions' && problems.length === before ? slotStages(p, components) : null;
-    if (stages) problems.push(...checkSlots(base, stages, registry));
+    if (signal === 'executions' && problems.length === before) slotChecked.add(pid);
     pipelines.push({ id: pid, signal, receivers: p.receivers, processors: p.processors, exporters: p.exporters });
   }
+  problems.push(...checkRoutes(pipelines, components, new Set(Object.keys(doc.connectors))));
+  problems.push(...checkPipelineSlots(pipelines, slotChecked, components, registry));
 
   for (const [key, spec] of components) {
     const how = used.get(key);
@@ -208,6 +211,128 @@ export function validatePipelineDoc(raw: unknown, registry: Registry, source: st
 
   if (problems.length > 0) throw new PipelineConfigError(source, problems);
   return { source, components, pipelines };
+}
+
+/**
+ * How executions pipelines connect: the durable queue feeds one of them (the jobs its receivers
+ * accept), and connectors that route (the `routing` connector) feed the others inside the same
+ * lease. Refused, each with its path:
+ * - two executions pipelines fed by receivers: a job is processed once, by one pipeline, so which
+ *   one would be a guess; route from one pipeline instead;
+ * - a pipeline fed both by receivers and by a routing connector;
+ * - a route to a pipeline that does not exist, is not an executions pipeline, or does not list the
+ *   connector among its receivers; and a pipeline listing the connector that no route reaches;
+ * - a loop of routes.
+ */
+function checkRoutes(pipelines: readonly PipelineSpec[], components: Map<string, ComponentSpec>, connectorIds: ReadonlySet<string>): { path: string; message: string }[] {
+  const problems: { path: string; message: string }[] = [];
+  const routerOf = (id: string): ConnectorFactory | undefined => {
+    const f = components.get(`connectors:${id}`)?.factory;
+    return f?.kind === 'connector' && f.from === 'executions' && f.to === 'executions' ? f : undefined;
+  };
+  const executions = pipelines.filter((p) => p.signal === 'executions');
+  const byId = new Map(pipelines.map((p) => [p.id, p]));
+  // Connectors as defined (an invalid one is already reported): they never count as receivers here.
+  const fedByReceivers = executions.filter((p) => p.receivers.some((r) => !connectorIds.has(r)));
+  for (const p of fedByReceivers.slice(1)) {
+    problems.push({
+      path: `service.pipelines.${p.id}.receivers`,
+      message: `${fedByReceivers[0]!.id} already takes the jobs receivers accept, and a job is processed by one pipeline: list these receivers there and send runs here with a routing connector`,
+    });
+  }
+  for (const p of executions) {
+    const routed = p.receivers.filter((r) => routerOf(r));
+    if (routed.length > 0 && fedByReceivers.includes(p)) {
+      problems.push({ path: `service.pipelines.${p.id}.receivers`, message: `a pipeline takes runs from receivers or from a routing connector (${routed.join(', ')}), not both` });
+    }
+  }
+  // Each routing connector: its targets against the pipelines that list it as a receiver.
+  const edges = new Map<string, Set<string>>();
+  for (const [key, spec] of components) {
+    const f = spec.factory;
+    if (!key.startsWith('connectors:') || f.kind !== 'connector' || !f.routesTo) continue;
+    const targets = f.routesTo(spec.config);
+    const reached = new Set<string>();
+    for (const t of targets) {
+      const path = `connectors.${spec.id}.${t.path}`;
+      const target = byId.get(t.pipeline);
+      if (!target) problems.push({ path, message: `no pipeline "${t.pipeline}" under service.pipelines` });
+      else if (target.signal !== f.to) problems.push({ path, message: `"${t.pipeline}" is a ${target.signal} pipeline; ${spec.id} routes ${f.to}` });
+      else if (!target.receivers.includes(spec.id)) problems.push({ path, message: `"${t.pipeline}" does not list ${spec.id} among its receivers` });
+      else reached.add(t.pipeline);
+    }
+    for (const p of pipelines) {
+      const i = p.receivers.indexOf(spec.id);
+      if (i >= 0 && !reached.has(p.id) && !targets.some((t) => t.pipeline === p.id)) {
+        problems.push({ path: `service.pipelines.${p.id}.receivers.${i}`, message: `${spec.id} never routes here: name "${p.id}" in its default_pipelines or a route's pipelines` });
+      }
+    }
+    for (const from of pipelines.filter((p) => p.exporters.includes(spec.id))) {
+      const set = edges.get(from.id) ?? new Set<string>();
+      for (const t of reached) set.add(t);
+      edges.set(from.id, set);
+    }
+  }
+  const loop = findLoop(edges);
+  if (loop) problems.push({ path: `service.pipelines.${loop[0]}.exporters`, message: `routes go round in a loop: ${loop.join(' → ')}` });
+  return problems;
+}
+
+function findLoop(edges: Map<string, Set<string>>): string[] | null {
+  const done = new Set<string>();
+  const visit = (node: string, path: string[]): string[] | null => {
+    const at = path.indexOf(node);
+    if (at >= 0) return [...path.slice(at), node];
+    if (done.has(node)) return null;
+    for (const next of edges.get(node) ?? []) {
+      const loop = visit(next, [...path, node]);
+      if (loop) return loop;
+    }
+    done.add(node);
+    return null;
+  };
+  for (const node of edges.keys()) {
+    const loop = visit(node, []);
+    if (loop) return loop;
+  }
+  return null;
+}
+
+/**
+ * The slot check of every executions pipeline whose references resolved, upstream first: a
+ * pipeline fed by a routing connector receives the per-run slots (`runs`, and `executions` when
+ * every pipeline routing to it filled them); the lease-wide ones (identities, test states, …) stay
+ * with the pipeline that computed them.
+ */
+function checkPipelineSlots(
+  pipelines: readonly PipelineSpec[],
+  checked: ReadonlySet<string>,
+  components: Map<string, ComponentSpec>,
+  registry: Registry,
+): { path: string; message: string }[] {
+  const problems: { path: string; message: string }[] = [];
+  const filledAtEnd = new Map<string, Set<Slot>>();
+  const pending = pipelines.filter((p) => checked.has(p.id));
+  // Upstream first; a loop (already reported) ends the walk.
+  for (let progress = true; progress && pending.length > 0; ) {
+    progress = false;
+    for (const p of [...pending]) {
+      const sources = pipelines.filter((q) => q.signal === 'executions' && q.exporters.some((e) => p.receivers.includes(e) && components.has(`connectors:${e}`)));
+      if (sources.some((q) => checked.has(q.id) && !filledAtEnd.has(q.id))) continue;
+      const received = new Set<Slot>(RECEIVED);
+      if (sources.length > 0 && sources.every((q) => filledAtEnd.get(q.id)?.has('executions'))) received.add('executions');
+      const stages = slotStages(p, components);
+      if (stages) {
+        problems.push(...checkSlots(`service.pipelines.${p.id}`, stages, registry, received));
+        const filled = new Set(received);
+        for (const s of stages) if (s.role === 'processors') for (const slot of s.provides) filled.add(slot);
+        filledAtEnd.set(p.id, filled);
+      }
+      pending.splice(pending.indexOf(p), 1);
+      progress = true;
+    }
+  }
+  return problems;
 }
 
 /** The processors and exporters of a pipeline with their declarations; null when a reference did

@@ -1,18 +1,19 @@
 // Builds the components of a validated graph, starts them, and runs the two loops:
-//  - the worker: lease → processors → freeze plan → exporters → ack (executions pipelines);
+//  - the worker: lease → assemble → processors → plan (freeze) → exporters → ack (executions
+//    pipelines; the stages of its own are ./stages/);
 //  - the dispatcher: outbox → events pipelines, at-least-once with a durable cursor each.
 import type { Logger } from 'pino';
 import type { DomainEvent } from '../domain/events.js';
 import { newLagStats, recordLag, type LagStats } from '../domain/metrics.js';
-import { stableUuid } from '../domain/ids.js';
-import { buildRun, isTracePart } from '../domain/records.js';
 import { isOutOfSpace } from '../domain/storage-errors.js';
-import { sanitizeBatch } from '../domain/storable.js';
 import { countExporter, countingHost, countProcessor, executionsOf, newComponentStats, type ComponentStats, type ReceiverStats } from '../telemetry/component-stats.js';
 import type { Lease, WorkerQueue } from '../queue/types.js';
-import type { Store } from '../store/client.js';
-import type { Component, EventsExporter, EventsProcessor, ExecutionsExporter, ExecutionsProcessor, Host } from './component.js';
-import { WorkBatch, type WorkItem } from './work-batch.js';
+import type { AdmissionCheck, Component, EventsExporter, EventsProcessor, ExecutionsExporter, ExecutionsProcessor, Host, JobRouter } from './component.js';
+import type { WorkBatch } from './work-batch.js';
+import { leaseSink, type LeaseSink, type LeaseWrites } from './lease-sink.js';
+import { assembleLease } from './stages/assemble.js';
+import { leasePlan } from './stages/run-processed.js';
+import { processLeaseTree, type RoutablePipeline } from './lease-tree.js';
 import type { PipelineGraph, PipelineSpec } from './graph.js';
 
 export interface RuntimeOptions {
@@ -31,7 +32,7 @@ export interface RuntimeOptions {
   maxLeaseExecutions?: number;
 }
 
-interface ExecutionsPipeline {
+interface ExecutionsPipeline extends RoutablePipeline<ExecutionsPipeline> {
   spec: PipelineSpec;
   processors: ExecutionsProcessor[];
   exporters: ExecutionsExporter[];
@@ -39,12 +40,28 @@ interface ExecutionsPipeline {
   exporterIds: string[];
   /** Whether events leave this pipeline through the events connector. */
   emitsEvents: boolean;
+  /** Fed by the queue (its receivers are receivers), not by a routing connector: it runs the work loop. */
+  fedByQueue: boolean;
 }
 
 interface EventsPipeline {
   spec: PipelineSpec;
   processors: EventsProcessor[];
   exporters: EventsExporter[];
+}
+
+/** What one delivery of a lease did, for handing it back when it fails (`handBack`). */
+interface Delivery {
+  /** This delivery saved the lease's plan (an earlier delivery's plan: false). */
+  frozenHere: boolean;
+  /** Set by the lease's sink once an exporter wrote under the lease's id. */
+  writes: LeaseWrites;
+}
+
+/** Executions into and out of each processor (`[id, in, out]`), and out of the last one. */
+interface Processed {
+  counts: [string, number, number][];
+  out: number;
 }
 
 export interface WorkerStats {
@@ -81,11 +98,11 @@ export class PipelineRuntime implements PipelineHandle {
   private readonly lock = new WorkLock();
   private loops: Promise<void>[] = [];
   private readonly listeners = new Set<(e: DomainEvent) => void>();
-  /** Leases in their exporters stage; a store write marks each of them as having written. */
-  private readonly exporting = new Set<{ wrote: boolean }>();
   private readonly logger: Logger;
   /** Receiver components and their ids: each starts with a host that counts its batches. */
   private readonly receiverIds = new Map<Component, string>();
+  /** Door checks of the executions pipelines' processors (memory_limiter), by id: built where receivers are. */
+  private readonly admissions = new Map<string, AdmissionCheck>();
   readonly stats: WorkerStats = { stageMs: {}, leases: 0, jobs: 0, executions: 0, failures: 0, eventsDelivered: 0, eventFailures: 0, lag: newLagStats(), components: newComponentStats() };
   /** Executions accepted and refused by each receiver of this runtime, by transport (this thread's). */
   readonly receiverStats: ReceiverStats = {};
@@ -120,6 +137,10 @@ export class PipelineRuntime implements PipelineHandle {
         }
       }
       const settings = (id: string): { id: string; logger: Logger } => ({ id, logger: this.logger.child({ component: id }) });
+      for (const id of role === 'processing' || p.signal !== 'executions' ? [] : p.processors) {
+        const spec = graph.components.get(`processors:${id}`);
+        if (spec?.factory.kind === 'processor' && spec.factory.createAdmission && !this.admissions.has(id)) this.admissions.set(id, spec.factory.createAdmission(spec.config, settings(id)));
+      }
       if (role === 'receivers') continue;
       if (p.signal === 'executions') {
         const processors = p.processors.map((id) => {
@@ -130,11 +151,15 @@ export class PipelineRuntime implements PipelineHandle {
         });
         const exporters: ExecutionsExporter[] = [];
         const exporterIds: string[] = [];
+        const routers: JobRouter[] = [];
         let emitsEvents = false;
         for (const id of p.exporters) {
           const spec = graph.components.get(`exporters:${id}`) ?? graph.components.get(`connectors:${id}`)!;
           if (spec.factory.kind === 'connector') {
-            emitsEvents = true;
+            // A connector into events passes the lease's events on (the plan); one that routes
+            // hands runs to other executions pipelines within the lease (./lease-tree.ts).
+            if (spec.factory.createRouter) routers.push(spec.factory.createRouter(spec.config));
+            else emitsEvents = true;
             continue;
           }
           if (spec.factory.kind !== 'exporter' || !spec.factory.createExecutions) throw new Error(`${id} cannot export executions`);
@@ -142,7 +167,9 @@ export class PipelineRuntime implements PipelineHandle {
           exporters.push(instance('exporters', id, p.signal, () => f.createExecutions!(spec.config, settings(id))));
           exporterIds.push(id);
         }
-        this.executions.push({ spec: p, processors, exporters, exporterIds, emitsEvents });
+        const fedByQueue = p.receivers.some((id) => !graph.components.has(`connectors:${id}`));
+        const routed = (id: string): ExecutionsPipeline | undefined => this.executions.find((e) => e.spec.id === id);
+        this.executions.push({ id: p.id, spec: p, processors, exporters, exporterIds, emitsEvents, fedByQueue, routers, exportsItself: exporters.length > 0 || emitsEvents, routed });
       } else {
         const processors = p.processors.map((id) => {
           const spec = graph.components.get(`processors:${id}`)!;
@@ -162,14 +189,16 @@ export class PipelineRuntime implements PipelineHandle {
   }
 
   async start(): Promise<void> {
-    // Components see a store that reports writes, so a failed lease knows whether it wrote anything.
-    const host: Host = { ...this.opts.host, store: reportWrites(this.opts.host.store, () => this.markWritten()) };
+    const host = this.opts.host;
+    // Before any receiver listens: its first request already meets the checks.
+    for (const check of this.admissions.values()) this.opts.host.admission?.add(check);
     for (const c of this.components) {
       const receiverId = this.receiverIds.get(c);
       await c.start(receiverId === undefined ? host : countingHost(host, receiverId, this.receiverStats));
     }
     if (!this.opts.work) return;
-    for (const p of this.executions) this.loops.push(this.workLoop(p));
+    // The queue feeds one pipeline (the graph refuses a second); routed pipelines run in its leases.
+    for (const p of this.executions) if (p.fedByQueue) this.loops.push(this.workLoop(p));
     for (const p of this.events) this.loops.push(this.dispatchLoop(p));
   }
 
@@ -206,6 +235,8 @@ export class PipelineRuntime implements PipelineHandle {
       // Leased under the shared lock, as processed: while the runtime is held exclusively
       // (maintenance, tests) no job is leased, so the jobs queued meanwhile are leased together.
       const outcome = await this.lock.shared(async (): Promise<'idle' | 'done' | 'error'> => {
+        // Stopped while waiting for a hold to end (shutdown, or a reload's swap): lease nothing more.
+        if (this.stopping) return 'done';
         let lease: Lease | null;
         try {
           lease = await queue.dequeue({ maxJobs: this.opts.maxLeaseJobs ?? 500, maxExecutions: this.opts.maxLeaseExecutions ?? 20_000 });
@@ -226,96 +257,108 @@ export class PipelineRuntime implements PipelineHandle {
     }
   }
 
-  private markWritten(): void {
-    for (const e of this.exporting) e.wrote = true;
-  }
-
+  /**
+   * One lease through the pipeline: assemble → processors → plan (freeze) → exporters → ack. With
+   * a routing connector the processors and exporters stages take every pipeline the lease's runs
+   * are routed to (./lease-tree.ts), and the plan holds the events of all of them.
+   */
   private async processLease(p: ExecutionsPipeline, lease: Lease): Promise<void> {
     const { queue } = this.opts;
     const started = Date.now();
-    let frozenHere = false;
-    const exporting = { wrote: false };
+    // What this delivery did, for handing the lease back: froze it, wrote under its id.
+    const delivery: Delivery = { frozenHere: false, writes: { wrote: false } };
     try {
-      const items: WorkItem[] = [];
-      for (const job of lease.jobs) {
-        try {
-          // The door's check again, for jobs queued before it existed: a value the processors or
-          // ClickHouse would reject fails here, alone and before the plan is frozen, not in the
-          // exporters, where its lease could only be retried and dead-lettered whole. (Lone
-          // surrogates are replaced in place, as the door does.)
-          sanitizeBatch(job.batch);
-          const run = buildRun({ projectId: job.projectId, receiptId: job.receiptId, source: job.source, batch: job.batch, receivedAt: job.receivedAt });
-          items.push({ job, run, executions: [] });
-        } catch (err) {
-          // A job that cannot be read or stored is set aside alone; the rest of the lease goes on.
-          if (lease.plan) throw err;
-          await queue.failJob(lease.id, job.id, errorMessage(err));
-        }
-      }
-      // The lease's "now" is the time of its newest run (capped at when it arrived): backfilled
-      // history is scored and quarantined in its own time, and a redelivery computes the same.
-      const received = items.reduce((m, i) => Math.max(m, i.job.receivedAt), 0) || Date.now();
-      const now = Math.min(received, items.reduce((m, i) => Math.max(m, i.job.batch.run.startedAt), 0) || received);
-      const batch = new WorkBatch({ leaseId: lease.id, items, now });
-      // Collector-style counts, kept apart until the lease commits: a redelivered lease counts once.
-      const processed: [string, number, number][] = [];
-      let count = executionsOf(batch.items);
-      for (const [i, proc] of p.processors.entries()) {
-        const id = p.spec.processors[i]!;
-        await this.timed(id, () => proc.processBatch(batch));
-        const out = executionsOf(batch.items);
-        processed.push([id, count, out]);
-        count = out;
-      }
+      const batch = await assembleLease(lease, (job, err) => queue.failJob(lease.id, job.id, errorMessage(err)));
+      const processed = new Map<WorkBatch, Processed>();
+      const tree = await processLeaseTree(p, batch, async (pipeline, b) => void processed.set(b, await this.runProcessors(pipeline, b)));
       if (!lease.plan) {
-        const events = p.emitsEvents ? collectEvents(batch) : [];
-        await this.timed('plan', () => queue.savePlan(lease.id, { events }));
-        frozenHere = true;
+        const plan = leasePlan(tree.map(({ pipeline, batch: b }) => ({ batch: b, emitsEvents: pipeline.emitsEvents })));
+        await this.timed('plan', () => queue.savePlan(lease.id, plan));
+        delivery.frozenHere = true;
       }
-      const exported: string[] = [];
-      this.exporting.add(exporting);
-      try {
-        for (const [i, exp] of p.exporters.entries()) {
-          const id = p.exporterIds[i]!;
-          try {
-            await this.timed(id, () => exp.exportBatch(batch));
-          } catch (err) {
-            // A failed write is counted each time it fails (the Collector's send_failed counts attempts).
-            countExporter(this.stats.components, id, count, false);
-            throw err;
-          }
-          exported.push(id);
-        }
-      } finally {
-        this.exporting.delete(exporting);
+      const exported = new Map<WorkBatch, string[]>();
+      for (const { pipeline, batch: b } of tree) {
+        // Each batch writes under its own id (a routed one: `<lease>/<pipeline>`); one record of what the delivery wrote.
+        const sink = leaseSink(this.opts.host.store, b.leaseId, delivery.writes);
+        exported.set(b, await this.runExporters(pipeline, b, sink, processed.get(b)!.out));
       }
       await this.timed('ack', () => queue.ack(lease.id));
-      for (const proc of p.processors) proc.committed?.(batch);
-      const executions = items.reduce((n, i) => n + i.executions.length, 0);
-      for (const [id, incoming, outgoing] of processed) countProcessor(this.stats.components, id, incoming, outgoing);
-      for (const id of exported) countExporter(this.stats.components, id, count, true);
-      this.stats.leases++;
-      this.stats.jobs += items.length;
-      this.stats.executions += executions;
-      const committedAt = Date.now();
-      for (const item of items) recordLag(this.stats.lag, committedAt - item.job.receivedAt);
-      this.logger.debug({ lease: lease.id, jobs: items.length, executions, ms: Date.now() - started }, 'lease committed');
+      for (const { pipeline, batch: b } of tree) this.committed(pipeline, b, processed.get(b)!, exported.get(b)!);
+      this.leaseCommitted(batch, started);
     } catch (err) {
-      this.stats.failures++;
-      // How the queue takes the lease back (src/queue/types.ts):
-      //  - out of space: the machine's condition; the lease waits whole, no job is charged;
-      //  - unfrozen, several jobs: split in halves until the failing job fails alone;
-      //  - frozen in this delivery but nothing written under its id yet: the plan can be dropped
-      //    and the lease fails as an unfrozen one (split). A failed insert counts as not written:
-      //    ClickHouse inserts a block atomically, and a lease's inserts are one block each;
-      //  - frozen and something written (or frozen by an earlier delivery, which may have written):
-      //    it must keep its composition, else the rows under its id would be written again under
-      //    new ids; retried whole and, after the last attempt, dead whole (requeued whole).
-      const outOfSpace = isOutOfSpace(err);
-      const unfreeze = frozenHere && !exporting.wrote;
-      this.logger.warn({ err, lease: lease.id, attempt: lease.attempt, jobs: lease.jobs.length, outOfSpace, frozen: frozenHere && !unfreeze }, 'lease failed; handed back');
-      await queue.nack(lease.id, errorMessage(err), { outOfSpace, unfreeze }).catch((e: unknown) => this.logger.error({ err: e }, 'nack failed'));
+      await this.handBack(lease, err, delivery);
     }
+  }
+
+  /** Runs the processors in order; what went into and out of each, counted once the lease commits. */
+  private async runProcessors(p: ExecutionsPipeline, batch: WorkBatch): Promise<Processed> {
+    // Collector-style counts, kept apart until the lease commits: a redelivered lease counts once.
+    const counts: [string, number, number][] = [];
+    let count = executionsOf(batch.items);
+    for (const [i, proc] of p.processors.entries()) {
+      const id = p.spec.processors[i]!;
+      await this.timed(id, () => proc.processBatch(batch));
+      const out = executionsOf(batch.items);
+      counts.push([id, count, out]);
+      count = out;
+    }
+    return { counts, out: count };
+  }
+
+  /** Runs the exporters in order, each writing through the lease's sink; the ids of those that succeeded. */
+  private async runExporters(p: ExecutionsPipeline, batch: WorkBatch, sink: LeaseSink, executions: number): Promise<string[]> {
+    const exported: string[] = [];
+    for (const [i, exp] of p.exporters.entries()) {
+      const id = p.exporterIds[i]!;
+      try {
+        await this.timed(id, () => exp.exportBatch(batch, sink));
+      } catch (err) {
+        // A failed write is counted each time it fails (the Collector's send_failed counts attempts).
+        countExporter(this.stats.components, id, executions, false);
+        throw err;
+      }
+      exported.push(id);
+    }
+    return exported;
+  }
+
+  /** After the ack, per pipeline the lease went through: processors' caches and component counts. */
+  private committed(p: ExecutionsPipeline, batch: WorkBatch, processed: Processed, exported: string[]): void {
+    for (const proc of p.processors) proc.committed?.(batch);
+    for (const [id, incoming, outgoing] of processed.counts) countProcessor(this.stats.components, id, incoming, outgoing);
+    for (const id of exported) countExporter(this.stats.components, id, processed.out, true);
+  }
+
+  /** After the ack: the lease's counts and lag (of the batch the queue fed). */
+  private leaseCommitted(batch: WorkBatch, started: number): void {
+    const { items } = batch;
+    const executions = items.reduce((n, i) => n + i.executions.length, 0);
+    this.stats.leases++;
+    this.stats.jobs += items.length;
+    this.stats.executions += executions;
+    const committedAt = Date.now();
+    for (const item of items) recordLag(this.stats.lag, committedAt - item.job.receivedAt);
+    this.logger.debug({ lease: batch.leaseId, jobs: items.length, executions, ms: Date.now() - started }, 'lease committed');
+  }
+
+  /**
+   * How the queue takes a failed lease back (src/queue/types.ts):
+   *  - out of space: the machine's condition; the lease waits whole, no job is charged;
+   *  - unfrozen, several jobs: split in halves until the failing job fails alone;
+   *  - frozen in this delivery but nothing written under its id yet (no exporter wrote through the
+   *    lease's sink, src/pipeline/lease-sink.ts): the plan can be dropped and the lease fails as an
+   *    unfrozen one (split). A failed insert counts as not written: ClickHouse inserts a block
+   *    atomically, and a lease's inserts are one block each;
+   *  - frozen and something written (or frozen by an earlier delivery, which may have written):
+   *    it must keep its composition, else the rows under its id would be written again under
+   *    new ids; retried whole and, after the last attempt, dead whole (requeued whole).
+   */
+  private async handBack(lease: Lease, err: unknown, delivery: Delivery): Promise<void> {
+    this.stats.failures++;
+    const outOfSpace = isOutOfSpace(err);
+    const unfreeze = delivery.frozenHere && !delivery.writes.wrote;
+    this.logger.warn({ err, lease: lease.id, attempt: lease.attempt, jobs: lease.jobs.length, outOfSpace, frozen: delivery.frozenHere && !unfreeze }, 'lease failed; handed back');
+    await this.opts.queue.nack(lease.id, errorMessage(err), { outOfSpace, unfreeze }).catch((e: unknown) => this.logger.error({ err: e }, 'nack failed'));
   }
 
   private async timed(stage: string, f: () => Promise<void>): Promise<void> {
@@ -373,40 +416,6 @@ export class PipelineRuntime implements PipelineHandle {
   }
 }
 
-/**
- * The lease's plan: the events processors emitted, each project's just before the `run.processed`
- * of its first job (the order the outbox has always had), and one `run.processed` per job.
- */
-function collectEvents(batch: WorkBatch): DomainEvent[] {
-  const out: DomainEvent[] = [];
-  const pending = new Set(batch.emittingProjects());
-  for (const item of batch.items) {
-    if (pending.delete(item.job.projectId)) out.push(...batch.emitted(item.job.projectId));
-    // One event per accepted batch. An OTLP trace arriving in parts emits one per part (`partial`);
-    // its counts are the part's own, the run's totals are at GET /v1/runs/:runId.
-    out.push({
-      id: stableUuid('run.processed', item.run.projectId, item.run.receiptId),
-      type: 'run.processed',
-      projectId: item.run.projectId,
-      occurredAt: item.job.receivedAt,
-      data: {
-        runId: item.run.id,
-        receiptId: item.run.receiptId,
-        source: item.run.source,
-        status: item.run.status,
-        commitSha: item.run.resource.commitSha,
-        branch: item.run.resource.branch,
-        prNumber: item.run.resource.prNumber ?? null,
-        counts: item.run.counts,
-        partial: isTracePart(item.job.source, item.job.batch),
-      },
-    });
-  }
-  // Events of a project without a job in the lease (none today): still delivered, never dropped.
-  for (const projectId of pending) out.push(...batch.emitted(projectId));
-  return out;
-}
-
 /** Leases share it (several executions pipelines may run at once); maintenance takes it alone. */
 class WorkLock {
   private active = 0;
@@ -437,30 +446,6 @@ class WorkLock {
       release();
     }
   }
-}
-
-const STORE_WRITES = new Set<string>(['insert', 'insertTsv', 'insertJsonBody', 'insertTsvBody', 'command']);
-
-/** The store, calling `wrote` after each write that succeeded. */
-function reportWrites(store: Store, wrote: () => void): Store {
-  const wrapped = new Map<string, unknown>();
-  return new Proxy(store, {
-    get(target, prop) {
-      const value: unknown = Reflect.get(target, prop, target);
-      if (typeof prop !== 'string' || !STORE_WRITES.has(prop) || typeof value !== 'function') return value;
-      let f = wrapped.get(prop);
-      if (!f) {
-        const write = value as (...args: unknown[]) => Promise<unknown>;
-        f = async (...args: unknown[]): Promise<unknown> => {
-          const result = await write.apply(target, args);
-          wrote();
-          return result;
-        };
-        wrapped.set(prop, f);
-      }
-      return f;
-    },
-  });
 }
 
 function errorMessage(err: unknown): string {

@@ -4,6 +4,7 @@
 // and what to add or move, before anything starts.
 import type { Slot } from './component.js';
 import type { Registry } from './registry.js';
+import { ASSEMBLED } from './stages/assemble.js';
 
 /** A processor or exporter of the pipeline, where it is listed and what it declares. */
 export interface SlotStage {
@@ -14,24 +15,29 @@ export interface SlotStage {
   provides: readonly Slot[];
 }
 
-/** What every receiver of the executions signal hands the pipeline: the decoded jobs and their runs. */
-export const RECEIVED: readonly Slot[] = ['runs'];
+/**
+ * What every receiver of the executions signal hands the pipeline: the decoded jobs and their runs.
+ * Receivers only enqueue; it is the runtime's assembly stage (./stages/assemble.ts) that builds
+ * these from a lease before the first processor, so the slots are its declaration.
+ */
+export const RECEIVED: readonly Slot[] = ASSEMBLED;
 
 /**
  * Problems of one executions pipeline (`base`: `service.pipelines.<id>`), processors in their
- * order, then exporters (which run after every processor). Three kinds:
+ * order, then exporters (which run after every processor); `received`: what the pipeline is
+ * handed (a pipeline fed by a routing connector may also be handed executions). Three kinds:
  * - a slot nothing in the pipeline provides: the processors list is missing a stage;
  * - a slot a later processor provides: the requiring processor must move after it;
  * - a slot a processor rewrites after an earlier one read it (and did not rewrite it too): the
  *   earlier one saw stale data.
  */
-export function checkSlots(base: string, stages: readonly SlotStage[], registry: Registry): { path: string; message: string }[] {
+export function checkSlots(base: string, stages: readonly SlotStage[], registry: Registry, received: Iterable<Slot> = RECEIVED): { path: string; message: string }[] {
   const problems: { path: string; message: string }[] = [];
   const processors = stages.filter((s) => s.role === 'processors');
   const firstProvider = new Map<Slot, SlotStage>();
   for (const p of processors) for (const slot of p.provides) if (!firstProvider.has(slot)) firstProvider.set(slot, p);
 
-  const filled = new Set<Slot>(RECEIVED);
+  const filled = new Set<Slot>(received);
   const readers = new Map<Slot, SlotStage[]>();
   const missing = new Map<Slot, SlotStage[]>();
   const ordered = [...processors, ...stages.filter((s) => s.role === 'exporters')];

@@ -118,7 +118,7 @@ describe('validatePipelineDoc: problems name their path', () => {
     const err = validateError(doc);
     const p = problemAt(err, 'processors.scorer');
     expect(p.message).toContain('unknown processor type "scorer"');
-    expect(p.message).toContain('identity, normalize');
+    expect(p.message).toContain('identity, memory_limiter, normalize');
     expect(err.problems).toHaveLength(1);
   });
 
@@ -349,5 +349,20 @@ describe('loadPipelineFile', () => {
     const err = configError(() => loadPipelineFile(file, registry, 'alias.yaml'));
     expect(err.problems).toHaveLength(1);
     expect(err.message).toMatch(/^alias\.yaml: \(file\): invalid YAML: .*alias/i);
+  });
+});
+
+describe('the shipped pipeline files', () => {
+  it('every file under pipelines/ and pipelines/examples/ validates (the agent ones with their gateway variables set)', async () => {
+    const env = { SERVICE_GATEWAY_ENDPOINT: 'http://127.0.0.1:4318', SERVICE_GATEWAY_GRPC_ENDPOINT: '127.0.0.1:4317', SERVICE_GATEWAY_TOKEN: 'fh_x' };
+    const files: string[] = [];
+    for (const sub of ['pipelines', 'pipelines/examples']) {
+      for (const name of await fs.readdir(path.join(REPO_ROOT, sub))) if (name.endsWith('.yaml')) files.push(path.join(sub, name));
+    }
+    expect(files.length).toBeGreaterThan(5);
+    for (const file of files) {
+      const graph = loadPipelineFile(path.join(REPO_ROOT, file), registry, file, env);
+      expect(graph.pipelines.length, file).toBeGreaterThan(0);
+    }
   });
 });
