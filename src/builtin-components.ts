@@ -2,6 +2,7 @@
 // daemon.ts: src/pipeline (the core) imports no receiver, processor, exporter or connector
 // (.oxlintrc.json); this list, outside it, is where they meet the registry.
 import { eventsConnectorFactory } from './connectors/events.js';
+import { routingConnectorFactory } from './connectors/routing.js';
 import { clickhouseExporterFactory } from './exporters/clickhouse.js';
 import { debugExporterFactory } from './exporters/debug.js';
 import { notifyExporterFactory } from './exporters/notify/index.js';
@@ -13,6 +14,7 @@ import { attributesProcessorFactory } from './processors/attributes.js';
 import { clusteringProcessorFactory } from './processors/clustering.js';
 import { filterProcessorFactory } from './processors/filter.js';
 import { identityProcessorFactory } from './processors/identity.js';
+import { memoryLimiterProcessorFactory } from './processors/memory-limiter.js';
 import { normalizeProcessorFactory } from './processors/normalize.js';
 import { quarantineProcessorFactory } from './processors/quarantine.js';
 import { rollupsProcessorFactory } from './processors/rollups.js';
@@ -30,6 +32,7 @@ export function builtinRegistry(): Registry {
     otlpReceiverFactory,
     junitReceiverFactory,
     nativeReceiverFactory,
+    memoryLimiterProcessorFactory,
     normalizeProcessorFactory,
     filterProcessorFactory,
     attributesProcessorFactory,
@@ -49,6 +52,7 @@ export function builtinRegistry(): Registry {
     rcaExporterFactory,
     trackerExporterFactory,
     eventsConnectorFactory,
+    routingConnectorFactory,
   ] as AnyFactory[];
   for (const f of all) r.register(f);
   return r;

@@ -52,6 +52,14 @@ export const errors = {
    */
   serverBusy: (what: string) =>
     new ApiError(503, 'server_busy', `${what}; retry shortly`, { headers: { 'retry-after': '1' } }),
+  /**
+   * 503: the process is above a `memory_limiter` processor's soft limit (docs/pipeline.md): new
+   * ingest is refused at the door until memory comes back down. Not `backpressure` (the queue is full).
+   */
+  memoryLimited: (retryAfterSec: number) =>
+    new ApiError(503, 'memory_limited', 'the server is above its memory limit and stored nothing; retry shortly', {
+      headers: { 'retry-after': String(retryAfterSec) },
+    }),
   /** 507: the disk (or the queue's byte cap) is full; nothing was stored, retry once space returns. */
   insufficientStorage: (reason: string) =>
     new ApiError(507, 'insufficient_storage', `the server is out of storage space and stored nothing: ${reason}; retry later`, {

@@ -1,6 +1,8 @@
-// What every receiver does with a decoded batch: admission (queue depth), then the durable
-// enqueue, unless its key is stored already, behind the storage check.
+// What every receiver does with a decoded batch: admission (processors' door checks such as the
+// memory_limiter's, then queue depth), then the durable enqueue, unless its key is stored already,
+// behind the storage check.
 import type { IngestBatch, IngestSource } from '../domain/batch.js';
+import type { AdmissionCheck } from '../pipeline/component.js';
 import { isOutOfSpace } from '../domain/storage-errors.js';
 import type { EnqueueResult, NewJob, Queue } from '../queue/types.js';
 import { errors } from './errors.js';
@@ -37,6 +39,8 @@ export class IngestAdmission {
 export class IngestService {
   /** Slots held by requests between the door and the end of their enqueue. */
   private reserved = 0;
+  /** Processors' door checks (memory_limiter), added by the runtime that builds the receivers. */
+  private readonly checks: AdmissionCheck[] = [];
 
   constructor(
     private readonly queue: Queue,
@@ -44,13 +48,26 @@ export class IngestService {
     private readonly storage?: StorageGuard,
   ) {}
 
+  /** A processor's door check (the Host's `admission` port): consulted by every admit() after it. */
+  addCheck(check: AdmissionCheck): void {
+    this.checks.push(check);
+  }
+
   /**
-   * At the door, synchronously, before any await: 503 when pending + in-flight jobs + slots held
+   * At the door, synchronously, before any await: 503 memory_limited while a door check refuses
+   * (the memory_limiter above its soft limit), before a queue slot is taken; 503 when pending + in-flight jobs + slots held
    * by requests on their way in reach the depth (0 disables the limit); else the request holds one
    * slot until its enqueue settles. Storage is checked later, per batch (accept): a replay of a
    * stored key is answered even while storage is full, and only its key tells it apart.
    */
   admit(): IngestAdmission {
+    if (this.checks.length > 0) {
+      const now = Date.now();
+      for (const check of this.checks) {
+        const refusal = check.refuse(now);
+        if (refusal) throw errors.memoryLimited(refusal.retryAfterSec);
+      }
+    }
     const admission = new IngestAdmission(this);
     admission.need(1);
     return admission;

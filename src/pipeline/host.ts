@@ -7,7 +7,7 @@ import type { ServerSettings } from '../config/daemon-env.js';
 import type { ProjectConfigs } from '../config/resolved-project-config.js';
 import type { Outbox } from '../queue/types.js';
 import type { Store } from '../store/client.js';
-import type { Host, IngestDoor, IngestPort, ListenerRegistry, PipelineSettings, RouteRegistry } from './component.js';
+import type { AdmissionRegistry, Host, IngestDoor, IngestPort, ListenerRegistry, PipelineSettings, RouteRegistry } from './component.js';
 
 export interface HostParts {
   logger: Logger;
@@ -21,10 +21,11 @@ export interface HostParts {
   ingest?: IngestPort;
   ingestDoor?: IngestDoor;
   listeners?: ListenerRegistry;
+  admission?: AdmissionRegistry;
 }
 
 export function buildHost(parts: HostParts): Host {
-  const { projectConfigs, settings, http, ingest, ingestDoor, listeners } = parts;
+  const { projectConfigs, settings, http, ingest, ingestDoor, listeners, admission } = parts;
   return {
     logger: parts.logger,
     store: parts.store,
@@ -36,6 +37,7 @@ export function buildHost(parts: HostParts): Host {
     ...(ingest ? { ingest } : {}),
     ...(ingestDoor ? { ingestDoor } : {}),
     ...(listeners ? { listeners } : {}),
+    ...(admission ? { admission } : {}),
   };
 }
 
