@@ -4,21 +4,24 @@
 // and cross as transferred bytes.
 import type { ClickHouseSettings } from '@clickhouse/client';
 import type { DomainEvent } from '../../domain/events.js';
-import type { DequeueOptions, Job, Lease, LeasePlan, NackOptions, OutboxEntry, OutboxReader, RawLease, StoredJob, WorkerQueue } from '../../queue/types.js';
+import type { DequeueOptions, Job, Lease, LeasePlan, NackOptions, OutboxReader, StoredJob, WorkerQueue } from '../../queue/types.js';
 import type { Store } from '../../store/client.js';
 import { encodeTsv, type TsvColumns } from '../../store/tsv.js';
+import type { MainCalls } from './protocol.js';
 import type { RpcClient } from './rpc.js';
+
+type MainRpc = RpcClient<MainCalls>;
 
 const decoder = new TextDecoder();
 const encoder = new TextEncoder();
 
-export function remoteStore(rpc: RpcClient, database: string, embedded: boolean): Store {
+export function remoteStore(rpc: MainRpc, database: string, embedded: boolean): Store {
   const table = (name: string): string => `\`${database}\`.\`${name}\``;
   const insertTsvBody = async (t: string, columnNames: readonly string[], body: string | Uint8Array, dedupToken: string): Promise<void> => {
     const bytes = typeof body === 'string' ? encoder.encode(body) : body;
     if (bytes.length === 0) return;
     // Moved, not copied: the encoder's output owns its ArrayBuffer.
-    await rpc.call('store.insertTsvBody', [t, columnNames, bytes, dedupToken], bytes.buffer instanceof ArrayBuffer ? [bytes.buffer] : []);
+    await rpc.callTransferring(bytes.buffer instanceof ArrayBuffer ? [bytes.buffer] : [], 'store.insertTsvBody', t, columnNames, bytes, dedupToken);
   };
   return {
     database,
@@ -26,12 +29,12 @@ export function remoteStore(rpc: RpcClient, database: string, embedded: boolean)
     table,
     // Results cross as JSONEachRow text and are decoded here: decoding on the main thread and
     // cloning the objects across cost the HTTP thread more than the query itself.
-    query: async <T>(sql: string, params?: Record<string, unknown>) => parseJsonEachRow<T>(await rpc.call<string>('store.queryText', [sql, params])),
-    queryText: (sql: string, params?: Record<string, unknown>) => rpc.call<string>('store.queryText', [sql, params]),
-    command: (sql: string, params?: Record<string, unknown>, settings?: ClickHouseSettings) => rpc.call<void>('store.command', [sql, params, settings]),
+    query: async <T>(sql: string, params?: Record<string, unknown>) => parseJsonEachRow<T>(await rpc.call('store.queryText', sql, params)),
+    queryText: (sql: string, params?: Record<string, unknown>) => rpc.call('store.queryText', sql, params),
+    command: (sql: string, params?: Record<string, unknown>, settings?: ClickHouseSettings) => rpc.call('store.command', sql, params, settings),
     insert: (t: string, rows: readonly object[], dedupToken: string) =>
-      rows.length === 0 ? Promise.resolve() : rpc.call<void>('store.insertJsonBody', [t, rows.map((r) => JSON.stringify(r)).join('\n'), dedupToken]),
-    insertJsonBody: (t: string, body: string, dedupToken: string) => rpc.call<void>('store.insertJsonBody', [t, body, dedupToken]),
+      rows.length === 0 ? Promise.resolve() : rpc.call('store.insertJsonBody', t, rows.map((r) => JSON.stringify(r)).join('\n'), dedupToken),
+    insertJsonBody: (t: string, body: string, dedupToken: string) => rpc.call('store.insertJsonBody', t, body, dedupToken),
     async insertTsv(t: string, columns: TsvColumns, rows: readonly Record<string, unknown>[], dedupToken: string) {
       if (rows.length === 0) return;
       await insertTsvBody(t, columns.names, await encodeTsv(rows, columns.names, columns.plain), dedupToken);
@@ -55,18 +58,18 @@ function parseJsonEachRow<T>(text: string): T[] {
 }
 
 /** The queue operations the worker loop and the event dispatcher use (WorkerQueue); the rest stays on the main thread. */
-export function remoteQueue(rpc: RpcClient): WorkerQueue {
+export function remoteQueue(rpc: MainRpc): WorkerQueue {
   const outbox: OutboxReader = {
-    append: (events: readonly DomainEvent[]) => rpc.call<void>('outbox.append', [events]),
-    read: (afterSeq: number, limit: number) => rpc.call<OutboxEntry[]>('outbox.read', [afterSeq, limit]),
-    cursor: (subscriber: string) => rpc.call<number>('outbox.cursor', [subscriber]),
-    setCursor: (subscriber: string, seq: number) => rpc.call<void>('outbox.setCursor', [subscriber, seq]),
-    trim: (subscribers: readonly string[]) => rpc.call<void>('outbox.trim', [subscribers]),
-    waitForEntries: (timeoutMs: number) => rpc.call<void>('outbox.waitForEntries', [timeoutMs]),
+    append: (events: readonly DomainEvent[]) => rpc.call('outbox.append', events),
+    read: (afterSeq: number, limit: number) => rpc.call('outbox.read', afterSeq, limit),
+    cursor: (subscriber: string) => rpc.call('outbox.cursor', subscriber),
+    setCursor: (subscriber: string, seq: number) => rpc.call('outbox.setCursor', subscriber, seq),
+    trim: (subscribers: readonly string[]) => rpc.call('outbox.trim', subscribers),
+    waitForEntries: (timeoutMs: number) => rpc.call('outbox.waitForEntries', timeoutMs),
   };
   return {
     async dequeue(opts: DequeueOptions): Promise<Lease | null> {
-      const raw = await rpc.call<RawLease | null>('queue.dequeueRaw', [opts]);
+      const raw = await rpc.call('queue.dequeueRaw', opts);
       if (!raw) return null;
       const jobs: Job[] = raw.jobs.map((j) => {
         const rec = JSON.parse(decoder.decode(j.json)) as StoredJob;
@@ -74,11 +77,11 @@ export function remoteQueue(rpc: RpcClient): WorkerQueue {
       });
       return { id: raw.id, jobs, attempt: raw.attempt, ...(raw.plan ? { plan: raw.plan } : {}) };
     },
-    savePlan: (leaseId: string, plan: LeasePlan) => rpc.call<void>('queue.savePlan', [leaseId, plan]),
-    ack: (leaseId: string) => rpc.call<void>('queue.ack', [leaseId]),
-    failJob: (leaseId: string, jobId: string, error: string) => rpc.call<void>('queue.failJob', [leaseId, jobId, error]),
-    nack: (leaseId: string, error: string, opts?: NackOptions) => rpc.call<void>('queue.nack', [leaseId, error, opts]),
-    waitForWork: (timeoutMs: number) => rpc.call<void>('queue.waitForWork', [timeoutMs]),
+    savePlan: (leaseId: string, plan: LeasePlan) => rpc.call('queue.savePlan', leaseId, plan),
+    ack: (leaseId: string) => rpc.call('queue.ack', leaseId),
+    failJob: (leaseId: string, jobId: string, error: string) => rpc.call('queue.failJob', leaseId, jobId, error),
+    nack: (leaseId: string, error: string, opts?: NackOptions) => rpc.call('queue.nack', leaseId, error, opts),
+    waitForWork: (timeoutMs: number) => rpc.call('queue.waitForWork', timeoutMs),
     outbox,
   };
 }

@@ -5,14 +5,14 @@ import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import pino from 'pino';
 import type { DomainEvent } from '../../domain/events.js';
-import type { DequeueOptions, LeasePlan, NackOptions } from '../../queue/types.js';
 import type { EmbeddedQueue } from '../../queue/embedded.js';
 import type { Store } from '../../store/client.js';
 import { newLagStats } from '../../domain/metrics.js';
 import { newComponentStats } from '../../telemetry/component-stats.js';
+import type { ReloadResult } from '../reload.js';
 import type { WorkerStats } from '../runtime.js';
-import type { ToMain, ToWorker } from './messages.js';
-import { serveRpc, withTransfer } from './rpc.js';
+import type { MainCalls, ToMain, WorkerCalls } from './protocol.js';
+import { RpcClient, serveRpc, withTransfer } from './rpc.js';
 import type { PipelineThreadData } from './worker.js';
 
 export interface PipelineThreadOptions {
@@ -26,6 +26,8 @@ const RESTART_DELAY_MS = 1_000;
 
 export class PipelineThread {
   private worker: Worker | undefined;
+  /** Calls to the running thread (WorkerCalls); fail when it exits. */
+  private rpc: RpcClient<WorkerCalls> | undefined;
   private readonly listeners = new Set<(e: DomainEvent) => void>();
   /** Leases handed to the thread and not yet acked or nacked. */
   private readonly held = new Set<string>();
@@ -42,6 +44,8 @@ export class PipelineThread {
       const worker = new Worker(new URL('./entry.mjs', import.meta.url), { workerData: this.opts.data, stdout: false, stderr: false });
       this.worker = worker;
       this.serve(worker);
+      const rpc = new RpcClient<WorkerCalls>(worker);
+      this.rpc = rpc;
       let started = false;
       const stream = destinationOf(this.opts.logger);
       worker.on('message', (msg: unknown) => {
@@ -65,9 +69,6 @@ export class PipelineThread {
             if (!started) reject(new Error(`pipeline thread failed to start: ${m.message}`));
             void worker.terminate();
             break;
-          case 'stopped':
-          case 'paused':
-            break;
         }
       });
       worker.on('error', (err) => {
@@ -75,7 +76,11 @@ export class PipelineThread {
         if (!started) reject(err);
       });
       worker.on('exit', (code) => {
-        if (this.worker === worker) this.worker = undefined;
+        rpc.close(new Error('pipeline thread exited'));
+        if (this.worker === worker) {
+          this.worker = undefined;
+          this.rpc = undefined;
+        }
         void this.releaseHeld('pipeline thread exited');
         if (this.stopping || !started) return;
         this.opts.logger.error({ code }, 'pipeline thread exited; restarting it');
@@ -89,32 +94,29 @@ export class PipelineThread {
   /** Runs `f` on this thread while the pipeline thread holds its lease loop (see PipelineRuntime.exclusive). */
   async exclusive<T>(f: () => Promise<T>): Promise<T> {
     const worker = this.worker;
-    if (!worker) return f();
+    const rpc = this.rpc;
+    if (!worker || !rpc) return f();
     const id = this.nextPause++;
-    await new Promise<void>((resolve) => {
-      const onMessage = (msg: unknown): void => {
-        const m = msg as ToMain;
-        if (m.kind === 'paused' && m.id === id) {
-          worker.off('message', onMessage);
-          worker.off('exit', onExit);
-          resolve();
-        }
-      };
-      // A thread that exits holds nothing.
-      const onExit = (): void => {
-        worker.off('message', onMessage);
-        resolve();
-      };
-      worker.on('message', onMessage);
-      worker.on('exit', onExit);
-      const m: ToWorker = { kind: 'pause', id };
-      worker.postMessage(m);
-    });
+    // A thread that exits holds nothing: its calls fail, and `f` runs.
+    await rpc.call('pause', id).catch(() => undefined);
     try {
       return await f();
     } finally {
-      const m: ToWorker = { kind: 'resume', id };
-      if (this.worker === worker) worker.postMessage(m);
+      if (this.worker === worker) void rpc.call('resume', id).catch(() => undefined);
+    }
+  }
+
+  /**
+   * Has the thread re-read the pipeline file and swap its processing components (WorkerCalls.reload).
+   * A thread that is not running has nothing to swap: it reads the file when it starts again.
+   */
+  async reload(): Promise<ReloadResult> {
+    const rpc = this.rpc;
+    if (!rpc) return { ok: false, error: 'the pipeline thread is not running' };
+    try {
+      return await rpc.call('reload');
+    } catch (err) {
+      return { ok: false, error: err instanceof Error ? err.message : String(err) };
     }
   }
 
@@ -129,14 +131,8 @@ export class PipelineThread {
     this.stopped ??= (async () => {
       const worker = this.worker;
       if (!worker) return;
-      await new Promise<void>((resolve) => {
-        worker.on('message', (msg: unknown) => {
-          if ((msg as ToMain).kind === 'stopped') resolve();
-        });
-        worker.on('exit', () => resolve());
-        const m: ToWorker = { kind: 'shutdown' };
-        worker.postMessage(m);
-      });
+      // Answered once the thread has stopped (or failed, as the thread exits).
+      await this.rpc?.call('shutdown').catch(() => undefined);
       await worker.terminate();
     })();
     return this.stopped;
@@ -151,12 +147,12 @@ export class PipelineThread {
   private serve(worker: Worker): void {
     const { store, queue } = this.opts;
     const outbox = queue.outbox;
-    serveRpc(worker, {
-      'store.queryText': (sql: string, params?: Record<string, unknown>) => store.queryText(sql, params),
-      'store.insertJsonBody': (table: string, body: string, token: string) => store.insertJsonBody(table, body, token),
-      'store.command': (sql: string, params?: Record<string, unknown>, settings?: Parameters<Store['command']>[2]) => store.command(sql, params, settings),
-      'store.insertTsvBody': (table: string, columns: string[], body: Uint8Array, token: string) => store.insertTsvBody(table, columns, body, token),
-      'queue.dequeueRaw': async (opts: DequeueOptions) => {
+    serveRpc<MainCalls>(worker, {
+      'store.queryText': (sql, params) => store.queryText(sql, params),
+      'store.insertJsonBody': (table, body, token) => store.insertJsonBody(table, body, token),
+      'store.command': (sql, params, settings) => store.command(sql, params, settings),
+      'store.insertTsvBody': (table, columns, body, token) => store.insertTsvBody(table, columns, body, token),
+      'queue.dequeueRaw': async (opts) => {
         const lease = await queue.dequeueRaw(opts);
         if (!lease) return null;
         this.held.add(lease.id);
@@ -165,23 +161,23 @@ export class PipelineThread {
           lease.jobs.map((j) => j.json.buffer as ArrayBuffer),
         );
       },
-      'queue.savePlan': (leaseId: string, plan: LeasePlan) => queue.savePlan(leaseId, plan),
-      'queue.ack': async (leaseId: string) => {
+      'queue.savePlan': (leaseId, plan) => queue.savePlan(leaseId, plan),
+      'queue.ack': async (leaseId) => {
         await queue.ack(leaseId);
         this.held.delete(leaseId);
       },
-      'queue.nack': async (leaseId: string, error: string, opts?: NackOptions) => {
+      'queue.nack': async (leaseId, error, opts) => {
         await queue.nack(leaseId, error, opts);
         this.held.delete(leaseId);
       },
-      'queue.failJob': (leaseId: string, jobId: string, error: string) => queue.failJob(leaseId, jobId, error),
-      'queue.waitForWork': (timeoutMs: number) => queue.waitForWork(timeoutMs),
-      'outbox.append': (events: DomainEvent[]) => outbox.append(events),
-      'outbox.read': (afterSeq: number, limit: number) => outbox.read(afterSeq, limit),
-      'outbox.cursor': (subscriber: string) => outbox.cursor(subscriber),
-      'outbox.setCursor': (subscriber: string, seq: number) => outbox.setCursor(subscriber, seq),
-      'outbox.trim': (subscribers: string[]) => outbox.trim(subscribers),
-      'outbox.waitForEntries': (timeoutMs: number) => outbox.waitForEntries(timeoutMs),
+      'queue.failJob': (leaseId, jobId, error) => queue.failJob(leaseId, jobId, error),
+      'queue.waitForWork': (timeoutMs) => queue.waitForWork(timeoutMs),
+      'outbox.append': (events) => outbox.append(events),
+      'outbox.read': (afterSeq, limit) => outbox.read(afterSeq, limit),
+      'outbox.cursor': (subscriber) => outbox.cursor(subscriber),
+      'outbox.setCursor': (subscriber, seq) => outbox.setCursor(subscriber, seq),
+      'outbox.trim': (subscribers) => outbox.trim(subscribers),
+      'outbox.waitForEntries': (timeoutMs) => outbox.waitForEntries(timeoutMs),
     });
   }
 }

@@ -9,12 +9,13 @@ import type { LoadedServiceConfig } from '../../config/service-yml.js';
 import { createLogger } from '../../logger.js';
 import { builtinRegistry } from '../../builtin-components.js';
 import type { PipelineSettings } from '../component.js';
-import { loadPipelineFile } from '../graph.js';
+import { loadPipelineFile, type PipelineGraph } from '../graph.js';
 import { buildHost } from '../host.js';
+import { readPipelineFile, ReloadablePipeline } from '../reload.js';
 import { PipelineRuntime } from '../runtime.js';
+import type { MainCalls, ToMain, WorkerCalls } from './protocol.js';
 import { remoteQueue, remoteStore } from './remote.js';
-import { RpcClient } from './rpc.js';
-import type { ToMain, ToWorker } from './messages.js';
+import { RpcClient, serveRpc } from './rpc.js';
 
 /** Niceness of the pipeline thread (0 is the HTTP thread's; 19 the lowest). */
 const PIPELINE_NICE = 10;
@@ -41,18 +42,13 @@ const post = (m: ToMain): void => port.postMessage(m);
 // Log lines go to the main thread, which writes them to its own destination (one stream, in order
 // per thread, captured the same way in tests).
 const logger = createLogger(data.logLevel, { write: (line: string) => post({ kind: 'log', line }) });
-const rpc = new RpcClient(port);
-const graph = loadPipelineFile(data.pipelineFile, builtinRegistry(), data.displayName);
+const rpc = new RpcClient<MainCalls>(port);
 const store = remoteStore(rpc, data.store.database, data.store.embedded);
 const queue = remoteQueue(rpc);
-const runtime = new PipelineRuntime({
-  graph,
-  role: 'processing',
-  host: buildHost({ logger, store, projectConfigs: new ProjectConfigs(store, data.service, logger), settings: data.settings, outbox: queue.outbox }),
-  queue,
-  work: data.work,
-  pollIntervalMs: data.pollIntervalMs,
-});
+const host = buildHost({ logger, store, projectConfigs: new ProjectConfigs(store, data.service, logger), settings: data.settings, outbox: queue.outbox });
+const build = (graph: PipelineGraph): PipelineRuntime =>
+  new PipelineRuntime({ graph, role: 'processing', host, queue, work: data.work, pollIntervalMs: data.pollIntervalMs });
+const runtime = new ReloadablePipeline(loadPipelineFile(data.pipelineFile, builtinRegistry(), data.displayName), build);
 runtime.onEvent((event) => post({ kind: 'event', event }));
 
 // Counters go to the main thread (GET /v1/admin/stats) a few times a second while busy.
@@ -66,34 +62,36 @@ const statsTimer = setInterval(() => {
 }, 250);
 
 // Maintenance on the main thread (retention dropping a partition) that must not interleave with a
-// lease's writes: hold the lease loop until the main thread says it is done.
+// lease's writes: `pause` holds the lease loop until the main thread calls `resume`.
 const resumers = new Map<number, () => void>();
-port.on('message', (msg: unknown) => {
-  const m = msg as ToWorker;
-  if (m.kind === 'pause') {
-    void runtime.exclusive(
-      () =>
-        new Promise<void>((resume) => {
-          resumers.set(m.id, resume);
-          post({ kind: 'paused', id: m.id });
-        }),
-    );
-    return;
-  }
-  if (m.kind === 'resume') {
-    resumers.get(m.id)?.();
-    resumers.delete(m.id);
-    return;
-  }
-  if (m.kind !== 'shutdown') return;
-  void runtime
-    .shutdown()
-    .catch((err: unknown) => logger.error({ err }, 'pipeline shutdown failed'))
-    .finally(() => {
-      clearInterval(statsTimer);
-      post({ kind: 'stats', stats: runtime.stats });
-      post({ kind: 'stopped' });
-    });
+let stopped: Promise<void> | undefined;
+serveRpc<WorkerCalls>(port, {
+  pause: (id) =>
+    new Promise<void>((paused) => {
+      void runtime.exclusive(
+        () =>
+          new Promise<void>((resume) => {
+            resumers.set(id, resume);
+            paused();
+          }),
+      );
+    }),
+  resume: (id) => {
+    resumers.get(id)?.();
+    resumers.delete(id);
+  },
+  reload: async () => {
+    const read = readPipelineFile(data.pipelineFile, builtinRegistry(), data.displayName);
+    return read.ok ? runtime.reload(read.graph) : read;
+  },
+  shutdown: () =>
+    (stopped ??= runtime
+      .shutdown()
+      .catch((err: unknown) => logger.error({ err }, 'pipeline shutdown failed'))
+      .finally(() => {
+        clearInterval(statsTimer);
+        post({ kind: 'stats', stats: runtime.stats });
+      })),
 });
 
 try {
