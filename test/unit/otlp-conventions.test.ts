@@ -55,6 +55,20 @@ describe('pytest-opentelemetry', () => {
     expect(batches[0]!.executions).toEqual([]);
   });
 
+  it('later releases name the session span `test run`: still the run span, with code.lineno as text', () => {
+    const body = fixture('pytest-opentelemetry');
+    const spans = body.resourceSpans[0].scopeSpans[0].spans as { name: string; attributes: { key: string; value: Record<string, unknown> }[] }[];
+    for (const s of spans) {
+      if (s.name === 'test session') s.name = 'test run';
+      for (const a of s.attributes ?? []) if (a.key === 'code.lineno') a.value = { stringValue: String(Object.values(a.value)[0]) };
+    }
+    const { batches } = mapFixture(body);
+    const original = mapFixture(fixture('pytest-opentelemetry')).batches;
+    expect(batches).toHaveLength(original.length);
+    expect(batches[0]!.run).toEqual(original[0]!.run);
+    expect(batches[0]!.executions.map((e) => e.title)).toEqual(original[0]!.executions.map((e) => e.title));
+  });
+
   it('a release version in service.version is no commit', () => {
     const body = fixture('pytest-opentelemetry');
     for (const a of body.resourceSpans[0].resource.attributes) if (a.key === 'service.version') a.value = { stringValue: '20240101' };

@@ -5,14 +5,22 @@ import type { AttrValue, OtlpSpan } from './decode.js';
 
 // ---------------------------------------------------------------------------------------------
 // pytest-opentelemetry (github.com/chrisguidry/pytest-opentelemetry, plugin.py and resource.py
-// as of 1.x): one root span named `test session`; one span per test named by its node id
+// as of 1.x): one root span named `test session` (`test run` in later releases); one span per test named by its node id
 // (`tests/test_cart.py::TestCart::test_adds[param]`) with `code.function` (= item.name, params
 // included), `code.filepath`, `code.lineno` (and `code.namespace` in newer releases);
 // `<nodeid>::setup|call|teardown` children; a failure recorded as an `exception` event and span
 // status ERROR; resource `service.name` = the project directory, `service.version` = `git rev-parse HEAD`.
 
-/** The root span pytest-opentelemetry opens for the whole session: the run span of its traces. */
-export const PYTEST_SESSION_SPAN = 'test session';
+/**
+ * The root span pytest-opentelemetry opens for the whole session, the run span of its traces:
+ * `test session` in the 1.0 releases, `test run` since (its instrumentation.py; under xdist each
+ * worker's `test worker gwN` is a child of it, not a run of its own).
+ */
+export const PYTEST_SESSION_SPANS: ReadonlySet<string> = new Set(['test session', 'test run']);
+
+export function isPytestSessionSpan(span: Pick<OtlpSpan, 'name'>): boolean {
+  return PYTEST_SESSION_SPANS.has(span.name);
+}
 
 /**
  * The node id when `span` is a pytest-opentelemetry test span. Recognised by shape, per span

@@ -31,7 +31,7 @@ import {
   CI_JOB_URL_KEYS,
   HEAD_NAME_KEYS,
   HEAD_REVISION_KEYS,
-  PYTEST_SESSION_SPAN,
+  isPytestSessionSpan,
   RUN_STATUS_KEYS,
   SUITE_NAME,
   ciProviderFromUrl,
@@ -199,7 +199,7 @@ function mapTrace(g: TraceGroup, now: number): IngestBatch | undefined {
 }
 
 function isExplicitRunSpan(span: OtlpSpan): boolean {
-  return span.name === 'test.run' || span.name === PYTEST_SESSION_SPAN || hasPipelineAttr(span);
+  return span.name === 'test.run' || isPytestSessionSpan(span) || hasPipelineAttr(span);
 }
 
 /** A part without test cases counts only if it holds a span that is a run span by name or attributes. */
@@ -230,7 +230,7 @@ function findRunSpan(
   for (const i of order) if (!caseFlags[i] && spans[i]!.name === 'test.run') return i;
   // pytest's session is the test run even when its trace continues a CI pipeline's (TRACEPARENT):
   // the run is the tests, so it comes before a pipeline span.
-  for (const i of order) if (!caseFlags[i] && spans[i]!.name === PYTEST_SESSION_SPAN) return i;
+  for (const i of order) if (!caseFlags[i] && isPytestSessionSpan(spans[i]!)) return i;
   for (const i of order) if (!caseFlags[i] && hasPipelineAttr(spans[i]!)) return i;
   // Root ancestor of the first case; the step bound guards against parent cycles.
   let cur = firstCase;
