@@ -3,7 +3,6 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
 import { buildApp, type App } from './api/app.js';
 import { openApiRoute } from './api/openapi.js';
@@ -28,9 +27,10 @@ import { runRoutes } from './api/routes/runs.js';
 import type { S3Settings } from './artifacts/s3.js';
 import type { ServerSettings } from './config/daemon-env.js';
 import type { LoadedServiceConfig } from './config/service-yml.js';
+import { DEFAULT_PIPELINE, displayName, loadGraph } from './pipeline-file.js';
 import { builtinRegistry } from './builtin-components.js';
-import { loadPipelineFile, type PipelineGraph } from './pipeline/graph.js';
 import { PipelineRuntime, type PipelineHandle } from './pipeline/runtime.js';
+import { readPipelineFile, reloadRefusal, ReloadablePipeline, type ReloadResult } from './pipeline/reload.js';
 import { buildHost, pipelineSettings } from './pipeline/host.js';
 import { PipelineThread } from './pipeline/thread/threaded.js';
 import { EmbeddedQueue } from './queue/embedded.js';
@@ -56,7 +56,8 @@ import { exportRoutes, RunningExports } from './api/routes/export.js';
 import { SqlEndpoint } from './api/routes/clickhouse.js';
 import { redactLiteral } from './log-redaction.js';
 
-export const DEFAULT_PIPELINE = fileURLToPath(new URL('../pipelines/default.yaml', import.meta.url));
+// Moved to ./pipeline-file.ts (the agent loads the graph without this module); re-exported here.
+export { DEFAULT_PIPELINE, loadGraph } from './pipeline-file.js';
 
 export interface DaemonOptions {
   settings: ServerSettings;
@@ -97,18 +98,13 @@ export interface Daemon {
   sqlUrl?: string;
   /** Receivers' own listeners by name (`otlp/grpc` → `127.0.0.1:4317`), with the bound port. */
   listeners: ReadonlyMap<string, string>;
+  /**
+   * Re-reads the pipeline file (SIGHUP): swaps processors, exporters and connectors for the new
+   * file's once the lease in hand has finished; refused, the running graph kept, when the file is
+   * invalid or changes receivers (src/pipeline/reload.ts).
+   */
+  reloadPipeline(): Promise<ReloadResult>;
   close(): Promise<void>;
-}
-
-/** `cwd` is where errors name the file from: the CLI's working directory. */
-/** `env`: where the file's `${env:NAME}` references are looked up (the CLI passes the one it was given). */
-export function loadGraph(file?: string, cwd = process.cwd(), env: NodeJS.ProcessEnv = process.env): PipelineGraph {
-  const p = file ?? DEFAULT_PIPELINE;
-  return loadPipelineFile(p, builtinRegistry(), displayName(file, cwd), env);
-}
-
-function displayName(file: string | undefined, cwd = process.cwd()): string {
-  return file ? path.relative(cwd, file) || file : 'pipelines/default.yaml';
 }
 
 /** The S3 parts, loaded only with a store configured: the AWS SDK is some 0.05 s of every start. */
@@ -127,6 +123,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   const { settings, logger } = opts;
   const announce = opts.announce ?? ((line: string) => process.stdout.write(`${line}\n`));
   const graph = loadGraph(opts.pipelineFile);
+  // The running graph as /metrics and the dashboard show it: updated in place by a reload.
+  const queueExporters = executionsExporterIds(graph);
   mkdirSync(settings.dataDir, { recursive: true });
 
   const store = await openStore({
@@ -171,7 +169,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     intervalMs: settings.selfOtelIntervalMs,
     logger: logger.child({ component: 'self-telemetry' }),
     queue: () => queue.stats(),
-    queueExporters: executionsExporterIds(graph),
+    queueExporters,
     queueCapacity: settings.queue.maxDepth,
   });
   const requestCounts = new RequestCounts();
@@ -245,17 +243,15 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     ingest,
     ingestDoor,
     listeners: { add: (name, address) => void listeners.set(name, address) },
+    admission: { add: (check) => ingest.addCheck(check) },
   });
   // Receivers serve HTTP on this thread; processors and exporters run on the pipeline thread,
-  // which reaches the store and the queue through this one.
-  const receivers = new PipelineRuntime({
-    graph,
-    host,
-    queue,
-    work: work && !settings.pipelineThread,
-    role: settings.pipelineThread ? 'receivers' : 'all',
-    pollIntervalMs: settings.queue.pollIntervalMs,
-  });
+  // which reaches the store and the queue through this one, or (SERVICE_PIPELINE_THREAD=false) on
+  // this thread as a runtime of their own, which a reload swaps (src/pipeline/reload.ts).
+  const receivers = new PipelineRuntime({ graph, host, queue, work: false, role: 'receivers', pollIntervalMs: settings.queue.pollIntervalMs });
+  const local = settings.pipelineThread
+    ? undefined
+    : new ReloadablePipeline(graph, (g) => new PipelineRuntime({ graph: g, host, queue, work, role: 'processing', pollIntervalMs: settings.queue.pollIntervalMs }));
   const pipeline = settings.pipelineThread
     ? new PipelineThread({
         store,
@@ -273,7 +269,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
         },
       })
     : undefined;
-  const runtime: PipelineHandle = pipeline ?? receivers;
+  const runtime: PipelineHandle = pipeline ?? local!;
   // The SQL endpoint runs here, on the thread that holds the store, also when the pipeline has its own.
   const sql = settings.sql.enabled
     ? new SqlEndpoint({
@@ -301,6 +297,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   if (work) telemetry.attachWorker(() => runtime.stats);
   telemetry.attachReceivers(() => receivers.receiverStats);
   app.routes.add(openApiRoute(() => app.routes.routes, { procedures: { path: TRPC_PREFIX, maxBatch: TRPC_MAX_BATCH, list: PROCEDURES } }));
+  const pipelineView = { graph, runtime, queue, requests: requestCounts };
   const router = createAppRouter({
     auth,
     rateLimiter,
@@ -316,11 +313,12 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     routes: () => app.routes.routes,
     sessions: callers.sessions,
     notifications: settings.notifications,
-    pipeline: { graph, runtime, queue, requests: requestCounts },
+    pipeline: pipelineView,
   });
   await registerTrpc(app.fastify, router, callers);
   await setupDashboard(app, callers, { auth, projects }, dashboard);
   await receivers.start();
+  await local?.start();
   await pipeline?.start();
   // Retention is worker work: only a process that processes leases sweeps.
   const retention = work
@@ -341,6 +339,9 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   logger.info({ address, dataDir: settings.dataDir, embedded: store.embedded, config: opts.service.file }, 'flakehouse listening');
 
   let closing: Promise<void> | undefined;
+  // Reloads run one at a time.
+  let reloads: Promise<unknown> = Promise.resolve();
+  const pipelineFile = path.resolve(opts.pipelineFile ?? DEFAULT_PIPELINE);
   return {
     url: `http://127.0.0.1:${port}`,
     app,
@@ -354,6 +355,24 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     bootstrapToken,
     ...(sqlPort !== undefined ? { sqlUrl: `http://127.0.0.1:${sqlPort}` } : {}),
     listeners,
+    reloadPipeline() {
+      const run = reloads.then(async (): Promise<ReloadResult> => {
+        if (closing) return { ok: false, error: 'the daemon is shutting down' };
+        const read = readPipelineFile(pipelineFile, builtinRegistry(), displayName(opts.pipelineFile));
+        if (!read.ok) return read;
+        const refusal = reloadRefusal(pipelineView.graph, read.graph);
+        if (refusal) return { ok: false, error: refusal };
+        // On the pipeline thread, the thread reads the file again, checks it the same way and swaps.
+        const result = local ? await local.reload(read.graph) : await pipeline!.reload();
+        if (result.ok) {
+          pipelineView.graph = read.graph;
+          queueExporters.splice(0, queueExporters.length, ...executionsExporterIds(read.graph));
+        }
+        return result;
+      });
+      reloads = run.catch(() => undefined);
+      return run;
+    },
     close() {
       // Stop accepting, finish the lease in hand, flush the queue, close storage.
       closing ??= (async () => {
@@ -366,6 +385,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
         await sqlStopped;
         await retention?.stop();
         await pipeline?.shutdown();
+        await local?.shutdown();
         await receivers.shutdown();
         // After the worker stopped: the last export carries its final numbers.
         await telemetry.shutdown();

@@ -11,6 +11,8 @@ import { resolveProjectConfig, type ProjectSettings } from '../config/project-se
 import type { RetentionWindows } from '../domain/retention.js';
 import { createLogger } from '../logger.js';
 import { PipelineConfigError } from '../pipeline/graph.js';
+import type { ReloadResult } from '../pipeline/reload.js';
+import type { Daemon } from '../daemon.js';
 import { SCOPES, type Scope } from '../store/projects.js';
 import { processIo, type CliIo } from './io.js';
 import { UsageError } from './usage-error.js';
@@ -18,7 +20,8 @@ import { UsageError } from './usage-error.js';
 const USAGE = `usage: flakehouse <command> [options]
 
 commands:
-  serve [--pipeline FILE]          run the API and the worker (embedded chDB + on-disk queue by default)
+  serve [--pipeline FILE]          run the API and the worker (embedded chDB + on-disk queue by default); a
+                                   pipeline that needs no store (pipelines/agent.yaml) runs as an agent, without one
   validate [FILE]                  check a pipeline file (default pipelines/default.yaml) without starting anything
   config [--json] [--project SLUG] print the config file in use, whether a token is set, and the resolved config
                                    with each key's source; --project adds that project's settings layer
@@ -105,24 +108,53 @@ async function serve(args: string[], env: NodeJS.ProcessEnv, cwd: string, io: Cl
   const settings = loadServerSettings(env, cwd);
   const service = loadServiceConfig({ env, cwd });
   const logger = createLogger(settings.logLevel);
+  const pipelineFile = values.pipeline ? path.resolve(cwd, values.pipeline) : undefined;
+  // SIGHUP re-reads the pipeline file (Daemon.reloadPipeline; docs/pipeline.md "Reload"). Installed
+  // before the server listens (SIGHUP's default ends the process); one during the start waits for it.
+  const hup: { reload?: () => Promise<ReloadResult>; whileStarting: boolean } = { whileStarting: false };
+  const onHup = (): void => {
+    if (!hup.reload) {
+      hup.whileStarting = true;
+      return;
+    }
+    const file = pipelineFile ?? 'pipelines/default.yaml';
+    hup.reload().then(
+      (r) => (r.ok ? logger.info({ file }, 'pipeline reloaded') : logger.error({ file, error: r.error }, 'pipeline reload refused')),
+      (err: unknown) => logger.error({ file, err }, 'pipeline reload refused'),
+    );
+  };
+  process.on('SIGHUP', onHup);
   // Loaded here, not at the top: the reporter commands run in every CI job and should not pay for
-  // loading the server (the engine, fastify, the pipeline) on each start.
-  const { startDaemon } = await import('../daemon.js');
-  // The dashboard is built on the first start when install did not build it (docs/dashboard.md).
-  if (settings.dashboard.enabled) await (await import('../api/dashboard/build.js')).ensureDashboardBuilt(logger);
-  const daemon = await startDaemon({
-    settings,
-    service,
-    logger,
-    pipelineFile: values.pipeline ? path.resolve(cwd, values.pipeline) : undefined,
-  });
-  io.stdout.write(`Flakehouse is listening on ${daemon.url} (data: ${settings.dataDir})\n`);
-  if (settings.dashboard.enabled) io.stdout.write(`Dashboard: ${daemon.url}/ (sign in with a token)\n`);
+  // loading the server (the engine, fastify, the pipeline) on each start. The graph decides which
+  // server: one whose components all declare needsStore: false runs as an agent, with no database
+  // (src/agent.ts; docs/pipeline.md "Agent mode"), and never loads the daemon's modules.
+  const graph = (await import('../pipeline-file.js')).loadGraph(pipelineFile, cwd, env);
+  const { storeUsers } = await import('../agent/mode.js');
+  const needStore = storeUsers(graph);
+  let daemon: { url: string; close(): Promise<void> };
+  if (needStore.length === 0) {
+    logger.info({ pipeline: graph.source }, 'agent mode: no component of the pipeline needs the store; starting without a database');
+    const { startAgent } = await import('../agent.js');
+    daemon = await startAgent({ settings, service, logger, graph });
+    io.stdout.write(`Flakehouse agent (agent mode, no database) is listening on ${daemon.url} (data: ${settings.dataDir})\n`);
+  } else {
+    logger.debug({ pipeline: graph.source, storeUsers: needStore }, 'components that need the store: starting the daemon');
+    const { startDaemon } = await import('../daemon.js');
+    // The dashboard is built on the first start when install did not build it (docs/dashboard.md).
+    if (settings.dashboard.enabled) await (await import('../api/dashboard/build.js')).ensureDashboardBuilt(logger);
+    daemon = await startDaemon({ settings, service, logger, pipelineFile });
+    io.stdout.write(`Flakehouse is listening on ${daemon.url} (data: ${settings.dataDir})\n`);
+    if (settings.dashboard.enabled) io.stdout.write(`Dashboard: ${daemon.url}/ (sign in with a token)\n`);
+  }
+  const running = daemon as Partial<Pick<Daemon, 'reloadPipeline'>>;
+  hup.reload = running.reloadPipeline ? () => running.reloadPipeline!() : () => Promise.resolve({ ok: false, error: 'agent mode does not reload its pipeline file: restart it' });
+  if (hup.whileStarting) onHup();
   return await new Promise<number>((resolve) => {
     let stopping = false;
     const stop = (signal: string): void => {
       if (stopping) return;
       stopping = true;
+      process.off('SIGHUP', onHup);
       logger.info({ signal }, 'shutting down: finishing the job in hand');
       daemon.close().then(
         () => {
@@ -178,7 +210,7 @@ async function config(args: string[], env: NodeJS.ProcessEnv, cwd: string, io: C
     config: loaded.config,
     sources: loaded.sources,
     ...(project ? { project } : {}),
-    server: { ...server, adminToken: server.adminToken ? redact(server.adminToken) : undefined, clickhouse: { ...server.clickhouse, password: server.clickhouse.password ? '[redacted]' : undefined }, s3: server.s3 && { ...server.s3, secretAccessKey: server.s3.secretAccessKey ? '[redacted]' : undefined, sessionToken: server.s3.sessionToken ? '[redacted]' : undefined }, ...redactIntegrationSettings(server), ai: redactAiSettings(server.ai) },
+    server: { ...server, adminToken: server.adminToken ? redact(server.adminToken) : undefined, agentToken: server.agentToken ? redact(server.agentToken) : undefined, clickhouse: { ...server.clickhouse, password: server.clickhouse.password ? '[redacted]' : undefined }, s3: server.s3 && { ...server.s3, secretAccessKey: server.s3.secretAccessKey ? '[redacted]' : undefined, sessionToken: server.s3.sessionToken ? '[redacted]' : undefined }, ...redactIntegrationSettings(server), ai: redactAiSettings(server.ai) },
     reporter,
     ci: detectRunCi(env),
   };

@@ -26,6 +26,8 @@ export interface ServerSettings {
     database: string;
   };
   adminToken?: string;
+  /** The bearer token senders present to an agent (a graph that needs no store, src/agent.ts); unset: generated. */
+  agentToken?: string;
   logLevel: LogLevel;
   queue: {
     visibilityMs: number;
@@ -153,6 +155,11 @@ const VARS = {
   adminToken: o({
     name: 'SERVICE_ADMIN_TOKEN',
     description: 'bearer token for the admin API (projects, tokens); unset disables it',
+    field: stringField(),
+  }),
+  agentToken: o({
+    name: 'SERVICE_AGENT_TOKEN',
+    description: 'bearer token senders present to an agent (a pipeline whose components need no store, docs/pipeline.md "Agent mode"); unset generates one into <data dir>/agent-token',
     field: stringField(),
   }),
   logLevel: d<LogLevel>({ name: 'LOG_LEVEL', description: 'structured log level', field: logLevelField, default: 'info' }),
@@ -432,6 +439,7 @@ export function loadServerSettings(env: NodeJS.ProcessEnv, cwd: string): ServerS
       database: req(VARS.clickhouseDatabase),
     },
     adminToken: opt(VARS.adminToken),
+    agentToken: opt(VARS.agentToken),
     logLevel: req(VARS.logLevel),
     queue: {
       visibilityMs: req(VARS.visibilityMs),

@@ -6,6 +6,8 @@ import type { ConnectorFactory } from '../pipeline/component.js';
 export const eventsConnectorFactory: ConnectorFactory<Record<string, never>> = {
   kind: 'connector',
   type: 'events',
+  // The events go through the queue's outbox (lmdb); what consumes them may need the store.
+  needsStore: false,
   description: 'domain events out of the executions pipeline, into an events pipeline, via the outbox',
   from: 'executions',
   to: 'events',

@@ -20,6 +20,7 @@ export const attributesConfigSchema = z.object({ actions: z.array(actionSchema).
 
 export const attributesProcessorFactory = defineProcessor({
   type: 'attributes',
+  needsStore: false,
   description: 'sets, renames, hashes (sha256) and deletes execution attributes; maps CI attributes into resource fields',
   configSchema: attributesConfigSchema,
   // Rewrites the decoded jobs and their runs: the order check puts it before identity, which reads them.

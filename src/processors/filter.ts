@@ -60,6 +60,7 @@ export const filterConfigSchema = z.object({ executions: ruleSet(executionRule).
 
 export const filterProcessorFactory = defineProcessor({
   type: 'filter',
+  needsStore: false,
   description: 'drops executions or whole runs by file, suite, title, status, branch, attributes (globs or /regex/); before identity',
   configSchema: filterConfigSchema,
   // Rewrites the decoded jobs and their runs: the order check puts it before identity, which reads them.

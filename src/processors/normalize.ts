@@ -10,6 +10,8 @@ const KEEP_ALL = (): boolean => false;
 
 export const normalizeProcessorFactory = defineProcessor({
   type: 'normalize',
+  // Reads `ignore` through Host.projectConfig: without a store, service.yml + environment.
+  needsStore: false,
   description: 'trims names, unifies path separators, caps message sizes, drops ignored files, recounts the run',
   configSchema: z.object({}).strict(),
   // Rewrites the jobs' executions and rebuilds the run: a stage that read them earlier saw them raw.

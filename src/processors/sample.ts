@@ -20,6 +20,7 @@ export const sampleConfigSchema = z
 
 export const sampleProcessorFactory = defineProcessor({
   type: 'sample',
+  needsStore: false,
   description: 'keeps every failing/flaky/skipped test and a deterministic percentage of passing ones, per run; counts unchanged',
   configSchema: sampleConfigSchema,
   // Rewrites the decoded jobs and their runs: the order check puts it before identity, which reads them.

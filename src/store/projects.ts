@@ -26,7 +26,7 @@ export function generateToken(): string {
   return `fh_${randomBytes(24).toString('hex')}`;
 }
 
-export const TOKEN_RE = /^fh_[0-9a-f]{48}$/;
+export { TOKEN_RE } from '../domain/tokens.js';
 
 /** Badge tokens are public, read-only capabilities for one project's badges: kept as-is (the CLI
  * prints the snippet again later), 128 random bits so they cannot be guessed. */

@@ -508,6 +508,7 @@ describe('loadServerSettings', () => {
         'SERVICE_CLICKHOUSE_PASSWORD',
         'SERVICE_CLICKHOUSE_DATABASE',
         'SERVICE_ADMIN_TOKEN',
+        'SERVICE_AGENT_TOKEN',
         'LOG_LEVEL',
         'SERVICE_QUEUE_VISIBILITY_MS',
         'SERVICE_MAX_QUEUE_DEPTH',
@@ -550,7 +551,7 @@ describe('loadServerSettings', () => {
         'SERVICE_BODY_WAIT_MS',
       ]),
     );
-    expect(names).toHaveLength(48);
+    expect(names).toHaveLength(49);
     expect(SERVER_ENV_VARS.find((v) => v.name === 'SERVICE_PORT')?.default).toBe('8080');
     expect(SERVER_ENV_VARS.find((v) => v.name === 'SERVICE_ADMIN_TOKEN')?.default).toBeUndefined();
     expect(SERVER_ENV_VARS.every((v) => v.description.length > 0)).toBe(true);

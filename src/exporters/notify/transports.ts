@@ -5,7 +5,7 @@ import { lookup } from 'node:dns/promises';
 import http from 'node:http';
 import https from 'node:https';
 import { isIP } from 'node:net';
-import nodemailer, { type Transporter } from 'nodemailer';
+import type { Transporter } from 'nodemailer';
 import type { SmtpSettings } from '../../config/integrations.js';
 import { checkOutboundUrl, isPrivateAddress } from '../../domain/net-address.js';
 
@@ -119,12 +119,18 @@ export interface EmailContent {
   html: string;
 }
 
-/** SMTP through nodemailer: one pooled-less transport, timeouts as for webhooks. */
+/**
+ * SMTP through nodemailer: one pooled-less transport, timeouts as for webhooks. nodemailer is
+ * loaded with the first mail, not with the component list (an agent never sends one).
+ */
 export class Mailer {
-  private readonly transport: Transporter;
+  private transport: Promise<Transporter> | undefined;
 
-  constructor(private readonly smtp: SmtpSettings) {
-    this.transport = nodemailer.createTransport({
+  constructor(private readonly smtp: SmtpSettings) {}
+
+  private open(): Promise<Transporter> {
+    const smtp = this.smtp;
+    return (this.transport ??= import('nodemailer').then(({ default: nodemailer }) => nodemailer.createTransport({
       host: smtp.host,
       port: smtp.port,
       secure: smtp.secure,
@@ -132,12 +138,12 @@ export class Mailer {
       connectionTimeout: HTTP_TIMEOUT_MS,
       greetingTimeout: HTTP_TIMEOUT_MS,
       socketTimeout: HTTP_TIMEOUT_MS,
-    });
+    })));
   }
 
   async send(mail: EmailContent): Promise<void> {
     try {
-      await this.transport.sendMail({ from: this.smtp.from, to: mail.to, subject: mail.subject, text: mail.text, html: mail.html });
+      await (await this.open()).sendMail({ from: this.smtp.from, to: mail.to, subject: mail.subject, text: mail.text, html: mail.html });
     } catch (err) {
       const responseCode = err && typeof err === 'object' && 'responseCode' in err ? Number(err.responseCode) : 0;
       const code = errorCode(err);
@@ -148,6 +154,6 @@ export class Mailer {
   }
 
   close(): void {
-    this.transport.close();
+    void this.transport?.then((t) => t.close(), () => {});
   }
 }

@@ -12,20 +12,23 @@ import { defineExporter } from '../../pipeline/helpers/exporter.js';
 import type { ExporterFactory } from '../../pipeline/component.js';
 import { forwardLease } from '../otlp-http/forward.js';
 import { otlpGrpcConfigSchema, type OtlpGrpcConfig } from './config.js';
-import { createGrpcSender } from './send.js';
 
 export { otlpGrpcConfigSchema, type OtlpGrpcConfig } from './config.js';
 
 export const otlpGrpcExporterFactory: ExporterFactory<OtlpGrpcConfig> = defineExporter({
   type: 'otlp_grpc',
+  needsStore: false,
   description: 'forwards runs and their executions to another Flakehouse (or any OTLP/gRPC endpoint) as OTLP test spans; acked only once the gateway accepted them',
   configSchema: otlpGrpcConfigSchema,
   // It reads each job's batch (after normalize) and its receipt: the `runs` slot.
   requires: ['runs'],
-  startExecutions: (_host, cfg, { logger }) => {
+  startExecutions: async (_host, cfg, { logger }) => {
+    // @grpc/grpc-js is loaded by a pipeline that forwards over gRPC, not with the component list.
+    const { createGrpcSender } = await import('./send.js');
     const sender = createGrpcSender(cfg, logger);
     logger.info({ endpoint: cfg.endpoint, compression: cfg.compression }, 'otlp_grpc: forwarding to the gateway');
     return {
+      // The lease's sink is not used: a forward is keyed by the jobs, not the lease (../otlp-http/forward.ts).
       async exportBatch(batch) {
         await forwardLease('otlp_grpc', batch, cfg.max_request_bytes, async (body) => (await sender.send(body)).partialSuccess ?? null, logger);
       },

@@ -24,6 +24,7 @@ export { PermanentExportError, RetryableExportError } from './send.js';
 
 export const otlpHttpExporterFactory: ExporterFactory<OtlpHttpConfig> = defineExporter({
   type: 'otlp_http',
+  needsStore: false,
   description: 'forwards runs and their executions to another Flakehouse (or any OTLP/HTTP endpoint) as OTLP test spans; acked only once the gateway accepted them',
   configSchema: otlpHttpConfigSchema,
   // It reads each job's batch (after normalize) and its receipt: the `runs` slot.
@@ -33,6 +34,7 @@ export const otlpHttpExporterFactory: ExporterFactory<OtlpHttpConfig> = defineEx
     const sender = createSender(cfg, url, logger);
     logger.info({ url, compression: cfg.compression }, 'otlp_http: forwarding to the gateway');
     return {
+      // The lease's sink is not used: a forward is keyed by the jobs, not the lease (./forward.ts).
       async exportBatch(batch) {
         await forwardLease('otlp_http', batch, cfg.max_request_bytes, async (body) => {
           const answer = await sender.send(body);

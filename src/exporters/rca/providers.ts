@@ -2,7 +2,8 @@
 // through @anthropic-ai/sdk (a forced tool call whose input is the answer) and Ollama's chat API
 // through fetch (`format` = the answer's JSON schema). Each request has a hard ceiling
 // (SERVICE_AI_TIMEOUT_MS) and no automatic retries: the stage decides what to try again.
-import Anthropic, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from '@anthropic-ai/sdk';
+import type Anthropic from '@anthropic-ai/sdk';
+import type * as AnthropicSdk from '@anthropic-ai/sdk';
 import { z } from 'zod';
 import type { AiProvider, AiSettings } from '../../config/ai.js';
 import { RCA_OUTPUT_JSON_SCHEMA, estimateInputTokens, type RcaPrompt } from '../../domain/rca.js';
@@ -47,6 +48,13 @@ export function createProvider(settings: AiSettings): LlmProvider {
 
 const TOOL_NAME = 'record_root_cause';
 
+/**
+ * The SDK, loaded at the first request: some 250 modules and ~20 MB that a process without RCA
+ * (every one that loads the component list, an agent included) should not hold.
+ */
+let sdk: Promise<typeof AnthropicSdk> | undefined;
+const loadSdk = (): Promise<typeof AnthropicSdk> => (sdk ??= import('@anthropic-ai/sdk'));
+
 const anthropicResponse = z.object({
   model: z.string().optional(),
   content: z.array(z.looseObject({ type: z.string(), name: z.string().optional(), input: z.unknown().optional(), text: z.string().optional() })),
@@ -61,14 +69,16 @@ const anthropicResponse = z.object({
 class AnthropicProvider implements LlmProvider {
   readonly name = 'anthropic' as const;
   readonly model: string;
-  private readonly client: Anthropic;
+  private client: Anthropic | undefined;
 
   constructor(private readonly settings: AiSettings) {
     this.model = settings.model;
-    this.client = new Anthropic({ apiKey: settings.apiKey, baseURL: settings.endpoint, timeout: settings.timeoutMs, maxRetries: 0 });
   }
 
   async complete({ prompt, maxTokens, signal }: LlmRequest): Promise<LlmResponse> {
+    const lib = await loadSdk();
+    const settings = this.settings;
+    this.client ??= new lib.default({ apiKey: settings.apiKey, baseURL: settings.endpoint, timeout: settings.timeoutMs, maxRetries: 0 });
     const timeout = AbortSignal.timeout(this.settings.timeoutMs);
     let raw: unknown;
     try {
@@ -84,7 +94,7 @@ class AnthropicProvider implements LlmProvider {
         { signal: AbortSignal.any([signal, timeout]) },
       );
     } catch (err) {
-      throw anthropicError(err, timeout, signal);
+      throw anthropicError(lib, err, timeout, signal);
     }
     const parsed = anthropicResponse.safeParse(raw);
     if (!parsed.success) throw new LlmError('bad_response', `unexpected Messages API response: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
@@ -102,7 +112,8 @@ class AnthropicProvider implements LlmProvider {
   }
 }
 
-function anthropicError(err: unknown, timeout: AbortSignal, stop: AbortSignal): LlmError {
+function anthropicError(lib: typeof AnthropicSdk, err: unknown, timeout: AbortSignal, stop: AbortSignal): LlmError {
+  const { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } = lib;
   if (err instanceof APIConnectionTimeoutError || (err instanceof APIUserAbortError && timeout.aborted && !stop.aborted)) return new LlmError('timeout', 'timeout');
   if (err instanceof APIUserAbortError) return new LlmError('aborted', 'aborted');
   if (err instanceof APIConnectionError) return new LlmError('network', `network: ${err.message}`);

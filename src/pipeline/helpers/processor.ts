@@ -18,6 +18,8 @@ export interface ProcessorDefinition<C> extends SlotDeclaration {
   type: string;
   description: string;
   configSchema: z.ZodType<C>;
+  /** Whether it uses the store (ProcessorFactory `needsStore`; undeclared: it does). */
+  needsStore?: boolean;
   /** Called once, with the host and the validated config, before the first lease. */
   start(host: Host, config: C, settings: CreateSettings): RunningProcessor | Promise<RunningProcessor>;
 }
@@ -31,6 +33,7 @@ export function defineProcessor<C>(def: ProcessorDefinition<C>): ProcessorFactor
     configSchema: def.configSchema,
     requires: def.requires ?? [],
     provides: def.provides ?? [],
+    ...(def.needsStore !== undefined ? { needsStore: def.needsStore } : {}),
     createExecutions: (config, settings): ExecutionsProcessor => {
       let running: RunningProcessor | undefined;
       return {

@@ -17,6 +17,7 @@ export const junitRequestSchema = z.object({
 export const junitReceiverFactory: ReceiverFactory<Record<string, never>> = {
   kind: 'receiver',
   type: 'junit',
+  needsStore: false,
   description: 'POST /v1/ingest/junit: a JUnit XML report with its run context',
   signals: ['executions'],
   configSchema: z.object({}).strict(),

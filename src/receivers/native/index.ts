@@ -8,6 +8,7 @@ import { errors, zodIssues } from '../../api/errors.js';
 export const nativeReceiverFactory: ReceiverFactory<Record<string, never>> = {
   kind: 'receiver',
   type: 'native',
+  needsStore: false,
   description: 'POST /v1/ingest: the native JSON batch',
   signals: ['executions'],
   configSchema: z.object({}).strict(),

@@ -2,13 +2,13 @@
 // and, when `protocols.grpc` is set, over gRPC (TraceService/Export on its own port), docs/contract.md
 // §4. A run is one trace; a request may carry several. Both protocols share decode.ts, map.ts and
 // request.ts, so they store the same runs.
+import type { Logger } from 'pino';
 import { z } from 'zod';
 import type { Host, Receiver, ReceiverFactory } from '../../pipeline/component.js';
 import { errors } from '../../api/errors.js';
 import { ingestReceiptSchema, ingestRoute } from '../shared.js';
 import { decodeOtlpJson, decodeOtlpProtobuf, OtlpDecodeError, type OtlpTraceRequest } from './decode.js';
-import { enabledProtocols, otlpConfigSchema, type OtlpConfig } from './config.js';
-import { otlpGrpcReceiver } from './grpc.js';
+import { enabledProtocols, otlpConfigSchema, type Endpoint, type OtlpConfig } from './config.js';
 import { batchesOfRequest, otlpUnstorableIssue, partialSuccessSchema } from './request.js';
 
 export { partialSuccessOf, partialSuccessSchema } from './request.js';
@@ -18,6 +18,7 @@ const PROTOBUF_TYPES = ['application/x-protobuf', 'application/protobuf', 'appli
 export const otlpReceiverFactory: ReceiverFactory<OtlpConfig> = {
   kind: 'receiver',
   type: 'otlp',
+  needsStore: false,
   description: 'OTLP traces: POST /v1/traces (OTLP/HTTP protobuf or JSON, gzip); TraceService/Export over gRPC with protocols.grpc',
   signals: ['executions'],
   configSchema: otlpConfigSchema,
@@ -25,7 +26,7 @@ export const otlpReceiverFactory: ReceiverFactory<OtlpConfig> = {
     const { http, grpc } = enabledProtocols(config);
     const parts: Receiver[] = [];
     if (http) parts.push(httpReceiver());
-    if (grpc) parts.push(otlpGrpcReceiver(settings.id, grpc, settings.logger));
+    if (grpc) parts.push(lazyGrpcReceiver(settings.id, grpc, settings.logger));
     return {
       async start(host: Host) {
         for (const p of parts) await p.start(host);
@@ -36,6 +37,21 @@ export const otlpReceiverFactory: ReceiverFactory<OtlpConfig> = {
     };
   },
 };
+
+/** The gRPC listener, with @grpc/grpc-js loaded only when `protocols.grpc` is set (~10 MB an HTTP-only agent does without). */
+function lazyGrpcReceiver(id: string, endpoint: Endpoint, logger: Logger): Receiver {
+  let receiver: Receiver | undefined;
+  return {
+    async start(host: Host) {
+      const { otlpGrpcReceiver } = await import('./grpc.js');
+      receiver = otlpGrpcReceiver(id, endpoint, logger);
+      await receiver.start(host);
+    },
+    async shutdown() {
+      await receiver?.shutdown();
+    },
+  };
+}
 
 function httpReceiver(): Receiver {
   return ingestRoute({

@@ -1,0 +1,184 @@
+// `flakehouse serve` with a pipeline none of whose components needs the store (agent/mode.ts), as
+// pipelines/agent.yaml: an OpenTelemetry-Collector-style agent that receives runs close to CI and
+// forwards them to a gateway. The composition root beside daemon.ts, without what needs a
+// database: no chDB or ClickHouse client, no projects or tokens table, no read API, no dashboard.
+// It starts the durable queue under the data dir, the receivers' ingest routes behind the agent's
+// bearer token (agent/auth.ts), /health, /metrics, /v1/admin/stats and the dead letters, and the
+// processors and exporters on this same thread (docs/pipeline.md "Agent mode" says why).
+//
+// Nothing here may import the store, even transitively (test/e2e/agent-gateway.test.ts checks the
+// process never maps chDB; the agent-rss bench measures what is loaded).
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import type { Logger } from 'pino';
+import { buildApp, type App } from './api/app.js';
+import { requireAnyScope } from './api/auth.js';
+import { errors } from './api/errors.js';
+import { IngestService } from './api/ingest-service.js';
+import { RateLimiter } from './api/rate-limit.js';
+import { healthRoutes } from './api/routes/daemon-health.js';
+import { deadJobRoutes } from './api/routes/dead-jobs.js';
+import { metricsRoute } from './api/routes/metrics.js';
+import { statsRoute } from './api/routes/stats.js';
+import { StorageGuard } from './api/storage-guard.js';
+import type { ServerSettings } from './config/daemon-env.js';
+import type { LoadedServiceConfig } from './config/service-yml.js';
+import { redactLiteral } from './log-redaction.js';
+import type { IngestDoor } from './pipeline/component.js';
+import type { PipelineGraph } from './pipeline/graph.js';
+import { buildHost, pipelineSettings } from './pipeline/host.js';
+import { PipelineRuntime } from './pipeline/runtime.js';
+import { EmbeddedQueue } from './queue/embedded.js';
+import type { ProjectRepo } from './store/projects.js';
+import { executionsExporterIds } from './telemetry/collector-metrics.js';
+import { SelfTelemetry } from './telemetry/self-telemetry.js';
+import { AGENT_PROJECT_ID, AgentAuthenticator, resolveAdminToken, resolveAgentToken } from './agent/auth.js';
+import { storeUsers } from './agent/mode.js';
+import { noStore, storelessProjectConfigs } from './agent/no-store.js';
+
+export { AGENT_PROJECT_ID } from './agent/auth.js';
+
+export interface AgentOptions {
+  settings: ServerSettings;
+  service: LoadedServiceConfig;
+  logger: Logger;
+  /** The loaded pipeline file (src/pipeline-file.ts `loadGraph`); every component must declare `needsStore: false`. */
+  graph: PipelineGraph;
+  /** Run the worker loop (default true). False leaves accepted jobs queued, for backpressure tests. */
+  work?: boolean;
+  /** Where a generated agent token is announced (stdout by default). */
+  announce?: (line: string) => void;
+  /** The rate limiter's clock (default Date.now). */
+  rateLimitClock?: () => number;
+}
+
+export interface Agent {
+  url: string;
+  app: App;
+  port: number;
+  queue: EmbeddedQueue;
+  /** Receivers, processors and exporters, all on this thread. */
+  runtime: PipelineRuntime;
+  telemetry: SelfTelemetry;
+  /** What senders present: `Authorization: Bearer <agentToken>`. */
+  agentToken: string;
+  /** For /metrics, /v1/admin/stats and the dead letters. */
+  adminToken: string;
+  /** Receivers' own listeners by name (`otlp:grpc` → `127.0.0.1:4317`). */
+  listeners: ReadonlyMap<string, string>;
+  close(): Promise<void>;
+}
+
+export async function startAgent(opts: AgentOptions): Promise<Agent> {
+  const { settings, logger, graph } = opts;
+  const users = storeUsers(graph);
+  if (users.length > 0) throw new Error(`${graph.source}: cannot run as an agent: ${users.join(', ')} need the store`);
+  const announce = opts.announce ?? ((line: string) => process.stdout.write(`${line}\n`));
+  mkdirSync(settings.dataDir, { recursive: true });
+
+  const agentToken = resolveAgentToken({ token: settings.agentToken, dataDir: settings.dataDir, announce, logger }).token;
+  const adminToken = resolveAdminToken({ token: settings.adminToken, dataDir: settings.dataDir, logger });
+  // Their form is the operator's: only their values can tell them apart in a log line.
+  redactLiteral(agentToken);
+  redactLiteral(adminToken);
+
+  const queue = EmbeddedQueue.open({
+    path: path.join(settings.dataDir, 'queue'),
+    visibilityMs: settings.queue.visibilityMs,
+    maxAttempts: settings.queue.maxAttempts,
+    baseBackoffMs: settings.queue.retryBackoffMs,
+    maxBytes: settings.queue.maxBytes,
+    logger: logger.child({ component: 'queue' }),
+  });
+  const recovered = queue.stats();
+  if (recovered.pending > 0) logger.info({ pending: recovered.pending }, 'queue recovered jobs from disk');
+
+  const storage = new StorageGuard({
+    dir: settings.dataDir,
+    minFreeBytes: settings.minFreeBytes,
+    logger: logger.child({ component: 'storage' }),
+    queueHasRoom: () => queue.hasRoom(),
+  });
+  const ingest = new IngestService(queue, settings.queue.maxDepth, storage);
+  const auth = new AgentAuthenticator(agentToken, adminToken);
+  // Every sender is the agent's one principal: SERVICE_RATE_LIMIT_MAX is the budget of them all.
+  const rateLimiter = new RateLimiter(settings.rateLimit.max, settings.rateLimit.windowMs, opts.rateLimitClock);
+  const telemetry = await SelfTelemetry.create({
+    endpoint: settings.selfOtelEndpoint,
+    intervalMs: settings.selfOtelIntervalMs,
+    logger: logger.child({ component: 'self-telemetry' }),
+    queue: () => queue.stats(),
+    queueExporters: executionsExporterIds(graph),
+    queueCapacity: settings.queue.maxDepth,
+  });
+  const app = buildApp({
+    logger,
+    deps: { auth, rateLimiter, admitIngest: () => ingest.admit() },
+    door: settings.door,
+    observe: (r) => telemetry.recordRequest(r),
+  });
+  // The dead letters' listing names each job's project by slug: here there is one.
+  const oneProject = { list: async () => [{ id: AGENT_PROJECT_ID, slug: AGENT_PROJECT_ID }] } as unknown as ProjectRepo;
+  for (const r of [...healthRoutes(storage), ...deadJobRoutes(queue, oneProject)]) app.routes.add(r);
+
+  // The ingest routes' door checks (src/api/route.ts), for receivers with their own listener (OTLP/gRPC).
+  const ingestDoor: IngestDoor = {
+    async authenticate(authorization) {
+      const principal = await auth.authenticate(authorization);
+      requireAnyScope(principal, ['ingest']);
+      const wait = rateLimiter.hit(principal.projectId);
+      if (wait > 0) throw errors.rateLimited(wait);
+      return principal;
+    },
+    admit: () => ingest.admit(),
+  };
+  const listeners = new Map<string, string>();
+  const host = buildHost({
+    logger,
+    store: noStore(),
+    projectConfigs: storelessProjectConfigs(opts.service),
+    settings: pipelineSettings(settings),
+    outbox: queue.outbox,
+    http: app.routes,
+    ingest,
+    ingestDoor,
+    listeners: { add: (name, address) => void listeners.set(name, address) },
+    admission: { add: (check) => ingest.addCheck(check) },
+  });
+  // One thread, role `all`: the pipeline thread exists to keep the store's heavy processors off the
+  // thread that answers HTTP; an agent's work (normalize, encode, post) is light, and a second
+  // thread would load every module again (SERVICE_PIPELINE_THREAD does not apply here).
+  const work = opts.work ?? true;
+  const runtime = new PipelineRuntime({ graph, host, queue, work, role: 'all', pollIntervalMs: settings.queue.pollIntervalMs });
+  app.routes.add(statsRoute(queue, runtime));
+  app.routes.add(metricsRoute(telemetry));
+  if (work) telemetry.attachWorker(() => runtime.stats);
+  telemetry.attachReceivers(() => runtime.receiverStats);
+  await runtime.start();
+  const address = await app.fastify.listen({ port: settings.port, host: settings.host });
+  const port = (app.fastify.server.address() as { port: number }).port;
+  logger.info({ address, dataDir: settings.dataDir, pipeline: graph.source }, 'flakehouse agent listening (agent mode: no store)');
+
+  let closing: Promise<void> | undefined;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    app,
+    port,
+    queue,
+    runtime,
+    telemetry,
+    agentToken,
+    adminToken,
+    listeners,
+    close() {
+      // Stop accepting, finish the lease in hand (a forward in flight), flush the queue.
+      closing ??= (async () => {
+        await app.fastify.close();
+        await runtime.shutdown();
+        await telemetry.shutdown();
+        await queue.close();
+      })();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,38 @@
+// What the agent hands components in place of a store and of per-project settings. Only components
+// that declare `needsStore: false` run in an agent (./mode.ts), so neither is expected to be used;
+// if one is, the failure names the component's wrong declaration instead of a null dereference.
+import type { ResolvedServiceConfig } from '../config/project-settings.js';
+import { resolveProjectConfig } from '../config/project-settings.js';
+import type { LoadedServiceConfig } from '../config/service-yml.js';
+import type { Store } from '../store/client.js';
+
+export class NoStoreError extends Error {
+  constructor(what: string) {
+    super(`${what}: this process runs as an agent, without a store (a component that uses it must not declare needsStore: false)`);
+    this.name = 'NoStoreError';
+  }
+}
+
+/** A Store whose every call throws NoStoreError (at once: no rejected promise is left unawaited). */
+export function noStore(): Store {
+  return new Proxy({} as Store, {
+    get(_target, prop) {
+      if (prop === 'database') return '';
+      if (prop === 'embedded') return false;
+      // Not a thenable, not a primitive: only named methods are calls that fail.
+      if (typeof prop !== 'string' || prop === 'then' || prop === 'toJSON') return undefined;
+      return (): never => {
+        throw new NoStoreError(`store.${prop}()`);
+      };
+    },
+  });
+}
+
+/**
+ * Per-project policy without projects: service.yml + environment for every project id (there are
+ * no stored settings to layer in between). The shape buildHost takes (src/pipeline/host.ts).
+ */
+export function storelessProjectConfigs(base: LoadedServiceConfig): { base: LoadedServiceConfig; get(projectId: string): Promise<ResolvedServiceConfig> } {
+  const resolved = Promise.resolve(resolveProjectConfig(base, null));
+  return { base, get: () => resolved };
+}
