@@ -32,6 +32,7 @@ import { builtinRegistry } from './builtin-components.js';
 import { PipelineRuntime, type PipelineHandle } from './pipeline/runtime.js';
 import { readPipelineFile, reloadRefusal, ReloadablePipeline, type ReloadResult } from './pipeline/reload.js';
 import { buildHost, pipelineSettings } from './pipeline/host.js';
+import { ServiceExtensions } from './extensions/index.js';
 import { PipelineThread } from './pipeline/thread/threaded.js';
 import { EmbeddedQueue } from './queue/embedded.js';
 import { openStore, type OpenedStore } from './store/client.js';
@@ -233,6 +234,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     admit: () => ingest.admit(),
   };
   const listeners = new Map<string, string>();
+  // Extensions (file_storage) run where processors and exporters do: here only without the pipeline thread.
+  const extensions = settings.pipelineThread ? undefined : new ServiceExtensions(graph.extensions, { dataDir: settings.dataDir, logger });
   const host = buildHost({
     logger,
     store,
@@ -244,6 +247,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     ingestDoor,
     listeners: { add: (name, address) => void listeners.set(name, address) },
     admission: { add: (check) => ingest.addCheck(check) },
+    ...(extensions ? { extensions } : {}),
   });
   // Receivers serve HTTP on this thread; processors and exporters run on the pipeline thread,
   // which reaches the store and the queue through this one, or (SERVICE_PIPELINE_THREAD=false) on
@@ -251,7 +255,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   const receivers = new PipelineRuntime({ graph, host, queue, work: false, role: 'receivers', pollIntervalMs: settings.queue.pollIntervalMs });
   const local = settings.pipelineThread
     ? undefined
-    : new ReloadablePipeline(graph, (g) => new PipelineRuntime({ graph: g, host, queue, work, role: 'processing', pollIntervalMs: settings.queue.pollIntervalMs }));
+    : new ReloadablePipeline(graph, extensions!.guard((g) => new PipelineRuntime({ graph: g, host, queue, work, role: 'processing', pollIntervalMs: settings.queue.pollIntervalMs })));
   const pipeline = settings.pipelineThread
     ? new PipelineThread({
         store,
@@ -317,6 +321,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   });
   await registerTrpc(app.fastify, router, callers);
   await setupDashboard(app, callers, { auth, projects }, dashboard);
+  await extensions?.start();
   await receivers.start();
   await local?.start();
   await pipeline?.start();
@@ -387,6 +392,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
         await pipeline?.shutdown();
         await local?.shutdown();
         await receivers.shutdown();
+        await extensions?.shutdown();
         // After the worker stopped: the last export carries its final numbers.
         await telemetry.shutdown();
         await queue.close();

@@ -12,6 +12,7 @@ import type { ResolvedServiceConfig } from '../config/project-settings.js';
 import type { ServerSettings } from '../config/daemon-env.js';
 import type { WorkBatch } from './work-batch.js';
 import type { LeaseSink } from './lease-sink.js';
+import type { StorageClient, StorageKey } from '../extensions/storage.js';
 
 /** The data a pipeline carries: batches of executions, or domain events. */
 export type Signal = 'executions' | 'events';
@@ -126,6 +127,22 @@ export interface ListenerRegistry {
   add(name: string, address: string): void;
 }
 
+/**
+ * The service's extensions (src/extensions/, docs/pipeline.md "Extensions"), like the Collector's
+ * `host.GetExtensions()`: started before components, shut down after them, on the thread that
+ * runs processors and exporters.
+ */
+export interface HostExtensions {
+  /** The running extensions' ids, in service.extensions order. */
+  readonly ids: readonly string[];
+  /**
+   * A client of the storage extension (the first service.extensions lists; `file_storage` by
+   * default) for a component's durable state: namespaced by its kind and id (the pipeline file's),
+   * and by `name` within it. Writes are on disk when they resolve. Throws where none runs.
+   */
+  storage<V, K extends StorageKey = string>(kind: ComponentKind, id: string, name?: string): StorageClient<V, K>;
+}
+
 /** What a component is given at start. Built by pipeline/host.ts, the same way on both threads. */
 export interface Host {
   logger: Logger;
@@ -139,6 +156,8 @@ export interface Host {
   settings: PipelineSettings;
   /** For events that happen outside a lease (an RCA finished, a budget ran out): appended durably. */
   outbox: Pick<Outbox, 'append'>;
+  /** Extensions; durable component state goes through `extensions.storage`, not a store of its own. */
+  extensions: HostExtensions;
   /** Present on the thread that serves HTTP (serve, api roles): where receivers add their routes. */
   http?: RouteRegistry;
   /** Present where ingest is accepted (serve, api roles). */

@@ -11,6 +11,7 @@ import { SIGNALS } from './component.js';
 import type { Registry } from './registry.js';
 import { expandEnv, type ExpandProblem } from './env-expand.js';
 import { checkSlots, RECEIVED, type SlotStage } from './slots.js';
+import { defaultStorageSpec, EXTENSION_FACTORIES, type ExtensionSpec } from '../extensions/index.js';
 
 export interface ComponentSpec {
   id: string;
@@ -32,6 +33,8 @@ export interface PipelineGraph {
   source: string;
   components: Map<string, ComponentSpec>;
   pipelines: PipelineSpec[];
+  /** service.extensions in order, plus the default `file_storage` when none of them is a storage extension. */
+  extensions: ExtensionSpec[];
 }
 
 export class PipelineConfigError extends Error {
@@ -54,8 +57,10 @@ const fileSchema = z
     processors: z.record(z.string(), z.unknown()).default({}),
     exporters: z.record(z.string(), z.unknown()).default({}),
     connectors: z.record(z.string(), z.unknown()).default({}),
+    extensions: z.record(z.string(), z.unknown()).default({}),
     service: z
       .object({
+        extensions: idList,
         pipelines: z.record(
           z.string(),
           z.object({ receivers: idList, processors: idList, exporters: idList }).strict(),
@@ -209,8 +214,55 @@ export function validatePipelineDoc(raw: unknown, registry: Registry, source: st
     }
   }
 
+  const extensions = checkExtensions(doc.extensions, doc.service.extensions, source, problems);
+
   if (problems.length > 0) throw new PipelineConfigError(source, problems);
-  return { source, components, pipelines };
+  return { source, components, pipelines, extensions };
+}
+
+/**
+ * The `extensions` section and `service.extensions` (src/extensions/): each defined extension
+ * validated like a component, each listed one defined, each defined one listed. When none listed
+ * is a storage extension, a default `file_storage` is added: components' durable state always has
+ * a place (docs/pipeline.md "Extensions").
+ */
+function checkExtensions(defined: Record<string, unknown>, listed: readonly string[], source: string, problems: { path: string; message: string }[]): ExtensionSpec[] {
+  const specs = new Map<string, ExtensionSpec>();
+  const invalid = new Set<string>();
+  for (const [id, rawConfig] of Object.entries(defined)) {
+    const path = `extensions.${id}`;
+    if (!COMPONENT_ID.test(id)) {
+      problems.push({ path, message: 'extension ids look like type or type/name' });
+      invalid.add(id);
+      continue;
+    }
+    const type = id.split('/')[0]!;
+    const factory = EXTENSION_FACTORIES.get(type);
+    if (!factory) {
+      problems.push({ path, message: `unknown extension type "${type}" (known: ${[...EXTENSION_FACTORIES.keys()].join(', ')})` });
+      invalid.add(id);
+      continue;
+    }
+    const cfg = factory.configSchema.safeParse(rawConfig ?? {});
+    if (!cfg.success) {
+      for (const p of zodIssuesToMessages(source, cfg.error)) problems.push({ path: `${path}${p.path ? `.${p.path}` : ''}`, message: p.message });
+      invalid.add(id);
+      continue;
+    }
+    specs.set(id, { id, type, config: cfg.data, factory });
+  }
+  const out: ExtensionSpec[] = [];
+  listed.forEach((id, i) => {
+    const path = `service.extensions.${i}`;
+    if (listed.indexOf(id) !== i) problems.push({ path, message: `"${id}" is listed twice` });
+    else if (specs.has(id)) out.push(specs.get(id)!);
+    else if (!invalid.has(id)) problems.push({ path, message: `"${id}" is not defined under extensions` });
+  });
+  for (const id of specs.keys()) {
+    if (!listed.includes(id)) problems.push({ path: `extensions.${id}`, message: 'defined but not listed under service.extensions' });
+  }
+  if (!out.some((e) => e.factory.storage)) out.push(defaultStorageSpec());
+  return out;
 }
 
 /**

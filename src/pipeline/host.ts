@@ -7,7 +7,8 @@ import type { ServerSettings } from '../config/daemon-env.js';
 import type { ProjectConfigs } from '../config/resolved-project-config.js';
 import type { Outbox } from '../queue/types.js';
 import type { Store } from '../store/client.js';
-import type { AdmissionRegistry, Host, IngestDoor, IngestPort, ListenerRegistry, PipelineSettings, RouteRegistry } from './component.js';
+import type { AdmissionRegistry, Host, HostExtensions, IngestDoor, IngestPort, ListenerRegistry, PipelineSettings, RouteRegistry } from './component.js';
+import { NO_EXTENSIONS } from '../extensions/index.js';
 
 export interface HostParts {
   logger: Logger;
@@ -16,6 +17,8 @@ export interface HostParts {
   projectConfigs: Pick<ProjectConfigs, 'get' | 'base'>;
   settings: PipelineSettings;
   outbox: Pick<Outbox, 'append'>;
+  /** The started extensions (src/extensions/index.ts ServiceExtensions) where processors and exporters run; none elsewhere. */
+  extensions?: HostExtensions;
   /** The thread that serves HTTP: where receivers add routes and hand batches. */
   http?: RouteRegistry;
   ingest?: IngestPort;
@@ -33,6 +36,7 @@ export function buildHost(parts: HostParts): Host {
     projectConfig: (projectId) => projectConfigs.get(projectId),
     settings,
     outbox: parts.outbox,
+    extensions: parts.extensions ?? NO_EXTENSIONS,
     ...(http ? { http } : {}),
     ...(ingest ? { ingest } : {}),
     ...(ingestDoor ? { ingestDoor } : {}),

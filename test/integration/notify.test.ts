@@ -2,7 +2,7 @@
 // on loopback play Slack, Discord, a signed webhook receiver and an SMTP server. Each channel gets
 // one flaky_detected per test (durably deduplicated, also across a restart), filters are honoured,
 // a hanging sink holds up nothing, and the SSRF guard refuses loopback targets.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -163,6 +163,9 @@ describe('notifications', () => {
     // candidate), is fixed and is flaky again on its old evidence, which detects it a second time;
     // the durable dedupe key keeps every channel at one message.
     td = await td.restart();
+    // The dedupe keys are in the storage extension's environment, not an LMDB of the notifier's own.
+    expect(existsSync(path.join(td.dataDir, 'component-state', 'data.mdb'))).toBe(true);
+    expect(existsSync(path.join(td.dataDir, 'notify'))).toBe(false);
     listen(td);
     for (let i = 0; i < 8; i++) await td.ingest(run({ [A]: 'fail' }, TESTS, `badc0de${i}`));
     for (let i = 0; i < 3; i++) await td.ingest(run({ [A]: 'pass' }, TESTS, `f1ced0${i}`));

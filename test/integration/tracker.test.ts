@@ -1,10 +1,13 @@
 // Tracker issues end to end, against a local HTTP peer playing GitHub's issues API: a test flaky
 // for tracker.afterDays gets one issue (POST), the issue follows the score (PATCH), and after a
 // restart a second flaky spell of the same test updates that issue instead of opening another; a
-// closed issue is reopened when its test flakes again.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+// closed issue is reopened when its test flakes again. The restart starts from the tracker's state
+// as releases before the storage extension kept it (an LMDB of its own under <data dir>/tracker):
+// moved over once, so the issue is still known.
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { open } from 'lmdb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DomainEvent } from '../../src/domain/events.js';
 import { startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
@@ -45,6 +48,22 @@ function github(): Promise<HttpSink> {
     if (req.method === 'GET' && req.path.startsWith('/repos/acme/shop/issues?')) return { status: 200, body: [] };
     return { status: 404, body: { message: 'Not Found' } };
   });
+}
+
+/** The tracker's state written back as the tracker kept it before file_storage; component-state removed. */
+async function toLegacyLayout(dataDir: string): Promise<void> {
+  const stateDir = path.join(dataDir, 'component-state');
+  const state = open({ path: stateDir, maxDbs: 1024 });
+  const rows = [...state.openDB<unknown, string>({ name: 'exporter_tracker', encoding: 'json' }).getRange()].map(({ key, value }) => ({ key, value }));
+  await state.close();
+  expect(rows.length).toBeGreaterThan(0);
+  const legacy = open({ path: path.join(dataDir, 'tracker'), maxDbs: 2, mapSize: 1024 * 1024 * 1024 });
+  const tests = legacy.openDB<unknown, string>({ name: 'tests', encoding: 'json' });
+  await legacy.transaction(() => {
+    for (const r of rows) void tests.put(r.key, r.value);
+  });
+  await legacy.close();
+  rmSync(stateDir, { recursive: true, force: true });
 }
 
 describe('tracker: GitHub issues for persistent flakes', () => {
@@ -112,8 +131,13 @@ describe('tracker: GitHub issues for persistent flakes', () => {
     expect(scoreOf(update)).toBeLessThan(scoreOf(post) - 0.04);
 
     // After a restart, A breaks (fails every run of new commits: broken, no longer a candidate), then
-    // flakes again on a new commit: a second flaky.detected for the same test.
+    // flakes again on a new commit: a second flaky.detected for the same test. The daemon restarts
+    // on the old layout: the tracker's state in <data dir>/tracker, no file_storage yet.
+    await td.daemon.close();
+    await toLegacyLayout(td.dataDir);
     td = await td.restart();
+    expect(existsSync(path.join(td.dataDir, 'tracker'))).toBe(false);
+    expect(existsSync(path.join(td.dataDir, 'tracker.migrated', 'data.mdb'))).toBe(true);
     td.daemon.runtime.onEvent((e) => events.push(e));
     const before = patches().length;
     for (let k = 0; k < 8; k++) await td.ingest(run(Date.now() - 60_000 + k, { [A]: 'fail' }, `bad${k}000`));

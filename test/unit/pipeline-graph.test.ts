@@ -152,9 +152,10 @@ describe('validatePipelineDoc: problems name their path', () => {
 
   it('an unknown top-level key', () => {
     const doc = baseDoc();
-    doc.extensions = { health: {} };
+    // (`extensions` is a section now: src/extensions/, test/unit/file-storage.test.ts.)
+    doc.exporter = { debug: {} };
     const err = validateError(doc);
-    expect(problemAt(err, 'extensions').message).toBe('unknown key');
+    expect(problemAt(err, 'exporter').message).toBe('unknown key');
   });
 
   it('a missing service section', () => {

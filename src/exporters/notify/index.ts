@@ -3,7 +3,6 @@
 // critical path: exportEvent only records the deliveries (with their dedupe keys) durably and
 // returns; a sender loop delivers them, one at a time per channel so a slow sink holds up nobody
 // else, retrying with backoff and dropping with a log line when retries run out.
-import path from 'node:path';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import type { NotificationSettings } from '../../config/integrations.js';
@@ -53,7 +52,7 @@ export const notifyExporterFactory = defineExporter({
   type: 'notify',
   description: 'notifications (Slack, Discord, email, signed webhooks) from domain events, deduplicated per channel, delivered in the background',
   configSchema: config,
-  startEvents: (host, cfg, { logger }) => new Notifier(host, cfg, logger),
+  startEvents: async (host, cfg, { id, logger }) => new Notifier(host, cfg, logger, await NotifyStore.open(host.extensions, id, host.settings.dataDir, logger)),
 });
 
 /** How long a project's channel list is reused: bursts of events read it once. */
@@ -63,7 +62,6 @@ const PURGE_EVERY_MS = 3_600_000;
 
 class Notifier implements RunningEventsExporter {
   private readonly settings: NotificationSettings;
-  private readonly store: NotifyStore;
   private readonly mailer: Mailer | null;
   private readonly globals: ChannelSpec[];
   private readonly sender: BackgroundWorker;
@@ -80,9 +78,9 @@ class Notifier implements RunningEventsExporter {
     private readonly host: Host,
     private readonly cfg: NotifyConfig,
     private readonly logger: Logger,
+    private readonly store: NotifyStore,
   ) {
     this.settings = host.settings.notifications;
-    this.store = NotifyStore.open(path.join(host.settings.dataDir, 'notify'));
     this.mailer = this.settings.smtp ? new Mailer(this.settings.smtp) : null;
     this.globals = globalChannels(this.settings);
     this.sender = new BackgroundWorker({ pass: () => this.sendDue(), logger });
@@ -104,7 +102,6 @@ class Notifier implements RunningEventsExporter {
   async shutdown(): Promise<void> {
     clearInterval(this.purgeTimer);
     await this.sender.stop();
-    await this.store.close();
   }
 
   async exportEvent(event: DomainEvent): Promise<void> {

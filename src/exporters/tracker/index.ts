@@ -5,9 +5,9 @@
 // judged in its own time), and in a periodic sweep on the wall clock for tests that went quiet:
 // nothing fires an event on the day a flake has lasted long enough, or a fixed test stayed fixed.
 // Inert without SERVICE_TRACKER_TOKEN; per project it also needs `tracker.enabled`.
-import { mkdirSync } from 'node:fs';
+// The per-test state is in the storage extension (Host.extensions, src/extensions/); before it,
+// the tracker opened an LMDB environment of its own under <data dir>/tracker, moved over once.
 import path from 'node:path';
-import { open, type Database, type RootDatabase } from 'lmdb';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import type { TrackerSettings } from '../../config/integrations.js';
@@ -26,7 +26,9 @@ import {
   type TrackerAction,
   type TrackerPolicy,
 } from '../../domain/tracker.js';
-import type { Host } from '../../pipeline/component.js';
+import type { Host, HostExtensions } from '../../pipeline/component.js';
+import type { StorageClient } from '../../extensions/storage.js';
+import { migrateLegacyLmdb } from '../../extensions/migrate.js';
 import { BackgroundWorker } from '../../pipeline/helpers/background-worker.js';
 import { defineExporter, type RunningEventsExporter } from '../../pipeline/helpers/exporter.js';
 import { IdentityRepo } from '../../store/identities.js';
@@ -47,15 +49,33 @@ export const trackerExporterFactory = defineExporter({
   type: 'tracker',
   description: 'a GitHub issue per persistently flaky test: opened after tracker.afterDays, updated, closed after tracker.recoveryDays stable',
   configSchema: config,
-  startEvents: (host, cfg, { logger }) => {
+  startEvents: async (host, cfg, { id, logger }) => {
     const { token } = host.settings.tracker;
     if (!token) {
       logger.debug('tracker off: SERVICE_TRACKER_TOKEN is not set');
       return null;
     }
-    return new Tracker(host, cfg, logger, token);
+    return new Tracker(host, cfg, logger, token, await openTrackerState(host.extensions, id, host.settings.dataDir, logger));
   },
 });
+
+/** The tracker's clients: per-test state by `<projectId>:<testId>`, and its own bookkeeping. */
+export interface TrackerState {
+  tests: StorageClient<TrackedTest>;
+  meta: StorageClient<unknown>;
+}
+
+/** The directory the tracker's own LMDB environment had, before the storage extension. */
+export function legacyTrackerDir(dataDir: string): string {
+  return path.join(dataDir, 'tracker');
+}
+
+/** Exporter `id`'s state; first moves over what <data dir>/tracker held (the issues it opened), once. */
+export async function openTrackerState(extensions: HostExtensions, id: string, dataDir: string, logger: Logger): Promise<TrackerState> {
+  const state: TrackerState = { tests: extensions.storage<TrackedTest>('exporter', id), meta: extensions.storage<unknown>('exporter', id, 'meta') };
+  await migrateLegacyLmdb({ dir: legacyTrackerDir(dataDir), logger, marker: state.meta, databases: [{ name: 'tests', into: state.tests }] });
+  return state;
+}
 
 /** After a failed call, a project's tests wait this long (doubling, capped at the sweep interval). */
 const FIRST_BACKOFF_MS = 30_000;
@@ -63,8 +83,7 @@ const REPOSITORY_TTL_MS = 600_000;
 
 class Tracker implements RunningEventsExporter {
   private readonly settings: TrackerSettings;
-  private readonly root: RootDatabase;
-  private readonly tests: Database<TrackedTest, string>;
+  private readonly tests: StorageClient<TrackedTest>;
   private readonly github: GitHubIssues;
   private readonly worker: BackgroundWorker;
   private readonly dirty = new Set<string>();
@@ -78,25 +97,21 @@ class Tracker implements RunningEventsExporter {
     private readonly cfg: TrackerConfig,
     private readonly logger: Logger,
     token: string,
+    state: TrackerState,
   ) {
     this.settings = host.settings.tracker;
-    const dir = path.join(host.settings.dataDir, 'tracker');
-    mkdirSync(dir, { recursive: true });
-    this.root = open({ path: dir, maxDbs: 2, mapSize: 1024 * 1024 * 1024 });
-    this.tests = this.root.openDB<TrackedTest, string>({ name: 'tests', encoding: 'json' });
+    this.tests = state.tests;
     this.worker = new BackgroundWorker({ pass: () => this.pass(), logger });
     this.github = new GitHubIssues(this.settings.url, token, this.worker.signal);
     // An issue being opened when the process stopped is settled first (found by its marker, or created).
-    for (const { key, value } of this.tests.getRange()) if (value.opening) this.dirty.add(key);
-    this.logger.info({ url: this.settings.url, repository: this.settings.repository ?? '(from runs)', tracked: this.tests.getCount() }, 'tracker on');
+    for (const { key, value } of this.tests.range()) if (value.opening) this.dirty.add(key);
+    this.logger.info({ url: this.settings.url, repository: this.settings.repository ?? '(from runs)', tracked: this.tests.count() }, 'tracker on');
     this.nextSweep = Date.now() + this.cfg.sweepIntervalMs;
     this.worker.start();
   }
 
   async shutdown(): Promise<void> {
     await this.worker.stop();
-    await this.root.flushed;
-    await this.root.close();
   }
 
   async exportEvent(event: DomainEvent): Promise<void> {
@@ -108,8 +123,7 @@ class Tracker implements RunningEventsExporter {
     const prev = db.get(key) ?? null;
     const next = observe(prev, event, Date.now());
     if (!next || next === prev) return;
-    await db.put(key, next);
-    await this.root.flushed;
+    await db.set(key, next);
     this.dirty.add(key);
     this.worker.wake();
   }
@@ -121,7 +135,7 @@ class Tracker implements RunningEventsExporter {
     if (Date.now() >= this.nextSweep) {
       this.nextSweep = Date.now() + this.cfg.sweepIntervalMs;
       const quietBefore = Date.now() - this.cfg.quietMs;
-      for (const { key, value } of this.tests.getRange()) {
+      for (const { key, value } of this.tests.range()) {
         if (value.receivedAt <= quietBefore && (value.issue?.open || value.candidate)) work.push({ key, clock: 'wall' });
       }
     }
@@ -205,9 +219,9 @@ class Tracker implements RunningEventsExporter {
     const row = await new IdentityRepo(this.host.store).get(t.projectId, t.testId);
     if (!row) return t;
     const names = { filePath: row.filePath, suite: row.suite, title: row.title };
-    await this.root.transaction(() => {
+    await this.tests.transaction(() => {
       const cur = this.tests.get(key);
-      if (cur && !cur.title) void this.tests.put(key, { ...cur, ...names });
+      if (cur && !cur.title) void this.tests.set(key, { ...cur, ...names });
     });
     return { ...t, ...names };
   }
@@ -215,11 +229,10 @@ class Tracker implements RunningEventsExporter {
   /** Writes tracker-owned fields over the latest state (events may have moved the rest meanwhile). */
   private async patch(key: string, fields: Partial<Pick<TrackedTest, 'issue' | 'opening'>>): Promise<void> {
     const db = this.tests;
-    await this.root.transaction(() => {
+    await db.transaction(() => {
       const cur = db.get(key);
-      if (cur) void db.put(key, { ...cur, ...fields });
+      if (cur) void db.set(key, { ...cur, ...fields });
     });
-    await this.root.flushed;
   }
 
   private testUrl(t: TrackedTest): string | null {

@@ -11,6 +11,7 @@ import { builtinRegistry } from '../../builtin-components.js';
 import type { PipelineSettings } from '../component.js';
 import { loadPipelineFile, type PipelineGraph } from '../graph.js';
 import { buildHost } from '../host.js';
+import { ServiceExtensions } from '../../extensions/index.js';
 import { readPipelineFile, ReloadablePipeline } from '../reload.js';
 import { PipelineRuntime } from '../runtime.js';
 import type { MainCalls, ToMain, WorkerCalls } from './protocol.js';
@@ -45,10 +46,13 @@ const logger = createLogger(data.logLevel, { write: (line: string) => post({ kin
 const rpc = new RpcClient<MainCalls>(port);
 const store = remoteStore(rpc, data.store.database, data.store.embedded);
 const queue = remoteQueue(rpc);
-const host = buildHost({ logger, store, projectConfigs: new ProjectConfigs(store, data.service, logger), settings: data.settings, outbox: queue.outbox });
+const graph = loadPipelineFile(data.pipelineFile, builtinRegistry(), data.displayName);
+// Extensions (file_storage) run here, with the processors and exporters: started before them, shut down after.
+const extensions = new ServiceExtensions(graph.extensions, { dataDir: data.settings.dataDir, logger });
+const host = buildHost({ logger, store, projectConfigs: new ProjectConfigs(store, data.service, logger), settings: data.settings, outbox: queue.outbox, extensions });
 const build = (graph: PipelineGraph): PipelineRuntime =>
   new PipelineRuntime({ graph, role: 'processing', host, queue, work: data.work, pollIntervalMs: data.pollIntervalMs });
-const runtime = new ReloadablePipeline(loadPipelineFile(data.pipelineFile, builtinRegistry(), data.displayName), build);
+const runtime = new ReloadablePipeline(graph, extensions.guard(build));
 runtime.onEvent((event) => post({ kind: 'event', event }));
 
 // Counters go to the main thread (GET /v1/admin/stats) a few times a second while busy.
@@ -88,6 +92,8 @@ serveRpc<WorkerCalls>(port, {
     (stopped ??= runtime
       .shutdown()
       .catch((err: unknown) => logger.error({ err }, 'pipeline shutdown failed'))
+      .then(() => extensions.shutdown())
+      .catch((err: unknown) => logger.error({ err }, 'extensions shutdown failed'))
       .finally(() => {
         clearInterval(statsTimer);
         post({ kind: 'stats', stats: runtime.stats });
@@ -95,6 +101,7 @@ serveRpc<WorkerCalls>(port, {
 });
 
 try {
+  await extensions.start();
   await runtime.start();
   post({ kind: 'ready' });
 } catch (err) {
