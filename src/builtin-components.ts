@@ -1,10 +1,11 @@
-// Every component type this build ships, for the pipeline file to wire. A composition root, like
+// Every component (and extension) type this build ships, for the pipeline file to wire. A composition root, like
 // daemon.ts: src/pipeline (the core) imports no receiver, processor, exporter or connector
 // (.oxlintrc.json); this list, outside it, is where they meet the registry.
 import { eventsConnectorFactory } from './connectors/events.js';
 import { routingConnectorFactory } from './connectors/routing.js';
 import { clickhouseExporterFactory } from './exporters/clickhouse.js';
 import { debugExporterFactory } from './exporters/debug.js';
+import { fileStorageFactory } from './extensions/file-storage.js';
 import { notifyExporterFactory } from './exporters/notify/index.js';
 import { otlpExporterFactory, otlpGrpcExporterFactory } from './exporters/otlp-grpc/index.js';
 import { otlpHttpExporterFactory, otlphttpExporterFactory } from './exporters/otlp-http/index.js';
@@ -55,5 +56,6 @@ export function builtinRegistry(): Registry {
     routingConnectorFactory,
   ] as AnyFactory[];
   for (const f of all) r.register(f);
+  r.registerExtension(fileStorageFactory);
   return r;
 }

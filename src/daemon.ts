@@ -32,7 +32,7 @@ import { builtinRegistry } from './builtin-components.js';
 import { PipelineRuntime, type PipelineHandle } from './pipeline/runtime.js';
 import { readPipelineFile, reloadRefusal, ReloadablePipeline, type ReloadResult } from './pipeline/reload.js';
 import { buildHost, pipelineSettings } from './pipeline/host.js';
-import { ServiceExtensions } from './extensions/index.js';
+import { ServiceExtensions } from './pipeline/extensions.js';
 import { PipelineThread } from './pipeline/thread/threaded.js';
 import { EmbeddedQueue } from './queue/embedded.js';
 import { openStore, type OpenedStore } from './store/client.js';

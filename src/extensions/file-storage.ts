@@ -10,8 +10,8 @@ import path from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import type { Logger } from 'pino';
 import { z } from 'zod';
-import type { Extension, ExtensionFactory, ExtensionSettings } from './extension.js';
-import type { StorageClient, StorageEntry, StorageKey, StorageOp, StorageOwner, StorageProvider } from './storage.js';
+import type { Extension, ExtensionFactory, ExtensionSettings } from '../pipeline/extension.js';
+import type { StorageClient, StorageEntry, StorageKey, StorageOp, StorageOwner, StorageProvider } from '../pipeline/storage.js';
 
 const config = z
   .object({
@@ -25,6 +25,7 @@ export type FileStorageConfig = z.output<typeof config>;
 export const COMPONENT_STATE_DIR = 'component-state';
 
 export const fileStorageFactory: ExtensionFactory<FileStorageConfig> = {
+  kind: 'extension',
   type: 'file_storage',
   description: 'durable component state (notification dedupe, tracker state) in one LMDB environment, namespaced per component',
   configSchema: config,

@@ -7,7 +7,7 @@ import { existsSync, renameSync } from 'node:fs';
 import path from 'node:path';
 import { open } from 'lmdb';
 import type { Logger } from 'pino';
-import type { StorageClient, StorageKey } from './storage.js';
+import type { StorageClient, StorageKey } from '../pipeline/storage.js';
 
 export interface LegacyDatabase {
   /** Its name in the old environment. */

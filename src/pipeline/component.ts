@@ -12,7 +12,7 @@ import type { ResolvedServiceConfig } from '../config/project-settings.js';
 import type { ServerSettings } from '../config/daemon-env.js';
 import type { WorkBatch } from './work-batch.js';
 import type { LeaseSink } from './lease-sink.js';
-import type { StorageClient, StorageKey } from '../extensions/storage.js';
+import type { StorageClient, StorageKey } from './storage.js';
 
 /** The data a pipeline carries: batches of executions, or domain events. */
 export type Signal = 'executions' | 'events';

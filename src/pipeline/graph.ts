@@ -11,7 +11,8 @@ import { SIGNALS } from './component.js';
 import type { Registry } from './registry.js';
 import { expandEnv, type ExpandProblem } from './env-expand.js';
 import { checkSlots, RECEIVED, type SlotStage } from './slots.js';
-import { defaultStorageSpec, EXTENSION_FACTORIES, type ExtensionSpec } from '../extensions/index.js';
+import type { ExtensionSpec } from './extension.js';
+import { defaultStorageSpec } from './extensions.js';
 
 export interface ComponentSpec {
   id: string;
@@ -214,19 +215,20 @@ export function validatePipelineDoc(raw: unknown, registry: Registry, source: st
     }
   }
 
-  const extensions = checkExtensions(doc.extensions, doc.service.extensions, source, problems);
+  const extensions = checkExtensions(doc.extensions, doc.service.extensions, registry, source, problems);
 
   if (problems.length > 0) throw new PipelineConfigError(source, problems);
   return { source, components, pipelines, extensions };
 }
 
 /**
- * The `extensions` section and `service.extensions` (src/extensions/): each defined extension
+ * The `extensions` section and `service.extensions` (types registered like components, see
+ * ./extension.ts): each defined extension
  * validated like a component, each listed one defined, each defined one listed. When none listed
  * is a storage extension, a default `file_storage` is added: components' durable state always has
  * a place (docs/pipeline.md "Extensions").
  */
-function checkExtensions(defined: Record<string, unknown>, listed: readonly string[], source: string, problems: { path: string; message: string }[]): ExtensionSpec[] {
+function checkExtensions(defined: Record<string, unknown>, listed: readonly string[], registry: Registry, source: string, problems: { path: string; message: string }[]): ExtensionSpec[] {
   const specs = new Map<string, ExtensionSpec>();
   const invalid = new Set<string>();
   for (const [id, rawConfig] of Object.entries(defined)) {
@@ -237,9 +239,9 @@ function checkExtensions(defined: Record<string, unknown>, listed: readonly stri
       continue;
     }
     const type = id.split('/')[0]!;
-    const factory = EXTENSION_FACTORIES.get(type);
+    const factory = registry.extension(type);
     if (!factory) {
-      problems.push({ path, message: `unknown extension type "${type}" (known: ${[...EXTENSION_FACTORIES.keys()].join(', ')})` });
+      problems.push({ path, message: `unknown extension type "${type}" (known: ${registry.extensionTypes().join(', ') || 'none'})` });
       invalid.add(id);
       continue;
     }
@@ -261,7 +263,8 @@ function checkExtensions(defined: Record<string, unknown>, listed: readonly stri
   for (const id of specs.keys()) {
     if (!listed.includes(id)) problems.push({ path: `extensions.${id}`, message: 'defined but not listed under service.extensions' });
   }
-  if (!out.some((e) => e.factory.storage)) out.push(defaultStorageSpec());
+  const fallback = out.some((e) => e.factory.storage) ? undefined : defaultStorageSpec(registry);
+  if (fallback) out.push(fallback);
   return out;
 }
 

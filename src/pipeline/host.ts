@@ -8,7 +8,7 @@ import type { ProjectConfigs } from '../config/resolved-project-config.js';
 import type { Outbox } from '../queue/types.js';
 import type { Store } from '../store/client.js';
 import type { AdmissionRegistry, Host, HostExtensions, IngestDoor, IngestPort, ListenerRegistry, PipelineSettings, RouteRegistry } from './component.js';
-import { NO_EXTENSIONS } from '../extensions/index.js';
+import { NO_EXTENSIONS } from './extensions.js';
 
 export interface HostParts {
   logger: Logger;

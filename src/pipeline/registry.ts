@@ -1,8 +1,25 @@
 import type { AnyFactory, ComponentKind, Slot } from './component.js';
+import type { ExtensionFactory } from './extension.js';
 
 /** The component types a build knows, by kind and type name. */
 export class Registry {
   private readonly factories = new Map<string, AnyFactory>();
+  private readonly extensions = new Map<string, ExtensionFactory>();
+
+  /** An extension type (./extension.ts): what `extensions:` in a pipeline file can name. */
+  registerExtension(factory: ExtensionFactory): this {
+    if (this.extensions.has(factory.type)) throw new Error(`duplicate extension type ${factory.type}`);
+    this.extensions.set(factory.type, factory);
+    return this;
+  }
+
+  extension(type: string): ExtensionFactory | undefined {
+    return this.extensions.get(type);
+  }
+
+  extensionTypes(): string[] {
+    return [...this.extensions.keys()].sort();
+  }
 
   register(factory: AnyFactory): this {
     const key = `${factory.kind}:${factory.type}`;

@@ -12,8 +12,16 @@ import type { TrackedTest } from '../../src/domain/tracker.js';
 import { NotifyStore, type Delivery } from '../../src/exporters/notify/store.js';
 import { openTrackerState } from '../../src/exporters/tracker/index.js';
 import { FileStorage, fileStorageFactory } from '../../src/extensions/file-storage.js';
-import { defaultStorageSpec, ServiceExtensions } from '../../src/extensions/index.js';
+import { defaultStorageSpec, ServiceExtensions } from '../../src/pipeline/extensions.js';
+import type { ExtensionSpec } from '../../src/pipeline/extension.js';
 import { createLogger } from '../../src/logger.js';
+
+/** The default `file_storage` of the built-in registry (what a file that names no extension gets). */
+function storageSpec(): ExtensionSpec {
+  const spec = defaultStorageSpec(builtinRegistry());
+  if (!spec) throw new Error('the built-in registry has no file_storage');
+  return spec;
+}
 import { PipelineConfigError, validatePipelineDoc } from '../../src/pipeline/graph.js';
 
 const logger = createLogger('silent');
@@ -118,7 +126,7 @@ describe('file_storage', () => {
 
 describe('ServiceExtensions (Host.extensions)', () => {
   it('hands out storage clients once started, from the first storage extension', async () => {
-    const ext = new ServiceExtensions([defaultStorageSpec()], { dataDir: dir, logger });
+    const ext = new ServiceExtensions([storageSpec()], { dataDir: dir, logger });
     expect(ext.ids).toEqual(['file_storage']);
     expect(() => ext.storage('exporter', 'notify')).toThrow(/not started/);
     await ext.start();
@@ -129,9 +137,9 @@ describe('ServiceExtensions (Host.extensions)', () => {
   });
 
   it('refuses, on reload, a graph whose extensions differ', () => {
-    const ext = new ServiceExtensions([defaultStorageSpec()], { dataDir: dir, logger });
-    expect(ext.refusal({ extensions: [defaultStorageSpec()] })).toBeNull();
-    const moved = { ...defaultStorageSpec(), config: { directory: '/elsewhere' } };
+    const ext = new ServiceExtensions([storageSpec()], { dataDir: dir, logger });
+    expect(ext.refusal({ extensions: [storageSpec()] })).toBeNull();
+    const moved = { ...storageSpec(), config: { directory: '/elsewhere' } };
     expect(ext.refusal({ extensions: [moved] })).toMatch(/extensions cannot change on reload/);
     expect(() => ext.guard(() => 'built')({ extensions: [moved] })).toThrow(/restart/);
   });
@@ -206,7 +214,7 @@ describe('moving the old component LMDB environments into file_storage', () => {
     const queued: Delivery = { seq: 7, channel, notification: notification('queued-key'), attempts: 2, nextAt: now, queuedAt: now - 1000, lastError: 'HTTP 503' };
     await writeLegacyNotify(dir, now - 60_000, queued);
 
-    const ext = new ServiceExtensions([defaultStorageSpec()], { dataDir: dir, logger });
+    const ext = new ServiceExtensions([storageSpec()], { dataDir: dir, logger });
     await ext.start();
     const store = await NotifyStore.open(ext, 'notify', dir, logger);
     expect(existsSync(path.join(dir, 'notify'))).toBe(false);
@@ -245,7 +253,7 @@ describe('moving the old component LMDB environments into file_storage', () => {
     await root.openDB<TrackedTest, string>({ name: 'tests', encoding: 'json' }).put('p1:t1', tracked);
     await root.close();
 
-    const ext = new ServiceExtensions([defaultStorageSpec()], { dataDir: dir, logger });
+    const ext = new ServiceExtensions([storageSpec()], { dataDir: dir, logger });
     await ext.start();
     const state = await openTrackerState(ext, 'tracker', dir, logger);
     expect(state.tests.get('p1:t1')).toEqual(tracked);

@@ -14,7 +14,7 @@ import path from 'node:path';
 import type { Logger } from 'pino';
 import type { ChannelSpec, Notification } from '../../domain/notifications.js';
 import type { HostExtensions } from '../../pipeline/component.js';
-import type { StorageClient } from '../../extensions/storage.js';
+import type { StorageClient } from '../../pipeline/storage.js';
 import { migrateLegacyLmdb } from '../../extensions/migrate.js';
 
 export interface Delivery {

@@ -27,7 +27,7 @@ import {
   type TrackerPolicy,
 } from '../../domain/tracker.js';
 import type { Host, HostExtensions } from '../../pipeline/component.js';
-import type { StorageClient } from '../../extensions/storage.js';
+import type { StorageClient } from '../../pipeline/storage.js';
 import { migrateLegacyLmdb } from '../../extensions/migrate.js';
 import { BackgroundWorker } from '../../pipeline/helpers/background-worker.js';
 import { defineExporter, type RunningEventsExporter } from '../../pipeline/helpers/exporter.js';

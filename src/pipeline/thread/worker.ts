@@ -11,7 +11,7 @@ import { builtinRegistry } from '../../builtin-components.js';
 import type { PipelineSettings } from '../component.js';
 import { loadPipelineFile, type PipelineGraph } from '../graph.js';
 import { buildHost } from '../host.js';
-import { ServiceExtensions } from '../../extensions/index.js';
+import { ServiceExtensions } from '../extensions.js';
 import { readPipelineFile, ReloadablePipeline } from '../reload.js';
 import { PipelineRuntime } from '../runtime.js';
 import type { MainCalls, ToMain, WorkerCalls } from './protocol.js';

@@ -2,7 +2,7 @@
 // rather than a stage data passes through. Defined under `extensions:` in the pipeline file,
 // enabled by `service.extensions`, started before every component and shut down after them, on
 // the thread that runs processors and exporters (docs/pipeline.md "Extensions"). Components reach
-// them through `Host.extensions` (../pipeline/component.ts).
+// them through `Host.extensions` (./component.ts). Implementations live under src/extensions/.
 import type { Logger } from 'pino';
 import type { z } from 'zod';
 import type { StorageProvider } from './storage.js';
@@ -22,6 +22,7 @@ export interface ExtensionSettings {
 }
 
 export interface ExtensionFactory<C = unknown> {
+  kind: 'extension';
   type: string;
   description: string;
   configSchema: z.ZodType<C>;

@@ -1,27 +1,32 @@
-// The service's extensions at run time: built from the pipeline file's `extensions` and
+// The service's extensions at run time (the core's side: the types are ./extension.ts and
+// ./storage.ts, the implementations plugins under src/extensions/, registered in
+// src/builtin-components.ts): built from the pipeline file's `extensions` and
 // `service.extensions` (src/pipeline/graph.ts, which adds a default `file_storage` when the file
 // enables no storage extension), started before components, shut down after them, and offered to
 // components as `Host.extensions`. Built where processors and exporters run: the pipeline thread
 // (src/pipeline/thread/worker.ts), or the main thread with SERVICE_PIPELINE_THREAD=false
 // (src/daemon.ts). A reload keeps them: a file whose extensions differ is refused (restart).
 import type { Logger } from 'pino';
-import type { ComponentKind, HostExtensions } from '../pipeline/component.js';
-import type { Extension, ExtensionFactory, ExtensionSpec } from './extension.js';
-import { fileStorageFactory } from './file-storage.js';
+import type { ComponentKind, HostExtensions } from './component.js';
+import type { Extension, ExtensionSpec } from './extension.js';
+import type { Registry } from './registry.js';
 import type { StorageClient, StorageKey } from './storage.js';
 
 export type { Extension, ExtensionFactory, ExtensionSpec } from './extension.js';
 export type { StorageClient, StorageEntry, StorageKey, StorageOp } from './storage.js';
 
-/** The extension types a pipeline file can name. */
-export const EXTENSION_FACTORIES: ReadonlyMap<string, ExtensionFactory> = new Map<string, ExtensionFactory>([
-  [fileStorageFactory.type, fileStorageFactory],
-]);
-
-/** The storage extension a file that enables none gets (so pipelines/default.yaml runs unchanged). */
-export function defaultStorageSpec(): ExtensionSpec {
-  return { id: fileStorageFactory.type, type: fileStorageFactory.type, config: fileStorageFactory.configSchema.parse({}), factory: fileStorageFactory, implicit: true };
+/**
+ * The storage extension a file that enables none gets (so pipelines/default.yaml runs unchanged):
+ * the registry's `file_storage` with its defaults; none when the registry has no such type.
+ */
+export function defaultStorageSpec(registry: Registry): ExtensionSpec | undefined {
+  const factory = registry.extension(DEFAULT_STORAGE);
+  if (!factory?.storage) return undefined;
+  return { id: factory.type, type: factory.type, config: factory.configSchema.parse({}), factory, implicit: true };
 }
+
+/** The type of the default storage extension (src/extensions/file-storage.ts registers it). */
+export const DEFAULT_STORAGE = 'file_storage';
 
 /** Where no extension runs (the HTTP thread while processors run on the pipeline thread; tests). */
 export const NO_EXTENSIONS: HostExtensions = {

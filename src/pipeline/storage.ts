@@ -1,7 +1,7 @@
 // What a component sees of a storage extension (after the OpenTelemetry Collector's
 // `storage.Client`): a small key-value store of JSON values, namespaced to the component that
-// asked for it. Types only, so the component model (../pipeline/component.ts) names them without
-// loading LMDB. The implementation is ./file-storage.ts.
+// asked for it. Types only, so the component model (./component.ts) names them without loading
+// LMDB. The implementation is src/extensions/file-storage.ts.
 
 /** Keys: strings, or numbers (kept in numeric order, before every string). */
 export type StorageKey = string | number;
