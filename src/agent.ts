@@ -9,26 +9,21 @@
 // Nothing here may import the store, even transitively (test/e2e/agent-gateway.test.ts checks the
 // process never maps chDB; the agent-rss bench measures what is loaded).
 import { mkdirSync } from 'node:fs';
-import path from 'node:path';
 import type { Logger } from 'pino';
 import { buildApp, type App } from './api/app.js';
-import { requireAnyScope } from './api/auth.js';
-import { errors } from './api/errors.js';
-import { IngestService } from './api/ingest-service.js';
 import { RateLimiter } from './api/rate-limit.js';
 import { healthRoutes } from './api/routes/daemon-health.js';
 import { deadJobRoutes } from './api/routes/dead-jobs.js';
 import { metricsRoute } from './api/routes/metrics.js';
 import { statsRoute } from './api/routes/stats.js';
-import { StorageGuard } from './api/storage-guard.js';
 import type { ServerSettings } from './config/daemon-env.js';
 import type { LoadedServiceConfig } from './config/service-yml.js';
 import { redactLiteral } from './log-redaction.js';
-import type { IngestDoor } from './pipeline/component.js';
 import type { PipelineGraph } from './pipeline/graph.js';
 import { buildHost, pipelineSettings } from './pipeline/host.js';
 import { PipelineRuntime } from './pipeline/runtime.js';
-import { EmbeddedQueue } from './queue/embedded.js';
+import type { EmbeddedQueue } from './queue/embedded.js';
+import { ingestDoor, openIntake } from './intake.js';
 import type { ProjectRepo } from './store/projects.js';
 import { executionsExporterIds } from './telemetry/collector-metrics.js';
 import { SelfTelemetry } from './telemetry/self-telemetry.js';
@@ -82,24 +77,7 @@ export async function startAgent(opts: AgentOptions): Promise<Agent> {
   redactLiteral(agentToken);
   redactLiteral(adminToken);
 
-  const queue = EmbeddedQueue.open({
-    path: path.join(settings.dataDir, 'queue'),
-    visibilityMs: settings.queue.visibilityMs,
-    maxAttempts: settings.queue.maxAttempts,
-    baseBackoffMs: settings.queue.retryBackoffMs,
-    maxBytes: settings.queue.maxBytes,
-    logger: logger.child({ component: 'queue' }),
-  });
-  const recovered = queue.stats();
-  if (recovered.pending > 0) logger.info({ pending: recovered.pending }, 'queue recovered jobs from disk');
-
-  const storage = new StorageGuard({
-    dir: settings.dataDir,
-    minFreeBytes: settings.minFreeBytes,
-    logger: logger.child({ component: 'storage' }),
-    queueHasRoom: () => queue.hasRoom(),
-  });
-  const ingest = new IngestService(queue, settings.queue.maxDepth, storage);
+  const { queue, storage, ingest } = openIntake(settings, logger);
   const auth = new AgentAuthenticator(agentToken, adminToken);
   // Every sender is the agent's one principal: SERVICE_RATE_LIMIT_MAX is the budget of them all.
   const rateLimiter = new RateLimiter(settings.rateLimit.max, settings.rateLimit.windowMs, opts.rateLimitClock);
@@ -122,16 +100,7 @@ export async function startAgent(opts: AgentOptions): Promise<Agent> {
   for (const r of [...healthRoutes(storage), ...deadJobRoutes(queue, oneProject)]) app.routes.add(r);
 
   // The ingest routes' door checks (src/api/route.ts), for receivers with their own listener (OTLP/gRPC).
-  const ingestDoor: IngestDoor = {
-    async authenticate(authorization) {
-      const principal = await auth.authenticate(authorization);
-      requireAnyScope(principal, ['ingest']);
-      const wait = rateLimiter.hit(principal.projectId);
-      if (wait > 0) throw errors.rateLimited(wait);
-      return principal;
-    },
-    admit: () => ingest.admit(),
-  };
+  const door = ingestDoor(auth, rateLimiter, ingest);
   const listeners = new Map<string, string>();
   const host = buildHost({
     logger,
@@ -141,7 +110,7 @@ export async function startAgent(opts: AgentOptions): Promise<Agent> {
     outbox: queue.outbox,
     http: app.routes,
     ingest,
-    ingestDoor,
+    ingestDoor: door,
     listeners: { add: (name, address) => void listeners.set(name, address) },
     admission: { add: (check) => ingest.addCheck(check) },
   });

@@ -11,11 +11,7 @@ import { PROCEDURES, TRPC_MAX_BATCH, TRPC_PREFIX, createAppRouter, registerTrpc 
 import { setupDashboard, setupSessions } from './api/dashboard/setup.js';
 import { RequestCounts } from './api/request-counts.js';
 import { RcaRepo } from './store/rca.js';
-import { Authenticator, requireAnyScope } from './api/auth.js';
-import { errors } from './api/errors.js';
-import type { IngestDoor } from './pipeline/component.js';
-import { IngestService } from './api/ingest-service.js';
-import { StorageGuard } from './api/storage-guard.js';
+import { Authenticator } from './api/auth.js';
 import { RateLimiter } from './api/rate-limit.js';
 import { adminRoutes } from './api/routes/admin.js';
 import { deadJobRoutes } from './api/routes/dead-jobs.js';
@@ -34,7 +30,8 @@ import { readPipelineFile, reloadRefusal, ReloadablePipeline, type ReloadResult 
 import { buildHost, pipelineSettings } from './pipeline/host.js';
 import { ServiceExtensions } from './pipeline/extensions.js';
 import { PipelineThread } from './pipeline/thread/threaded.js';
-import { EmbeddedQueue } from './queue/embedded.js';
+import type { EmbeddedQueue } from './queue/embedded.js';
+import { ingestDoor, openIntake } from './intake.js';
 import { openStore, type OpenedStore } from './store/client.js';
 import { migrate } from './store/migrate.js';
 import { ProjectRepo, SCOPES } from './store/projects.js';
@@ -144,24 +141,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   redactLiteral(adminToken);
   const bootstrapToken = await bootstrap(projects, settings.dataDir, announce);
 
-  const queue = EmbeddedQueue.open({
-    path: path.join(settings.dataDir, 'queue'),
-    visibilityMs: settings.queue.visibilityMs,
-    maxAttempts: settings.queue.maxAttempts,
-    baseBackoffMs: settings.queue.retryBackoffMs,
-    maxBytes: settings.queue.maxBytes,
-    logger: logger.child({ component: 'queue' }),
-  });
-  const recovered = queue.stats();
-  if (recovered.pending > 0) logger.info({ pending: recovered.pending }, 'queue recovered jobs from disk');
-
-  const storage = new StorageGuard({
-    dir: settings.dataDir,
-    minFreeBytes: settings.minFreeBytes,
-    logger: logger.child({ component: 'storage' }),
-    queueHasRoom: () => queue.hasRoom(),
-  });
-  const ingest = new IngestService(queue, settings.queue.maxDepth, storage);
+  const { queue, storage, ingest } = openIntake(settings, logger);
   const auth = new Authenticator(projects, adminToken);
   // One limiter for REST and the procedures: a project's requests count once, whichever way they come.
   const rateLimiter = new RateLimiter(settings.rateLimit.max, settings.rateLimit.windowMs, opts.rateLimitClock);
@@ -223,16 +203,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
 
   const componentSettings = pipelineSettings(settings);
   // The ingest routes' onRequest checks (src/api/route.ts), for receivers with their own listener.
-  const ingestDoor: IngestDoor = {
-    async authenticate(authorization) {
-      const principal = await auth.authenticate(authorization);
-      requireAnyScope(principal, ['ingest']);
-      const wait = rateLimiter.hit(principal.projectId);
-      if (wait > 0) throw errors.rateLimited(wait);
-      return principal;
-    },
-    admit: () => ingest.admit(),
-  };
+  const door = ingestDoor(auth, rateLimiter, ingest);
   const listeners = new Map<string, string>();
   // Extensions (file_storage) run where processors and exporters do: here only without the pipeline thread.
   const extensions = settings.pipelineThread ? undefined : new ServiceExtensions(graph.extensions, { dataDir: settings.dataDir, logger });
@@ -244,7 +215,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     outbox: queue.outbox,
     http: app.routes,
     ingest,
-    ingestDoor,
+    ingestDoor: door,
     listeners: { add: (name, address) => void listeners.set(name, address) },
     admission: { add: (check) => ingest.addCheck(check) },
     ...(extensions ? { extensions } : {}),
