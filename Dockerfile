@@ -8,6 +8,8 @@ ENV NODE_ENV=production \
 
 WORKDIR /app
 COPY package.json package-lock.json ./
+# The client package (client/) is a workspace: npm ci links it, so its package.json must be there.
+COPY client/package.json ./client/
 # Scripts off: nothing in the tree needs one at install. tsx (a runtime dependency) loads the
 # TypeScript sources; the CLI build (esbuild, a dev dependency) is for the test suite.
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force

@@ -86,7 +86,7 @@ describe('dashboard pages', () => {
     for (const p of ['/..%2f..%2fpackage.json', '/assets/..%2f..%2f..%2fpackage.json', '/%2e%2e/%2e%2e/etc/passwd']) {
       const res = await fetch(`${td.url}${p}`, { headers: { accept: '*/*' } });
       const text = await res.text();
-      expect(text, p).not.toContain('"name": "flakehouse"');
+      expect(text, p).not.toContain('"name": "flakehouse-server"');
       expect(text, p).not.toContain('root:');
     }
   });
@@ -165,7 +165,7 @@ describe('the first start of `flakehouse serve` without web/dist', () => {
   it('builds it with the package’s own Vite (or waits for a start already building), then finds it', async () => {
     // A copy of the package with web/ but no build (node_modules shared by a link).
     const root = mkdtempSync(path.join(tmpdir(), 'fh-root-'));
-    writeFileSync(path.join(root, 'package.json'), JSON.stringify({ name: 'flakehouse', type: 'module' }));
+    writeFileSync(path.join(root, 'package.json'), JSON.stringify({ name: 'flakehouse-server', type: 'module' }));
     symlinkSync(path.join(packageRoot(), 'node_modules'), path.join(root, 'node_modules'));
     cpSync(path.join(packageRoot(), 'web'), path.join(root, 'web'), { recursive: true, filter: (src) => !src.split(path.sep).includes('dist') });
     expect(existsSync(path.join(root, 'web/dist/index.html'))).toBe(false);

@@ -7,18 +7,21 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
 
-/** The directory of this package's package.json (found upwards, so it holds from src/ and from a bundle alike). */
+/**
+ * The directory of this package's package.json (found upwards, so it holds from src/ and from a
+ * bundle alike). The server's package is `flakehouse-server`; `flakehouse` is the client (client/).
+ */
 export function packageRoot(from: string = path.dirname(fileURLToPath(import.meta.url))): string {
   for (let dir = from; ; dir = path.dirname(dir)) {
     const file = path.join(dir, 'package.json');
     if (existsSync(file)) {
       try {
-        if ((JSON.parse(readFileSync(file, 'utf8')) as { name?: string }).name === 'flakehouse') return dir;
+        if ((JSON.parse(readFileSync(file, 'utf8')) as { name?: string }).name === 'flakehouse-server') return dir;
       } catch {
         // not ours: keep looking
       }
     }
-    if (path.dirname(dir) === dir) throw new Error(`no flakehouse package.json above ${from}`);
+    if (path.dirname(dir) === dir) throw new Error(`no flakehouse-server package.json above ${from}`);
   }
 }
 
