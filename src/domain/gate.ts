@@ -36,6 +36,17 @@ export interface FailingTest {
   flakeRate: number;
   /** A known flake here (see knownFlake): decided where the commit's runs are known. */
   knownFlake: boolean;
+  /** A new test re-run by `flakehouse run --verify-new`: its attempts here and how many failed. */
+  newTest?: { runs: number; failed: number } | null;
+}
+
+/**
+ * A brand-new test (never run on the base branch) that failed any attempt of its proof here: a new
+ * failure, whatever a retry did. The change brought a test that fails sometimes; it is not a flake
+ * to let through.
+ */
+export function newTestFailed(t: Pick<FailingTest, 'newTest'>): boolean {
+  return !!t.newTest && t.newTest.failed > 0;
 }
 
 /** What decides `knownFlake` for a failing test of a commit. */
@@ -96,6 +107,7 @@ export function brokenOnBase(t: FailingTest, base: BaseHistory): boolean {
 /** Classification of one failing test of the commit. */
 export function classify(t: FailingTest, base: BaseHistory = NO_BASE_HISTORY): Classification {
   if (t.quarantined) return 'quarantined';
+  if (newTestFailed(t)) return 'new_failure';
   if (brokenOnBase(t, base)) return 'broken_on_base';
   if (t.knownFlake) return 'known_flake';
   return 'new_failure';
@@ -107,6 +119,7 @@ export function classify(t: FailingTest, base: BaseHistory = NO_BASE_HISTORY): C
  */
 export function classifyByState(t: FailingTest): Classification {
   if (t.quarantined) return 'quarantined';
+  if (newTestFailed(t)) return 'new_failure';
   if (t.state === 'broken') return 'broken_on_base';
   if (t.knownFlake) return 'known_flake';
   return 'new_failure';
@@ -119,7 +132,7 @@ export function classifyByState(t: FailingTest): Classification {
 export function verdictOf(strictness: Strictness, tests: readonly (FailingTest & { classification: Classification })[]): Verdict {
   if (strictness === 'off') return 'pass';
   if (strictness === 'new') return tests.some((t) => t.classification === 'new_failure') ? 'block' : 'pass';
-  return tests.some((t) => t.status === 'fail' && !t.quarantined) ? 'block' : 'pass';
+  return tests.some((t) => (t.status === 'fail' || newTestFailed(t)) && !t.quarantined) ? 'block' : 'pass';
 }
 
 /** A failing test as the gate reports it: classified, with its base branch's fail rate and break. */

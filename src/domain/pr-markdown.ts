@@ -6,9 +6,9 @@
 // can merge the summary with the gate's classification (new failure, already broken on the base
 // branch, known flake, from the base branch's history) and link to the dashboard, whose URL only the
 // CI side knows.
-import { BASE_WINDOW_DAYS, classifyByState, type Classification } from './gate.js';
+import { BASE_WINDOW_DAYS, classifyByState, newTestFailed, type Classification } from './gate.js';
 import { cell } from './markdown.js';
-import type { GateBody, GateTestBody, SummaryBody, SummaryTestBody } from './pr-schemas.js';
+import type { FixVerificationBody, GateBody, GateTestBody, SummaryBody, SummaryTestBody } from './pr-schemas.js';
 
 export const SUMMARY_MARKER = '<!-- service:pr-comment -->';
 export const GATE_MARKER = '<!-- service:pr-gate -->';
@@ -45,8 +45,30 @@ function plural(n: number, one: string, many = `${one}s`): string {
   return `${n} ${n === 1 ? one : many}`;
 }
 
-function testName(t: SummaryTestBody): string {
+function testName(t: Pick<SummaryTestBody, 'suite' | 'title'>): string {
   return cell(t.suite ? `${t.suite} › ${t.title}` : t.title, 140);
+}
+
+/** "new test failed 1 of 10": a new test `flakehouse run --verify-new` re-ran, that failed an attempt. */
+function newTestText(t: Pick<SummaryTestBody, 'newTest'>): string | null {
+  return t.newTest && newTestFailed(t) ? `new test failed ${t.newTest.failed} of ${t.newTest.runs}` : null;
+}
+
+/** A failure for the PR's texts: failed, or a new test that failed any attempt of its proof (even if a retry passed). */
+function failedHere(t: SummaryTestBody): boolean {
+  return t.status === 'fail' || newTestFailed(t);
+}
+
+/** The fixes `flakehouse run --verify-fix` proved or not, as a section of a comment. */
+function fixLines(fixes: readonly FixVerificationBody[] | undefined): string[] {
+  if (!fixes || fixes.length === 0) return [];
+  const lines = ['', `#### 🩹 Fixes of flaky tests (${fixes.length})`, ''];
+  for (const f of fixes.slice(0, MAX_ROWS)) {
+    const verdict = f.verified ? `✅ fix verified: passed ${f.runs} of ${f.runs} re-runs` : `❌ fix not verified: failed ${f.failed} of ${f.runs} re-runs`;
+    lines.push(`- ${verdict} — ${testName(f)} (${code(f.filePath, '—')})`);
+  }
+  if (fixes.length > MAX_ROWS) lines.push(`- …and ${fixes.length - MAX_ROWS} more`);
+  return lines;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -78,13 +100,14 @@ function failKind(t: SummaryTestBody): string {
   if (c === 'quarantined') return t.state === 'broken' ? `🔒 quarantined (broken${sinceText(t)})` : '🔒 quarantined';
   if (c === 'broken_on_base') return `🧱 already broken${sinceText(t)}`;
   if (c === 'known_flake') return `🔁 known flaky (${t.score.toFixed(2)})`;
-  return '🆕 new';
+  const fresh = newTestText(t);
+  return fresh ? `🆕 ${fresh}` : '🆕 new';
 }
 
 /** The summary answer's comment; `runCount` is how many runs (shards and reruns) were merged. */
-export function summaryMarkdown(summary: CommitHeadline & { totalTests: number; tests: readonly OwnedSummaryTest[] }, runCount: number): string {
-  const fails = summary.tests.filter((t) => t.status === 'fail');
-  const flaky = summary.tests.filter((t) => t.status === 'flaky');
+export function summaryMarkdown(summary: CommitHeadline & { totalTests: number; tests: readonly OwnedSummaryTest[]; fixes?: readonly FixVerificationBody[] }, runCount: number): string {
+  const fails = summary.tests.filter(failedHere);
+  const flaky = summary.tests.filter((t) => !failedHere(t));
   const lines: string[] = [SUMMARY_MARKER, FLAKEMETRY_SUMMARY_MARKER];
   if (fails.length === 0 && flaky.length === 0) {
     lines.push(`### ✅ Flakehouse: all ${plural(summary.totalTests, 'test')} passed`);
@@ -124,6 +147,7 @@ export function summaryMarkdown(summary: CommitHeadline & { totalTests: number; 
     lines.push('', '</details>');
   }
   if (hidden > 0) lines.push('', `_…and ${hidden} more._`);
+  lines.push(...fixLines(summary.fixes));
   return `${lines.join('\n')}\n`;
 }
 
@@ -168,7 +192,8 @@ export function gateMarkdown(gate: Omit<GateBody, 'tests'> & { tests: readonly G
     lines.push('', `| | Test | File | Status | On ${base} (${BASE_WINDOW_DAYS} d before) | Score | Error |`, '|---|---|---|---|---|---|---|');
     const shown = tests.slice(0, MAX_ROWS);
     for (const t of shown) {
-      lines.push(`| ${GATE_LABEL[t.classification]} | ${testName(t)} | ${code(t.filePath, '')} | ${t.status} | ${baseText(t, base)} | ${t.score.toFixed(2)} | ${errorCell(t)} |`);
+      const fresh = newTestText(t);
+      lines.push(`| ${GATE_LABEL[t.classification]} | ${testName(t)} | ${code(t.filePath, '')} | ${t.status}${fresh ? ` — ${fresh}` : ''} | ${baseText(t, base)} | ${t.score.toFixed(2)} | ${errorCell(t)} |`);
     }
     if (tests.length > shown.length) lines.push('', `_…and ${tests.length - shown.length} more._`);
   }
@@ -280,7 +305,10 @@ export function commentMarkdown(input: CommentInput): string {
   if (fresh.length > 0) {
     lines.push('', `#### 🆕 New failures (${fresh.length})`, '', `Not broken on ${gate ? `\`${cell(gate.baseBranch, 80)}\`` : 'the base branch'} before this change and not a known flake: most likely caused by this change.`, '');
     lines.push('| Test | File | Error |', '|---|---|---|');
-    for (const r of take(fresh)) lines.push(`| ${testCell(r.test, dash)} | ${code(r.test.filePath, '—')} | ${code(r.test.errorMessage ?? '', '—')} |`);
+    for (const r of take(fresh)) {
+      const proof = newTestText(r.test);
+      lines.push(`| ${testCell(r.test, dash)}${proof ? ` (${proof})` : ''} | ${code(r.test.filePath, '—')} | ${code(r.test.errorMessage ?? '', '—')} |`);
+    }
   }
   if (broken.length > 0) {
     lines.push('', `#### 🧱 Already broken on ${gate ? `\`${cell(gate.baseBranch, 80)}\`` : 'the base branch'} (${broken.length})`, '', `Every run of these on the base branch since the commit shown failed: a real break there, not this change's doing and not flaky. Fix them on the base branch.`, '');
@@ -304,6 +332,7 @@ export function commentMarkdown(input: CommentInput): string {
     lines.push('', '</details>');
   }
   if (hidden > 0) lines.push('', `_…and ${hidden} more${dash ? ` — [all of them](${dash}/runs?commitSha=${encodeURIComponent(summary.commitSha)})` : ''}._`);
+  lines.push(...fixLines(summary.fixes));
 
   const foot = ['Known flaky = flaky before this change (a retry or a re-run of the same code passed) and failing here no more often than its flake rate explains.'];
   if (dash) foot.push(`[Flaky board](${dash}/flaky)`);
@@ -324,7 +353,8 @@ export function gateText(gate: GateBody): string {
   if (gate.tests.length > 0) lines.push('');
   for (const t of gate.tests) {
     const name = t.suite ? `${t.suite} › ${t.title}` : t.title;
-    lines.push(`  ${LOG_LABEL[t.classification].padEnd(14)}  ${name}  (${t.filePath})  ${t.status} · score ${t.score.toFixed(2)} · ${baseText(t, gate.baseBranch)}`);
+    const fresh = newTestText(t);
+    lines.push(`  ${LOG_LABEL[t.classification].padEnd(14)}  ${name}  (${t.filePath})  ${t.status}${fresh ? ` · ${fresh}` : ''} · score ${t.score.toFixed(2)} · ${baseText(t, gate.baseBranch)}`);
     if (t.errorMessage) lines.push(`               ${t.errorMessage.replace(/\s+/g, ' ').slice(0, 200)}`);
   }
   if (gate.verdict === 'block') {

@@ -43,6 +43,22 @@ export const summaryTestSchema = z.object({
   flakeRate: z.number(),
   /** A known flake here: flaky before this commit, and its failures here fit its flake rate. */
   knownFlake: z.boolean(),
+  /**
+   * A new test proven by `flakehouse run --verify-new`: its attempts in the commit's runs and how
+   * many failed. Any failure makes it a new failure (never a known flake). Absent from older servers.
+   */
+  newTest: z.object({ runs: z.number(), failed: z.number() }).nullable().optional(),
+});
+
+/** A test `flakehouse run --verify-fix` re-ran for a `Fixes-flaky:` trailer: verified when every re-run passed. */
+export const fixVerificationSchema = z.object({
+  testIdentityId: z.string(),
+  filePath: z.string(),
+  suite: z.string(),
+  title: z.string(),
+  runs: z.number(),
+  failed: z.number(),
+  verified: z.boolean(),
 });
 
 export const summaryResponseSchema = z.object({
@@ -59,6 +75,8 @@ export const summaryResponseSchema = z.object({
     /** Distinct tests that ran (not only skipped) in the commit's runs. */
     totalTests: z.number(),
     tests: z.array(summaryTestSchema),
+    /** Fixes proven (or not) by `flakehouse run --verify-fix` in the commit's runs. Absent from older servers. */
+    fixes: z.array(fixVerificationSchema).optional(),
   }),
   markdown: z.string(),
 });
@@ -106,4 +124,5 @@ export const badgesResponseSchema = z.object({
 export type SummaryTestBody = z.infer<typeof summaryTestSchema>;
 export type SummaryBody = z.infer<typeof summaryResponseSchema>['summary'];
 export type GateTestBody = z.infer<typeof gateTestSchema>;
+export type FixVerificationBody = z.infer<typeof fixVerificationSchema>;
 export type GateBody = Extract<z.infer<typeof gateResponseSchema>, { found: true }>['gate'];

@@ -4,7 +4,8 @@
 import type { AggregatedResult, Config, Reporter, Test, TestCaseResult, TestContext, TestResult } from '@jest/reporters';
 import type { ExecutionError } from '../domain/batch.js';
 import { RunCollector, errorFromText, splitAttempts, toExecutionError, type AttemptInput } from './collect.js';
-import { sendRun, type SendResult } from './send.js';
+import { finishReporterRun } from './run-handoff.js';
+import type { SendResult } from './send.js';
 
 export interface FlakehouseReporterOptions {
   /** Throw (fail the test command) when the run cannot be delivered or buffered. */
@@ -47,7 +48,8 @@ export default class FlakehouseJestReporter implements Reporter {
     const collector = this.collector;
     this.collector = new RunCollector({ rootDir: this.rootDir });
     if (collector.executions.length === 0) return;
-    this.lastResult = await sendRun(collector.toRun(), { cwd: this.rootDir, strict: this.options.strict });
+    // Sent, then the quarantined failures named; under `flakehouse run`, handed to it instead (run-handoff.ts).
+    this.lastResult = await finishReporterRun(collector.toRun(), { cwd: this.rootDir, strict: this.options.strict });
   }
 
   getLastError(): Error | undefined {

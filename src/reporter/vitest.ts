@@ -5,7 +5,8 @@ import path from 'node:path';
 import type { Reporter, TestCase, TestModule, TestSpecification, Vitest } from 'vitest/node';
 import type { ArtifactRef, ExecutionError } from '../domain/batch.js';
 import { RunCollector, fileArtifact, splitAttempts, toExecutionError, type AttemptInput } from './collect.js';
-import { sendRun, type SendResult } from './send.js';
+import { finishReporterRun } from './run-handoff.js';
+import type { SendResult } from './send.js';
 
 export interface FlakehouseReporterOptions {
   /** Throw (fail the test command) when the run cannot be delivered or buffered. */
@@ -41,7 +42,8 @@ export default class FlakehouseVitestReporter implements Reporter {
     const collector = this.collector;
     this.collector = undefined;
     if (!collector || collector.executions.length === 0) return;
-    this.lastResult = await sendRun(collector.toRun(), { cwd: this.rootDir, strict: this.options.strict });
+    // Sent, then the quarantined failures named; under `flakehouse run`, handed to it instead (run-handoff.ts).
+    this.lastResult = await finishReporterRun(collector.toRun(), { cwd: this.rootDir, strict: this.options.strict });
   }
 }
 

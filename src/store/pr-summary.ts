@@ -20,7 +20,23 @@ export interface CommitFailingTest {
   flakies: number;
   /** The newest non-empty error of a failed or flaky execution; '' when none. */
   errorMessage: string;
+  /** Attempts marked `flakehouse.verify: new` (`flakehouse run --verify-new`), and how many of them failed. */
+  newRuns: number;
+  newFailed: number;
 }
+
+/** A test `flakehouse run --verify-fix` re-ran in the commit's runs (attempts marked `flakehouse.verify: fix`). */
+export interface CommitFixVerification {
+  testId: string;
+  filePath: string;
+  suite: string;
+  title: string;
+  runs: number;
+  failed: number;
+}
+
+/** The verification mark of an execution (src/domain/verify.ts VERIFY_ATTRIBUTE). */
+const VERIFY_KIND = `JSONExtractString(attributes, 'flakehouse.verify')`;
 
 interface RunRow {
   id: string;
@@ -46,6 +62,8 @@ interface FailingRow {
   passes: number | string;
   flakies: number | string;
   error_message: string;
+  new_runs: number | string;
+  new_failed: number | string;
 }
 
 export class PrSummaryRepo {
@@ -91,7 +109,9 @@ export class PrSummaryRepo {
               countIf(status = 'fail') AS fails,
               countIf(status = 'pass') AS passes,
               countIf(status = 'flaky') AS flakies,
-              argMaxIf(error_message, started_at, status IN ('fail', 'flaky') AND error_message != '') AS error_message
+              argMaxIf(error_message, started_at, status IN ('fail', 'flaky') AND error_message != '') AS error_message,
+              countIf(${VERIFY_KIND} = 'new' AND status != 'skip') AS new_runs,
+              countIf(${VERIFY_KIND} = 'new' AND status = 'fail') AS new_failed
        FROM ${this.store.table('executions')}
        WHERE project_id = {projectId:UUID} AND run_id IN {runIds:Array(UUID)}
        GROUP BY test_id
@@ -107,7 +127,23 @@ export class PrSummaryRepo {
       passes: toNumber(r.passes),
       flakies: toNumber(r.flakies),
       errorMessage: r.error_message,
+      newRuns: toNumber(r.new_runs),
+      newFailed: toNumber(r.new_failed),
     }));
+  }
+
+  /** Tests whose fix `flakehouse run --verify-fix` re-ran in the runs: its re-runs, and how many failed. */
+  async fixVerifications(projectId: string, runIds: readonly string[]): Promise<CommitFixVerification[]> {
+    const rows = await this.store.query<{ test_id: string; file_path: string; suite: string; title: string; runs: number | string; failed: number | string }>(
+      `SELECT test_id, argMax(file_path, started_at) AS file_path, argMax(suite, started_at) AS suite, argMax(title, started_at) AS title,
+              countIf(status != 'skip') AS runs, countIf(status = 'fail') AS failed
+       FROM ${this.store.table('executions')}
+       WHERE project_id = {projectId:UUID} AND run_id IN {runIds:Array(UUID)} AND ${VERIFY_KIND} = 'fix'
+       GROUP BY test_id
+       ORDER BY file_path, suite, title, test_id`,
+      { projectId, runIds },
+    );
+    return rows.map((r) => ({ testId: r.test_id, filePath: r.file_path, suite: r.suite, title: r.title, runs: toNumber(r.runs), failed: toNumber(r.failed) }));
   }
 
   /** Distinct tests that ran (not only skipped) in the runs. */

@@ -182,6 +182,8 @@ export interface RunExecutionItem extends ExecutedTest {
   errorMessage: string | null;
   hasRca: boolean;
   artifacts: unknown[];
+  /** A failure muted by quarantine under `flakehouse run` (attribute flakehouse.quarantined). */
+  quarantined: boolean;
 }
 
 export interface RunDetail extends RunListItem {
@@ -304,8 +306,10 @@ export class RunRepo {
     const r = rows[0];
     if (!r) return null;
     // The run_id bloom filter skips the granules of other runs.
-    const execs = await this.store.query<ExecutedTestRow & { id: string; error_message: string; artifacts: string }>(
-      `SELECT id, test_id, file_path, suite, title, status, attempt, duration_ms, error_message, artifacts
+    // `quarantined`: a failure `flakehouse run` muted (the execution attribute flakehouse.quarantined, src/domain/mute.ts).
+    const execs = await this.store.query<ExecutedTestRow & { id: string; error_message: string; artifacts: string; quarantined: number | string }>(
+      `SELECT id, test_id, file_path, suite, title, status, attempt, duration_ms, error_message, artifacts,
+         JSONExtractBool(attributes, 'flakehouse.quarantined') AS quarantined
        FROM ${this.store.table('executions')}
        WHERE project_id = {projectId:UUID} AND run_id = {runId:UUID}
        ORDER BY started_at, attempt, id`,
@@ -323,6 +327,7 @@ export class RunRepo {
         errorMessage: e.error_message === '' ? null : e.error_message,
         hasRca: withRca.has(e.id),
         artifacts: e.artifacts === '' ? [] : (JSON.parse(e.artifacts) as unknown[]),
+        quarantined: toNumber(e.quarantined) === 1,
       })),
     };
   }

@@ -4,7 +4,7 @@
 // src/domain/pr-schemas.ts (the CLI shares all four); the SQL is src/store/pr-summary.ts.
 import { compareGateTests, gateTestOf, knownFlake, round4, verdictOf, BASE_WINDOW_DAYS, NO_BASE_HISTORY, type BaseHistory } from '../../domain/gate.js';
 import { gateMarkdown, summaryMarkdown, type OwnedSummaryTest } from '../../domain/pr-markdown.js';
-import { BASE_BRANCH_RE, COMMIT_SHA_RE, gateQuerySchema, gateResponseSchema, summaryQuerySchema, summaryResponseSchema, type SummaryTestBody } from '../../domain/pr-schemas.js';
+import { BASE_BRANCH_RE, COMMIT_SHA_RE, gateQuerySchema, gateResponseSchema, summaryQuerySchema, summaryResponseSchema, type FixVerificationBody, type SummaryTestBody } from '../../domain/pr-schemas.js';
 import { compareTests, mergeCommitRuns, mergedStatus, type MergedCommit } from '../../domain/pr-summary.js';
 import { effectiveQuarantine } from '../../domain/quarantine.js';
 import { toIso } from '../../domain/time.js';
@@ -26,6 +26,8 @@ interface CommitView extends MergedCommit {
   /** Distinct tests that ran in the commit's runs (markdown headline). */
   totalTests: number;
   tests: OwnedSummaryTest[];
+  /** Fixes `flakehouse run --verify-fix` re-ran in the commit's runs. */
+  fixes: FixVerificationBody[];
 }
 
 function commitShaOf(raw: string | undefined): string {
@@ -37,7 +39,8 @@ function commitShaOf(raw: string | undefined): string {
 async function loadCommit(d: PrRouteDeps, repo: PrSummaryRepo, projectId: string, sha: string): Promise<CommitView | null> {
   const commit = mergeCommitRuns(await repo.commitRuns(projectId, sha));
   if (!commit) return null;
-  const [failing, totalTests] = await Promise.all([repo.failingTests(projectId, commit.runIds), repo.testedCount(projectId, commit.runIds)]);
+  const [failing, totalTests, fixRows] = await Promise.all([repo.failingTests(projectId, commit.runIds), repo.testedCount(projectId, commit.runIds), repo.fixVerifications(projectId, commit.runIds)]);
+  const fixes = fixRows.map((f) => ({ testIdentityId: f.testId, filePath: f.filePath, suite: f.suite, title: f.title, runs: f.runs, failed: f.failed, verified: f.runs > 0 && f.failed === 0 }));
   const ids = failing.map((r) => r.testId);
   const [states, overrides, owners] = await Promise.all([d.tests.states(projectId, ids), d.tests.overrides(projectId, ids), d.codeowners.resolver(projectId)]);
   const tests: OwnedSummaryTest[] = [];
@@ -55,6 +58,7 @@ async function loadCommit(d: PrRouteDeps, repo: PrSummaryRepo, projectId: string
       commit: { branch: commit.branch, firstRunAt: commit.firstRunAt },
       failedAttempts: r.fails + r.flakies,
     };
+    const newTest = r.newRuns > 0 ? { runs: r.newRuns, failed: r.newFailed } : null;
     tests.push({
       testIdentityId: r.testId,
       filePath: r.filePath,
@@ -69,12 +73,14 @@ async function loadCommit(d: PrRouteDeps, repo: PrSummaryRepo, projectId: string
       state: testState,
       stateSince: since === null ? null : { commitSha: since.commitSha, branch: since.branch, at: toIso(since.at) },
       flakeRate: round4(state?.flakeRate ?? 0),
-      knownFlake: knownFlake(fit),
+      // A new test that failed its proof is never a known flake (src/domain/gate.ts newTestFailed).
+      knownFlake: knownFlake(fit) && !(newTest && newTest.failed > 0),
+      newTest,
       owners: owners(r.filePath),
     });
   }
   tests.sort(compareTests);
-  return { ...commit, totalTests, tests };
+  return { ...commit, totalTests, tests, fixes };
 }
 
 export function prRoutes(d: PrRouteDeps): AnyRouteDef[] {
@@ -105,6 +111,7 @@ export function prRoutes(d: PrRouteDeps): AnyRouteDef[] {
             flaky: view.tests.length - failed,
             totalTests: view.totalTests,
             tests: view.tests.map(publicTest),
+            fixes: view.fixes,
           },
           markdown: summaryMarkdown(view, view.runIds.length),
         };
@@ -182,5 +189,6 @@ function publicTest(t: SummaryTestBody): SummaryTestBody {
     stateSince: t.stateSince,
     flakeRate: t.flakeRate,
     knownFlake: t.knownFlake,
+    newTest: t.newTest ?? null,
   };
 }

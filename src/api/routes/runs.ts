@@ -65,6 +65,8 @@ export const runDetailSchema = runItemSchema.extend({
       errorMessage: z.string().nullable(),
       hasRca: z.boolean(),
       artifacts: z.array(artifactViewSchema),
+      /** A failure `flakehouse run` muted because the test was quarantined (attribute flakehouse.quarantined). */
+      quarantined: z.boolean(),
     }),
   ),
 }).meta({ id: 'RunDetail' });

@@ -1,0 +1,62 @@
+// GET /v1/quarantine: the project's quarantined tests with the keys a runner matches on
+// (docs/api.md "Quarantine list"). `flakehouse run` and the reporters fetch it with If-None-Match
+// and keep it in a local cache (src/reporter/quarantine-cache.ts); the ETag is strong, a hash of
+// the answer's bytes, so an unchanged list costs a 304 and no body.
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
+import type { Store } from '../../store/client.js';
+import { listQuarantined } from '../../store/quarantine-list.js';
+import type { TestRepo } from '../../store/tests.js';
+import { defineRoute, type AnyRouteDef } from '../route.js';
+import { matchesEtag } from './badge.js';
+
+export const quarantineEntrySchema = z
+  .object({
+    testIdentityId: z.string(),
+    /** The identity's fingerprint, then its aliases' (sha256 of the test key, docs/contract.md §1). */
+    fingerprints: z.array(z.string()),
+    filePath: z.string(),
+    suite: z.string(),
+    title: z.string(),
+    params: z.record(z.string(), z.unknown()).nullable(),
+    reason: z.string(),
+    source: z.enum(['manual', 'auto']),
+    since: z.string().nullable(),
+  })
+  .meta({ id: 'QuarantinedTest' });
+
+export const quarantineListSchema = z.object({ items: z.array(quarantineEntrySchema) }).meta({ id: 'QuarantineList' });
+
+export interface QuarantineListDeps {
+  store: Store;
+  tests: Pick<TestRepo, 'overrides'>;
+}
+
+/** A strong ETag of the answer's bytes. */
+export function quarantineEtag(body: string): string {
+  return `"${createHash('sha256').update(body).digest('base64url').slice(0, 32)}"`;
+}
+
+export function quarantineListRoutes(d: QuarantineListDeps): AnyRouteDef[] {
+  return [
+    defineRoute({
+      method: 'GET',
+      url: '/v1/quarantine',
+      summary: 'Quarantined tests (manual and automatic) with the keys a runner matches on; ETag / If-None-Match (304)',
+      tags: ['tests'],
+      auth: { kind: 'token', anyOf: ['ingest', 'read'] },
+      response: quarantineListSchema,
+      async handler({ principal, request, reply }) {
+        const items = await listQuarantined(d, principal!.projectId);
+        const body = JSON.stringify({ items } satisfies z.input<typeof quarantineListSchema>);
+        const etag = quarantineEtag(body);
+        // Cache-Control stays the token routes' no-store: no shared cache keeps a project's list; the
+        // client keeps its own copy and revalidates it with If-None-Match.
+        void reply.header('etag', etag);
+        if (matchesEtag(request.headers['if-none-match'], etag)) void reply.code(304).send();
+        else void reply.code(200).type('application/json; charset=utf-8').send(body);
+        return undefined;
+      },
+    }),
+  ];
+}
