@@ -167,4 +167,6 @@ export const DATASETS: readonly Dataset[] = [
 export const NOT_EXPORTED: Readonly<Record<string, string>> = {
   test_recent: 'a 120-day copy of executions (materialized view)',
   signature_bands: 'the LSH index of error_signatures, rebuilt from their sketches',
+  file_run_durations: 'per-file durations of each run, summed from executions (materialized view; split planning)',
+  split_plans: "shard plans of CI builds, kept 30 days: a build's state, not the project's history",
 };
