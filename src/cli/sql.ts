@@ -1,6 +1,7 @@
 // `flakehouse sql "SELECT …" [--format table|csv|tsv|json|jsonl|<ClickHouse format>] [--admin]`: one
 // query against the SQL endpoint (SERVICE_ENDPOINT + /clickhouse) with SERVICE_TOKEN (a token with
 // the sql scope) or, with --admin, the admin token. Without a query it reads one from stdin.
+// `flakehouse sql --schema`: the tables the token may read, with their columns and types.
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Readable } from 'node:stream';
@@ -13,17 +14,20 @@ import { readRefusal } from './refusal.js';
 import type { CliIo } from './io.js';
 import { UsageError } from './usage-error.js';
 
-export const SQL_USAGE = 'usage: flakehouse sql ["SELECT …"] [--format table|csv|tsv|json|jsonl|FORMAT] [--admin] [--database DB]';
+export const SQL_USAGE = 'usage: flakehouse sql ["SELECT …" | --schema] [--format table|csv|tsv|json|jsonl|FORMAT] [--admin] [--database DB]';
+
+/** What --schema asks: the readable tables' columns (the endpoint filters system.columns to them). */
+export const SCHEMA_QUERY = 'SELECT table, name AS column, type FROM system.columns WHERE database = currentDatabase() ORDER BY table, position';
 
 /** Short names; anything else is passed on as a ClickHouse format name. */
 const FORMATS: Record<string, string> = { table: 'TabSeparatedWithNames', csv: 'CSVWithNames', tsv: 'TabSeparatedWithNames', json: 'JSON', jsonl: 'JSONEachRow' };
 
 export async function sqlCommand(args: string[], env: NodeJS.ProcessEnv, cwd: string, io: Pick<CliIo, 'stdin' | 'stdout'>): Promise<number> {
-  let parsed: { values: { format?: string; admin?: boolean; database?: string }; positionals: string[] };
+  let parsed: { values: { format?: string; admin?: boolean; database?: string; schema?: boolean }; positionals: string[] };
   try {
     parsed = parseArgs({
       args,
-      options: { format: { type: 'string', short: 'f' }, admin: { type: 'boolean' }, database: { type: 'string' } },
+      options: { format: { type: 'string', short: 'f' }, admin: { type: 'boolean' }, database: { type: 'string' }, schema: { type: 'boolean' } },
       allowPositionals: true,
       strict: true,
     });
@@ -34,7 +38,10 @@ export async function sqlCommand(args: string[], env: NodeJS.ProcessEnv, cwd: st
   const format = values.format ?? 'table';
   if (!/^[A-Za-z][A-Za-z0-9_]*$/.test(format)) throw new UsageError(`sql: --format ${format} is not a format name\n${SQL_USAGE}`);
   let query = positionals.join(' ').trim();
-  if (query === '') {
+  if (values.schema) {
+    if (query !== '') throw new UsageError(`sql: --schema takes no query\n${SQL_USAGE}`);
+    query = SCHEMA_QUERY;
+  } else if (query === '') {
     if (io.stdin.isTTY) throw new UsageError(`sql: give a query, or pipe one on stdin\n${SQL_USAGE}`);
     query = (await readAll(io.stdin)).trim();
     if (query === '') throw new UsageError('sql: stdin held no query');

@@ -48,21 +48,41 @@ export function summarizeAst(text: string): AstSummary {
   return summary;
 }
 
-/** What EXPLAIN QUERY TREE resolves: qualified table names, table functions, functions. */
+/** What EXPLAIN QUERY TREE resolves: qualified table names, table functions, functions, and the columns read from each table. */
 export interface QueryTreeRefs {
   tables: string[];
   tableFunctions: string[];
   functions: string[];
+  /** Columns whose source is a table (`db.table`), as resolved: `SELECT *` is every column. */
+  columns: { table: string; column: string }[];
+  /** A PREWHERE clause anywhere in the query. */
+  prewhere?: boolean;
 }
 
 export function queryTreeRefs(text: string): QueryTreeRefs {
-  const refs: QueryTreeRefs = { tables: [], tableFunctions: [], functions: [] };
+  const refs: QueryTreeRefs = { tables: [], tableFunctions: [], functions: [], columns: [] };
+  const tableOf = new Map<string, string>();
+  const columns: { column: string; source: string }[] = [];
   for (const line of text.split('\n')) {
     const l = line.trimStart();
     const field = (name: string): string | undefined => new RegExp(`(?:^|, )${name}: (.+?)(?:, [a-z_]+: |$)`).exec(l)?.[1];
-    if (l.startsWith('TABLE id:')) refs.tables.push(field('table_name') ?? '?');
-    else if (l.startsWith('TABLE_FUNCTION id:')) refs.tableFunctions.push(field('table_function_name') ?? '?');
+    const id = /^[A-Z_]+ id: (\d+)/.exec(l)?.[1];
+    if (l.trimEnd() === 'PREWHERE') refs.prewhere = true;
+    if (l.startsWith('TABLE id:')) {
+      const table = field('table_name') ?? '?';
+      refs.tables.push(table);
+      if (id !== undefined) tableOf.set(id, table);
+    } else if (l.startsWith('TABLE_FUNCTION id:')) refs.tableFunctions.push(field('table_function_name') ?? '?');
     else if (l.startsWith('FUNCTION id:')) refs.functions.push(field('function_name') ?? '?');
+    else if (l.startsWith('COLUMN id:')) {
+      const source = field('source_id');
+      if (source !== undefined) columns.push({ column: field('column_name') ?? '?', source });
+    }
+  }
+  // A node's id is unique in the whole dump, and a column may be printed before its table.
+  for (const c of columns) {
+    const table = tableOf.get(c.source);
+    if (table !== undefined && !refs.columns.some((r) => r.table === table && r.column === c.column)) refs.columns.push({ table, column: c.column });
   }
   return refs;
 }
@@ -96,7 +116,7 @@ export function refuseAst(ast: AstSummary, p: SqlPrincipal): string | null {
   if (ast.extras.includes('Set')) return 'a SETTINGS clause cannot change settings here; pass allowed settings as URL parameters';
   if (ast.extras.length > 0) return 'INTO OUTFILE and other clauses after the query are not allowed';
   // Before the engine resolves anything: a system table chDB lacks would otherwise be "unknown".
-  if (!p.admin) for (const t of ast.tables) if (isSystemTable(t)) return systemRefusal(t);
+  if (!p.admin) for (const t of ast.tables) if (isSystemTable(t) && !isSchemaTable(t)) return systemRefusal(t);
   const allowed = allowedTableFunctions(p);
   for (const f of ast.tableFunctions) if (!allowed.has(f.toLowerCase())) return tableFunctionRefusal(f, p);
   for (const f of ast.functions) {
@@ -115,14 +135,60 @@ export function refuseQueryTree(tree: QueryTreeRefs, p: SqlPrincipal): string | 
   for (const f of tree.tableFunctions) if (!allowed.has(f.toLowerCase())) return tableFunctionRefusal(f, p);
   for (const f of tree.functions) if (isForbiddenFunction(f)) return `the function ${f}() is not allowed: it reads outside the tables' row filters`;
   if (!p.admin) {
+    // The engine evaluates PREWHERE on every project's rows before the row filter: an error it
+    // raises (throwIf, a bad cast) would tell whether another project's rows match.
+    if (tree.prewhere) return 'PREWHERE is not allowed with a project token (it runs before the project filter); write the condition in WHERE';
     for (const t of tree.tables) {
-      // system.one is what a SELECT without FROM reads.
-      if (t === 'system.one' || p.readable.has(t)) continue;
+      // system.one is what a SELECT without FROM reads; system.tables and system.columns are
+      // filtered by the engine to the readable tables (see schemaTableFilters).
+      if (t === 'system.one' || p.readable.has(t) || isSchemaTable(t)) continue;
       if (isSystemTable(t)) return systemRefusal(t);
       return `the table ${t} is not readable with a project token`;
     }
+    for (const { table, column } of tree.columns) {
+      const open = SCHEMA_TABLE_COLUMNS[table];
+      if (open && !open.includes(column)) {
+        return `the column ${column} of ${table} is closed to project tokens (it describes every project's data or the server's disk); readable: ${open.join(', ')}`;
+      }
+    }
   }
   return null;
+}
+
+/**
+ * The system tables a project token may read, and their columns it may name: the schema of the
+ * tables it reads, nothing that counts or sizes them (their rows are every project's) or locates
+ * them on disk. The engine filters their rows to those tables (schemaTableFilters).
+ */
+export const SCHEMA_TABLE_COLUMNS: Readonly<Record<string, readonly string[]>> = {
+  'system.databases': ['name', 'database', 'engine', 'comment'],
+  'system.tables': [
+    'database', 'name', 'table', 'engine', 'engine_full', 'is_temporary', 'create_table_query', 'as_select',
+    'partition_key', 'sorting_key', 'primary_key', 'sampling_key', 'comment',
+  ],
+  'system.columns': [
+    'database', 'table', 'name', 'column', 'type', 'position', 'default_kind', 'default_expression', 'comment',
+    'is_in_partition_key', 'is_in_sorting_key', 'is_in_primary_key', 'is_in_sampling_key', 'compression_codec',
+    'character_octet_length', 'numeric_precision', 'numeric_precision_radix', 'numeric_scale', 'datetime_precision',
+  ],
+};
+
+function isSchemaTable(name: string): boolean {
+  return Object.hasOwn(SCHEMA_TABLE_COLUMNS, name);
+}
+
+/**
+ * The `additional_table_filters` entries of system.databases, system.tables and system.columns for
+ * a project token: `database` and its readable tables only (never another database's, nor a closed
+ * table's).
+ */
+export function schemaTableFilters(database: string, tables: readonly string[]): Map<string, string> {
+  const list = tables.length === 0 ? "''" : tables.map(sqlString).join(', ');
+  return new Map([
+    ['system.databases', `name = ${sqlString(database)}`],
+    ['system.tables', `database = ${sqlString(database)} AND name IN (${list})`],
+    ['system.columns', `database = ${sqlString(database)} AND table IN (${list})`],
+  ]);
 }
 
 function isSystemTable(name: string): boolean {
@@ -131,7 +197,79 @@ function isSystemTable(name: string): boolean {
 }
 
 function systemRefusal(table: string): string {
-  return `the system database is closed to project tokens (${table})`;
+  return `the system database is closed to project tokens (${table}), but for system.tables, system.columns and system.databases`;
+}
+
+/** What a schema statement becomes: a SELECT to run in its place, or a refusal. */
+export type SchemaRewrite = { ok: true; sql: string } | { ok: false; reason: string };
+
+export interface SchemaContext {
+  admin: boolean;
+  /** The query's current database (the `database` parameter). */
+  database: string;
+  /** The store's database: the only one a project token reads. */
+  storeDatabase: string;
+  /** Qualified `db.table` names the principal may read (admin: ignored). */
+  readable: ReadonlySet<string>;
+}
+
+const IDENT = '(?:[A-Za-z_][A-Za-z0-9_]*|`(?:[^`\\\\]|\\\\.)*`)';
+const FORMAT_TAIL = '(?: FORMAT ([A-Za-z][A-Za-z0-9_]*))?';
+const SHOW_TABLES = new RegExp(`^SHOW TABLES(?: FROM (${IDENT}))?(?: (NOT )?(I?LIKE) ('(?:[^'\\\\]|\\\\.)*'))?(?: LIMIT (\\d{1,18}))?${FORMAT_TAIL}$`, 'i');
+const DESCRIBE = new RegExp(`^DESCRIBE TABLE (?:(${IDENT})\\.)?(${IDENT})${FORMAT_TAIL}$`, 'i');
+const SHOW_DATABASES = new RegExp(`^SHOW DATABASES${FORMAT_TAIL}$`, 'i');
+
+/** The schema statements served, for refusals. */
+export const SCHEMA_STATEMENTS = "SHOW TABLES [FROM db] [[NOT] [I]LIKE 'pattern'] [LIMIT n], DESCRIBE [TABLE] table, SHOW DATABASES, and SELECTs over system.tables, system.columns and system.databases";
+
+/**
+ * SHOW TABLES, DESCRIBE TABLE and SHOW DATABASES, as the engine normalizes them
+ * (formatQuerySingleLine), rewritten into SELECTs over system.tables and system.columns, which then
+ * go through the same checks and engine filters as any query; null for any other statement. Other
+ * SHOW and DESCRIBE shapes are refused: only those read here are known to stay in the filters.
+ */
+export function rewriteSchemaStatement(normalized: string, ctx: SchemaContext): SchemaRewrite | null {
+  const text = normalized.trim();
+  const tail = (format: string | undefined) => (format ? ` FORMAT ${format}` : '');
+  let m = SHOW_TABLES.exec(text);
+  if (m) {
+    const [, db, not, op, pattern, limit, format] = m;
+    const database = db !== undefined ? unquoteIdentifier(db) : ctx.database;
+    if (!ctx.admin && database !== ctx.storeDatabase) return { ok: false, reason: `a project token reads only the database ${ctx.storeDatabase} (SHOW TABLES FROM ${database})` };
+    const like = pattern !== undefined ? ` AND name ${not ? 'NOT ' : ''}${op!.toUpperCase()} ${pattern}` : '';
+    return { ok: true, sql: `SELECT name FROM system.tables WHERE database = ${sqlString(database)}${like} ORDER BY name${limit !== undefined ? ` LIMIT ${limit}` : ''}${tail(format)}` };
+  }
+  m = DESCRIBE.exec(text);
+  if (m) {
+    const [, db, t, format] = m;
+    const database = db !== undefined ? unquoteIdentifier(db) : ctx.database;
+    const table = unquoteIdentifier(t!);
+    const qualified = `${database}.${table}`;
+    if (!ctx.admin && !ctx.readable.has(qualified)) {
+      if (isSystemTable(qualified)) return { ok: false, reason: `DESCRIBE reads the tables a project token may query; the system database is closed to it (${qualified})` };
+      return { ok: false, reason: `the table ${qualified} is not readable with a project token` };
+    }
+    return {
+      ok: true,
+      sql:
+        "SELECT name, type, default_kind AS default_type, default_expression, comment, compression_codec AS codec_expression, '' AS ttl_expression " +
+        `FROM system.columns WHERE database = ${sqlString(database)} AND table = ${sqlString(table)} ORDER BY position${tail(format)}`,
+    };
+  }
+  m = SHOW_DATABASES.exec(text);
+  if (m) {
+    const format = m[1];
+    // A project token's system.databases is filtered to the store's database.
+    return { ok: true, sql: `SELECT name FROM system.databases ORDER BY name${tail(format)}` };
+  }
+  if (/^(SHOW|DESCRIBE|DESC)\b/i.test(text)) return { ok: false, reason: `of SHOW and DESCRIBE statements only ${SCHEMA_STATEMENTS} are served; got ${text.split(' ').slice(0, 3).join(' ')}` };
+  return null;
+}
+
+/** An identifier as written by the engine: bare, or in backquotes with backslash escapes. */
+function unquoteIdentifier(id: string): string {
+  if (!id.startsWith('`')) return id;
+  return id.slice(1, -1).replace(/\\(.)/g, '$1');
 }
 
 function allowedTableFunctions(p: SqlPrincipal): Set<string> {

@@ -137,10 +137,12 @@ describe('the ClickHouse SQL endpoint', () => {
       expect(Number(r[0]!.n)).toBe(aExecutions + 2);
     });
 
-    it('lets the admin user read the system database, and no project token', async () => {
+    it('lets the admin user read the system database; a project token only system.tables and system.columns, filtered (sql-schema.test.ts)', async () => {
       const r = await rows<{ n: string }>(adminClient, 'SELECT count() AS n FROM system.tables WHERE database = currentDatabase()');
       expect(Number(r[0]!.n)).toBeGreaterThan(10);
-      await expect(rows(aClient, 'SELECT count() AS n FROM system.tables')).rejects.toMatchObject({ type: 'ACCESS_DENIED' });
+      const own = await rows<{ n: string }>(aClient, 'SELECT count() AS n FROM system.tables');
+      expect(Number(own[0]!.n)).toBeLessThan(Number(r[0]!.n));
+      await expect(rows(aClient, 'SELECT count() AS n FROM system.settings')).rejects.toMatchObject({ type: 'ACCESS_DENIED' });
     });
 
     it('binds query parameters and passes a query id', async () => {
@@ -275,7 +277,8 @@ describe('the ClickHouse SQL endpoint', () => {
       ['view()', 'SELECT * FROM view(SELECT title FROM executions)'],
       ['system.query_log', 'SELECT query FROM system.query_log'],
       ['system.processes', 'SELECT query FROM system.processes'],
-      ['system.tables', 'SELECT name FROM system.tables'],
+      ['system.tables sizes', 'SELECT name, total_rows FROM system.tables'],
+      ['system.parts', 'SELECT table, rows FROM system.parts'],
       ['IN system table', 'SELECT count() FROM executions WHERE title IN (SELECT query FROM system.processes)'],
       ['dictionary', "SELECT dictGet('flakehouse_dict', 'title', toUInt64(1))"],
       ['INSERT', "INSERT INTO executions (title) VALUES ('x')"],
@@ -287,6 +290,7 @@ describe('the ClickHouse SQL endpoint', () => {
       ['notification_channels table', 'SELECT signing_secret FROM notification_channels'],
       ['materialized view', 'SELECT * FROM test_recent_mv'],
       ['INTO OUTFILE', `SELECT title FROM executions INTO OUTFILE '${outfile}'`],
+      ['PREWHERE (runs before the project filter)', "SELECT count() FROM executions PREWHERE throwIf(title = 'adds an item')"],
     ];
     it.each(refused)('refuses %s', async (_name, sql) => {
       const res = await http(sql, { user: 'sql-b', token: bSql });
@@ -295,6 +299,20 @@ describe('the ClickHouse SQL endpoint', () => {
       expect(res.text).toContain('ACCESS_DENIED');
       expect(res.text).not.toContain('adds an item');
       expect(res.text).not.toContain('root:');
+    });
+
+    it("answers no question about another project's rows through an error raised before the filter", async () => {
+      // With the condition moved to PREWHERE, throwIf() would see A's rows and fail B's query. Merged
+      // into one part, both projects' rows share a granule: the primary key cannot skip A's.
+      await td.daemon.store.client.command({ query: `OPTIMIZE TABLE \`${td.database}\`.executions FINAL` });
+      for (const sql of ["SELECT count() FROM executions WHERE throwIf(title = 'adds an item')", "SELECT title FROM executions WHERE throwIf(suite = 'payment') LIMIT 1"]) {
+        for (const enable_analyzer of ['0', '1']) {
+          const res = await http(sql, { user: 'sql-b', token: bSql, params: { enable_analyzer } });
+          expect([res.status, res.text], sql).toEqual([200, sql.startsWith('SELECT count()') ? '0\n' : '']);
+        }
+      }
+      // A's own rows do raise it: the probe is real.
+      expect((await http("SELECT count() FROM executions WHERE throwIf(title = 'adds an item')")).status).toBe(400);
     });
 
     it('writes no file for a second statement smuggled behind a first', async () => {

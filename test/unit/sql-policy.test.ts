@@ -6,6 +6,9 @@ import {
   queryTreeRefs,
   refuseAst,
   refuseQueryTree,
+  rewriteSchemaStatement,
+  SCHEMA_TABLE_COLUMNS,
+  schemaTableFilters,
   settingsStatements,
   sqlCredentials,
   summarizeAst,
@@ -101,15 +104,19 @@ describe('refuseQueryTree', () => {
     TABLE_FUNCTION id: 11, alias: __table1, table_function_name: numbers`);
 
   it('reads the resolved tables, table functions and functions', () => {
-    expect(tree).toEqual({ tables: ['fh.executions', 'system.processes'], tableFunctions: ['numbers'], functions: ['in'] });
+    expect(tree).toEqual({ tables: ['fh.executions', 'system.processes'], tableFunctions: ['numbers'], functions: ['in'], columns: [] });
   });
 
   it("lets a project read only its tables (and system.one), the admin every table", () => {
     expect(refuseQueryTree(tree, project)).toMatch(/system database.*system\.processes/);
     expect(refuseQueryTree(tree, admin)).toBeNull();
-    expect(refuseQueryTree({ tables: ['fh.executions', 'system.one'], tableFunctions: [], functions: [] }, project)).toBeNull();
-    expect(refuseQueryTree({ tables: ['fh.tokens'], tableFunctions: [], functions: [] }, project)).toMatch(/fh\.tokens is not readable/);
-    expect(refuseQueryTree({ tables: [], tableFunctions: ['merge'], functions: [] }, project)).toMatch(/merge/);
+    expect(refuseQueryTree({ tables: ['fh.executions', 'system.one'], tableFunctions: [], functions: [], columns: [] }, project)).toBeNull();
+    expect(refuseQueryTree({ tables: ['fh.tokens'], tableFunctions: [], functions: [], columns: [] }, project)).toMatch(/fh\.tokens is not readable/);
+    expect(refuseQueryTree({ tables: [], tableFunctions: ['merge'], functions: [], columns: [] }, project)).toMatch(/merge/);
+    const prewhere = queryTreeRefs('QUERY id: 0\n  JOIN TREE\n    TABLE id: 3, alias: __table1, table_name: fh.executions\n  PREWHERE\n    FUNCTION id: 4, function_name: throwIf, function_type: ordinary, result_type: UInt8\n  WHERE');
+    expect(prewhere.prewhere).toBe(true);
+    expect(refuseQueryTree(prewhere, project)).toMatch(/PREWHERE is not allowed with a project token/);
+    expect(refuseQueryTree(prewhere, admin)).toBeNull();
   });
 });
 
@@ -160,5 +167,143 @@ describe('helpers', () => {
     expect(formatContentType('JSON')).toMatch(/application\/json/);
     expect(formatContentType('CSVWithNames')).toMatch(/text\/csv/);
     expect(formatContentType('RowBinary')).toBe('application/octet-stream');
+  });
+});
+
+// EXPLAIN QUERY TREE of `SELECT c.name, t.total_rows FROM system.columns AS c JOIN system.tables AS t ON t.name = c.table`.
+const TREE_SYSTEM = `QUERY id: 0
+  PROJECTION COLUMNS
+    name String
+    total_rows Nullable(UInt64)
+  PROJECTION
+    LIST id: 1, nodes: 2
+      COLUMN id: 2, column_name: name, result_type: String, source_id: 3
+      COLUMN id: 4, column_name: total_rows, result_type: Nullable(UInt64), source_id: 5
+  JOIN TREE
+    JOIN id: 6, strictness: ALL, kind: INNER
+      LEFT TABLE EXPRESSION
+        TABLE id: 3, alias: __table1, table_name: system.columns
+      RIGHT TABLE EXPRESSION
+        TABLE id: 5, alias: __table2, table_name: system.tables
+      JOIN EXPRESSION
+        FUNCTION id: 7, function_name: equals, function_type: ordinary, result_type: UInt8
+          ARGUMENTS
+            LIST id: 8, nodes: 2
+              COLUMN id: 9, column_name: name, result_type: String, source_id: 5
+              COLUMN id: 10, column_name: table, result_type: String, source_id: 3`;
+
+describe('schema discovery: system.tables and system.columns', () => {
+  it('reads the columns each table is asked for, whatever the order of the dump', () => {
+    expect(queryTreeRefs(TREE_SYSTEM).columns).toEqual([
+      { table: 'system.columns', column: 'name' },
+      { table: 'system.tables', column: 'total_rows' },
+      { table: 'system.tables', column: 'name' },
+      { table: 'system.columns', column: 'table' },
+    ]);
+  });
+
+  it('lets a project token read the schema columns, never the sizes (every project’s rows), the admin all', () => {
+    const tree = queryTreeRefs(TREE_SYSTEM);
+    expect(refuseQueryTree(tree, project)).toMatch(/the column total_rows of system\.tables is closed to project tokens/);
+    expect(refuseQueryTree(tree, admin)).toBeNull();
+    const safe = { ...tree, columns: tree.columns.filter((c) => c.column !== 'total_rows') };
+    expect(refuseQueryTree(safe, project)).toBeNull();
+    for (const closed of ['data_compressed_bytes', 'data_uncompressed_bytes', 'marks_bytes']) {
+      expect(refuseQueryTree({ ...safe, columns: [{ table: 'system.columns', column: closed }] }, project), closed).toMatch(/closed to project tokens/);
+    }
+    for (const closed of ['total_bytes', 'data_paths', 'metadata_path', 'parts', 'lifetime_rows']) {
+      expect(SCHEMA_TABLE_COLUMNS['system.tables'], closed).not.toContain(closed);
+    }
+  });
+
+  it('opens system.tables, system.columns and system.databases to project tokens, no other system table', () => {
+    const ast = (tables: string[]) => ({ root: 'SelectWithUnionQuery', extras: [], functions: [], tableFunctions: [], tables });
+    expect(refuseAst(ast(['system.tables', 'system.columns']), project)).toBeNull();
+    expect(refuseAst(ast(['system.databases']), project)).toBeNull();
+    expect(refuseQueryTree({ tables: ['system.databases'], tableFunctions: [], functions: [], columns: [{ table: 'system.databases', column: 'data_path' }] }, project)).toMatch(/data_path of system\.databases is closed/);
+    for (const t of ['system.parts', 'system.settings', 'information_schema.tables', 'INFORMATION_SCHEMA.COLUMNS', 'system.Tables']) {
+      expect(refuseAst(ast([t]), project), t).toMatch(/system database is closed/);
+    }
+    expect(refuseQueryTree({ tables: ['system.parts'], tableFunctions: [], functions: [], columns: [] }, project)).toMatch(/system database/);
+    expect(refuseQueryTree({ tables: ['system.tables', 'system.columns'], tableFunctions: [], functions: [], columns: [] }, project)).toBeNull();
+  });
+
+  it('filters the schema tables to the database and its readable tables, quoted', () => {
+    expect(Object.fromEntries(schemaTableFilters('fh', ['executions', "o'dd"]))).toEqual({
+      'system.databases': "name = 'fh'",
+      'system.tables': "database = 'fh' AND name IN ('executions', 'o\\'dd')",
+      'system.columns': "database = 'fh' AND table IN ('executions', 'o\\'dd')",
+    });
+    expect(schemaTableFilters('fh', []).get('system.tables')).toBe("database = 'fh' AND name IN ('')");
+    // As an additional_table_filters value: quoted once more.
+    expect(tableFiltersSetting(schemaTableFilters('fh', ['runs']))).toBe("{'system.databases': 'name = \\'fh\\'', 'system.tables': 'database = \\'fh\\' AND name IN (\\'runs\\')', 'system.columns': 'database = \\'fh\\' AND table IN (\\'runs\\')'}");
+  });
+});
+
+describe('rewriteSchemaStatement', () => {
+  const ctx = { admin: false, database: 'fh', storeDatabase: 'fh', readable: new Set(['fh.executions', 'fh.runs']) };
+  const adminCtx = { ...ctx, admin: true };
+  const sql = (text: string, c = ctx) => {
+    const r = rewriteSchemaStatement(text, c);
+    if (!r?.ok) throw new Error(`not rewritten: ${JSON.stringify(r)}`);
+    return r.sql;
+  };
+  const refusal = (text: string, c = ctx) => {
+    const r = rewriteSchemaStatement(text, c);
+    if (!r || r.ok) throw new Error(`not refused: ${JSON.stringify(r)}`);
+    return r.reason;
+  };
+
+  it('leaves other statements to the other checks', () => {
+    expect(rewriteSchemaStatement('SELECT name FROM system.tables', ctx)).toBeNull();
+    expect(rewriteSchemaStatement("INSERT INTO executions (title) VALUES ('x')", ctx)).toBeNull();
+    expect(rewriteSchemaStatement('SHOWTABLES', ctx)).toBeNull();
+  });
+
+  it('rewrites SHOW TABLES (FROM, [NOT] [I]LIKE, LIMIT, FORMAT; any case) into a SELECT over system.tables', () => {
+    expect(sql('SHOW TABLES')).toBe("SELECT name FROM system.tables WHERE database = 'fh' ORDER BY name");
+    expect(sql('show tables')).toBe("SELECT name FROM system.tables WHERE database = 'fh' ORDER BY name");
+    expect(sql('SHOW TABLES FROM fh')).toBe("SELECT name FROM system.tables WHERE database = 'fh' ORDER BY name");
+    expect(sql('SHOW TABLES FROM `fh`')).toBe("SELECT name FROM system.tables WHERE database = 'fh' ORDER BY name");
+    expect(sql("SHOW TABLES LIKE 'e%' LIMIT 3 FORMAT JSONEachRow")).toBe("SELECT name FROM system.tables WHERE database = 'fh' AND name LIKE 'e%' ORDER BY name LIMIT 3 FORMAT JSONEachRow");
+    expect(sql("SHOW TABLES NOT ILIKE 'a\\'b%'")).toBe("SELECT name FROM system.tables WHERE database = 'fh' AND name NOT ILIKE 'a\\'b%' ORDER BY name");
+    expect(sql('SHOW TABLES FORMAT PrettyCompact')).toBe("SELECT name FROM system.tables WHERE database = 'fh' ORDER BY name FORMAT PrettyCompact");
+  });
+
+  it('refuses SHOW TABLES FROM another database to a project token, not to the admin', () => {
+    expect(refusal('SHOW TABLES FROM other_db')).toMatch(/reads only the database fh \(SHOW TABLES FROM other_db\)/);
+    expect(refusal('SHOW TABLES FROM system')).toMatch(/reads only the database fh/);
+    expect(refusal('SHOW TABLES FROM `fh2`')).toMatch(/fh2/);
+    expect(sql('SHOW TABLES FROM system', adminCtx)).toBe("SELECT name FROM system.tables WHERE database = 'system' ORDER BY name");
+  });
+
+  it('refuses SHOW shapes it cannot keep inside the filters, naming those it serves', () => {
+    for (const text of ['SHOW TABLES WHERE 1', 'SHOW CREATE TABLE executions', 'SHOW PROCESSLIST', 'SHOW GRANTS', 'SHOW COLUMNS FROM executions', "SHOW TABLES LIKE 'x' OR 1", 'SHOW TABLES LIMIT 1; DROP']) {
+      expect(refusal(text), text).toMatch(/only SHOW TABLES .*DESCRIBE .* are served; got/);
+      expect(refusal(text, adminCtx), text).toMatch(/are served/);
+    }
+  });
+
+  it('rewrites DESCRIBE / DESC of a readable table into a SELECT over system.columns', () => {
+    const columns = "SELECT name, type, default_kind AS default_type, default_expression, comment, compression_codec AS codec_expression, '' AS ttl_expression FROM system.columns";
+    expect(sql('DESCRIBE TABLE executions')).toBe(`${columns} WHERE database = 'fh' AND table = 'executions' ORDER BY position`);
+    expect(sql('describe table fh.`runs` FORMAT JSON')).toBe(`${columns} WHERE database = 'fh' AND table = 'runs' ORDER BY position FORMAT JSON`);
+    expect(sql('DESCRIBE TABLE `fh`.`executions`')).toBe(`${columns} WHERE database = 'fh' AND table = 'executions' ORDER BY position`);
+    expect(sql('DESCRIBE TABLE system.processes', adminCtx)).toBe(`${columns} WHERE database = 'system' AND table = 'processes' ORDER BY position`);
+    expect(sql('DESCRIBE TABLE `we\\`ird`', adminCtx)).toContain("table = 'we`ird'");
+  });
+
+  it('refuses DESCRIBE of a table the project token may not read, a table function or a subquery', () => {
+    expect(refusal('DESCRIBE TABLE tokens')).toMatch(/fh\.tokens is not readable with a project token/);
+    expect(refusal('DESCRIBE TABLE other.executions')).toMatch(/other\.executions is not readable/);
+    expect(refusal('DESCRIBE TABLE system.processes')).toMatch(/system database is closed/);
+    expect(refusal('DESCRIBE TABLE numbers(3)')).toMatch(/are served; got DESCRIBE TABLE numbers\(3\)/);
+    expect(refusal('DESCRIBE TABLE (SELECT 1)')).toMatch(/are served/);
+    expect(refusal('DESCRIBE TABLE executions SETTINGS describe_include_subcolumns = 1')).toMatch(/are served/);
+  });
+
+  it('answers SHOW DATABASES from system.databases (filtered to the store database for a project)', () => {
+    expect(sql('SHOW DATABASES')).toBe('SELECT name FROM system.databases ORDER BY name');
+    expect(sql('SHOW DATABASES FORMAT JSONEachRow', adminCtx)).toBe('SELECT name FROM system.databases ORDER BY name FORMAT JSONEachRow');
   });
 });

@@ -9,7 +9,10 @@
 // syntax error) and explains it twice, and src/domain/sql-policy.ts refuses what the settings cannot:
 // statements other than SELECT, INTO OUTFILE, table functions outside an allow-list, functions
 // that read files or dictionaries, and (for project tokens) the system database and tables that
-// are not the project's. What runs is that checked, normalized text.
+// are not the project's. What runs is that checked, normalized text. Schema discovery: SHOW TABLES,
+// DESCRIBE and SHOW DATABASES are rewritten into SELECTs over system.tables / columns / databases, which
+// a project token reads filtered (additional_table_filters) to its readable tables, naming only
+// the columns that describe them (not those that count every project's rows).
 import { randomUUID } from 'node:crypto';
 import { Readable, pipeline } from 'node:stream';
 import { createGzip } from 'node:zlib';
@@ -21,6 +24,8 @@ import {
   queryTreeRefs,
   refuseAst,
   refuseQueryTree,
+  rewriteSchemaStatement,
+  schemaTableFilters,
   settingsStatements,
   sqlCredentials,
   sqlString,
@@ -193,7 +198,15 @@ export class SqlEndpoint {
     try {
       const schema = await this.loadSchema();
       const scope = [
-        ...(caller.admin ? [] : [`SET additional_table_filters = ${tableFiltersSetting(this.filters(schema, caller.principal.projectId))}`]),
+        ...(caller.admin
+          ? []
+          : [
+              `SET additional_table_filters = ${tableFiltersSetting(this.filters(schema, caller.principal.projectId))}`,
+              // A condition moved to PREWHERE runs on every project's rows before the filter above:
+              // its errors (throwIf, a failed cast) would answer questions about other projects' rows.
+              'SET optimize_move_to_prewhere = 0',
+              'SET optimize_move_to_prewhere_if_final = 0',
+            ]),
         `USE \`${database}\``,
         `SET max_execution_time = ${this.opts.limits.maxExecutionTimeSec}`,
         `SET max_memory_usage = ${this.opts.limits.maxMemoryBytes}`,
@@ -207,7 +220,18 @@ export class SqlEndpoint {
       const inspect = await engine(() => store.readSession!([...scope, 'SET readonly = 1']));
       sessions.push(inspect);
       // One statement, as the engine writes it; everything below looks at, and runs, this text.
-      const normalized = (JSON.parse(await engine(() => inspect.text('SELECT formatQuerySingleLine({q:String}) AS q', 'JSONEachRow', { q: text }))) as { q: string }).q;
+      const normalize = async (q: string) => (JSON.parse(await engine(() => inspect.text('SELECT formatQuerySingleLine({q:String}) AS q', 'JSONEachRow', { q }))) as { q: string }).q;
+      let normalized = await normalize(text);
+      // SHOW TABLES, DESCRIBE, SHOW DATABASES: rewritten into SELECTs over system.tables/columns,
+      // checked and filtered below like any other query.
+      const schemaRewrite = rewriteSchemaStatement(normalized, {
+        admin: caller.admin,
+        database,
+        storeDatabase: store.database,
+        readable: policy.readable,
+      });
+      if (schemaRewrite && !schemaRewrite.ok) throw errors.sqlRefused(schemaRewrite.reason);
+      if (schemaRewrite) normalized = await normalize(schemaRewrite.sql);
       const ast = summarizeAst(await engine(() => inspect.text(`EXPLAIN AST ${normalized}`, 'TSV', bind)));
       const astRefusal = refuseAst(ast, policy);
       if (astRefusal) throw errors.sqlRefused(astRefusal);
@@ -291,7 +315,10 @@ export class SqlEndpoint {
     }
   }
 
-  /** Each table of the project to its row filter; every other table to none of its rows. */
+  /**
+   * Each table of the project to its row filter; every other table to none of its rows;
+   * system.databases, system.tables and system.columns to the store database and its readable tables.
+   */
   private filters(schema: Schema, projectId: string): Map<string, string> {
     if (!UUID.test(projectId)) throw new Error('a project id is a UUID');
     const db = this.opts.store.database;
@@ -300,6 +327,7 @@ export class SqlEndpoint {
       const column = schema.projectColumn.get(t);
       filters.set(`${db}.${t}`, column ? `\`${column}\` = ${sqlString(projectId)}` : '0');
     }
+    for (const [table, filter] of schemaTableFilters(db, [...schema.projectColumn.keys()])) filters.set(table, filter);
     return filters;
   }
 
