@@ -93,6 +93,7 @@ export async function startAgent(opts: AgentOptions): Promise<Agent> {
     logger,
     deps: { auth, rateLimiter, admitIngest: () => ingest.admit() },
     door: settings.door,
+    logRequests: settings.logRequests,
     observe: (r) => telemetry.recordRequest(r),
   });
   // The dead letters' listing names each job's project by slug: here there is one.

@@ -4,7 +4,7 @@
 import type { Socket } from 'node:net';
 import { Transform, type TransformCallback } from 'node:stream';
 import { createGunzip } from 'node:zlib';
-import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { LIMITS } from '../domain/batch.js';
 import type { DoorSettings } from '../config/daemon-env.js';
@@ -19,6 +19,8 @@ export interface AppOptions {
   deps: RouteDeps;
   /** Timeouts and caps at the door (SERVICE_HEADERS_TIMEOUT_MS and the rest). */
   door: DoorSettings;
+  /** One `info` line per answered request (SERVICE_LOG_REQUESTS); otherwise that line is at `debug`. */
+  logRequests?: boolean;
   /** Called when each response is sent (self-telemetry): the route pattern, not the path, keeps label values few. */
   observe?: (r: { method: string; route: string; status: number; durationMs: number }) => void;
 }
@@ -34,6 +36,24 @@ export interface App {
   door: { connections(): number; bodies(): number };
 }
 
+/**
+ * One line per answered request, when it is answered (method, URL, status, time), at `level`:
+ * `debug`, or `info` with SERVICE_LOG_REQUESTS. fastify's "incoming request" line is not written;
+ * a response that fails after its headers is still logged as an error, as fastify does.
+ */
+class RequestLogs extends LogController {
+  constructor(private readonly level: 'info' | 'debug') {
+    super();
+  }
+
+  override incomingRequest(): void {}
+
+  override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+    if (error) return super.requestCompleted(error, request, reply);
+    request.log[this.level]({ req: request, res: { statusCode: reply.statusCode }, responseTime: reply.elapsedTime }, 'request completed');
+  }
+}
+
 /** Request line plus headers (Node's default, pinned so NODE_OPTIONS cannot move it); more is 431, or 414 for the URL. */
 export const MAX_HEADER_BYTES = 16_384;
 
@@ -42,6 +62,9 @@ export function buildApp(opts: AppOptions): App {
   const { door } = opts;
   const fastify = Fastify({
     loggerInstance,
+    // fastify's own two lines per request ("incoming request", "request completed") at `info` drown
+    // everything else: one line per request, at `debug` unless asked for (SERVICE_LOG_REQUESTS).
+    logController: new RequestLogs(opts.logRequests ? 'info' : 'debug'),
     // Node's timers answer 408 through clientErrorHandler and close the socket (docs/api.md
     // "Limits at the door"); they stop at the end of the request, so a long answer is not cut.
     requestTimeout: door.requestTimeoutMs,

@@ -66,3 +66,12 @@ export function loadAiSettings(env: NodeJS.ProcessEnv, errors: ConfigError[]): A
 export function redactAiSettings(ai: AiSettings | undefined): AiSettings | undefined {
   return ai && { ...ai, apiKey: ai.apiKey === undefined ? undefined : '[redacted]' };
 }
+
+/**
+ * `ai.rca` as the instance applies it (for `flakehouse config`): a configured `true` does nothing
+ * without a provider, and saying `true` there would tell an operator that RCA runs when it is off.
+ */
+export function effectiveAiRca(configured: boolean, ai: AiSettings | undefined): { value: boolean; reason?: string } {
+  if (configured && ai === undefined) return { value: false, reason: 'off: no AI provider, SERVICE_AI_PROVIDER is not set' };
+  return { value: configured };
+}

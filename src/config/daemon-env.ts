@@ -29,6 +29,8 @@ export interface ServerSettings {
   /** The bearer token senders present to an agent (a graph that needs no store, src/agent.ts); unset: generated. */
   agentToken?: string;
   logLevel: LogLevel;
+  /** One `info` line per answered request (SERVICE_LOG_REQUESTS); otherwise request lines are at `debug`. */
+  logRequests: boolean;
   queue: {
     visibilityMs: number;
     /** 0 disables backpressure. */
@@ -163,6 +165,12 @@ const VARS = {
     field: stringField(),
   }),
   logLevel: d<LogLevel>({ name: 'LOG_LEVEL', description: 'structured log level', field: logLevelField, default: 'info' }),
+  logRequests: d({
+    name: 'SERVICE_LOG_REQUESTS',
+    description: 'true: one `info` line per answered request (method, URL, status, time); otherwise that line is at `debug`',
+    field: booleanField(),
+    default: false,
+  }),
   // ≥ 100 rather than a production-minded ≥ 1000 so redelivery tests stay fast; docs/architecture.md (queue contract) warns that
   // values below the slowest job cause double processing.
   visibilityMs: d({
@@ -441,6 +449,7 @@ export function loadServerSettings(env: NodeJS.ProcessEnv, cwd: string): ServerS
     adminToken: opt(VARS.adminToken),
     agentToken: opt(VARS.agentToken),
     logLevel: req(VARS.logLevel),
+    logRequests: req(VARS.logRequests),
     queue: {
       visibilityMs: req(VARS.visibilityMs),
       maxDepth: req(VARS.maxDepth),

@@ -52,6 +52,26 @@ describe('sign-in and sessions', () => {
     expect(stored).toEqual({ local: 0, session: 0, cookie: '' });
   });
 
+  it('a signed-out visit logs no console error: the session probe answers 204, not 401', async () => {
+    const context = await newContext();
+    closers.push(() => context.close());
+    const { url } = world();
+    for (const entry of [`${url}/signin`, projectUrl('flaky'), `${url}/`]) {
+      const p = await watchedPage(context);
+      const probes: number[] = [];
+      p.page.on('response', (res) => {
+        if (new URL(res.url()).pathname === '/v1/session') probes.push(res.status());
+      });
+      await p.page.goto(entry);
+      await p.page.waitForURL((u) => u.pathname === '/signin');
+      await p.page.getByLabel('Token').waitFor();
+      await p.page.waitForLoadState('networkidle');
+      expect(probes, entry).toEqual([204]);
+      expect(p.problems, `${entry}: console errors, exceptions or failed requests`).toEqual([]);
+      await p.page.close();
+    }
+  });
+
   it('refuses a cookie-authenticated mutation without the CSRF token or from another origin (403 csrf_failed)', async () => {
     const s = await signedIn();
     closers.push(() => s.close());

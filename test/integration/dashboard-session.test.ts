@@ -122,6 +122,28 @@ describe('dashboard sessions', () => {
     expect(crossSite.headers.get('set-cookie')).toBeNull();
   });
 
+  it('GET /v1/session?optional=true: 204 without a session (what the dashboard asks), the session when there is one', async () => {
+    const b = new Browser(td.url);
+    const none = await b.call('GET', '/v1/session?optional=true');
+    expect(none.status).toBe(204);
+    expect(none.json).toBeUndefined();
+    expect(none.headers.get('set-cookie')).toBeNull();
+    // Without the parameter the answer is still 401, as before.
+    expect((await b.call('GET', '/v1/session')).status).toBe(401);
+    expect((await b.call('GET', '/v1/session?optional=false')).status).toBe(401);
+    expect((await b.call('GET', '/v1/session?optional=yes')).status).toBe(400);
+
+    await b.signIn(td.token);
+    const signedIn = await b.call('GET', '/v1/session?optional=true');
+    expect(signedIn.status).toBe(200);
+    expect(signedIn.json).toMatchObject({ csrfToken: b.csrf, principal: { kind: 'project', projectSlug: 'default' } });
+    // A cookie whose session ended is no session either.
+    const oldCookie = b.cookie!;
+    expect((await b.call('DELETE', '/v1/session', { csrf: true })).status).toBe(204);
+    b.cookie = oldCookie;
+    expect((await b.call('GET', '/v1/session?optional=true')).status).toBe(204);
+  });
+
   it('needs the CSRF header and a same-origin Origin on cookie mutations; bearer callers need neither', async () => {
     const b = new Browser(td.url);
     await b.signIn(td.token);

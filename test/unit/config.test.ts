@@ -371,6 +371,7 @@ describe('loadServerSettings', () => {
       dataDir: path.join(dir, 'data'),
       clickhouse: { database: 'flakehouse' },
       logLevel: 'info',
+      logRequests: false,
       queue: { visibilityMs: 300_000, maxDepth: 10_000, pollIntervalMs: 250, maxAttempts: 8, retryBackoffMs: 1000, maxBytes: 0 },
       minFreeBytes: 64 * 1024 * 1024,
       rateLimit: { max: 600, windowMs: 60_000 },
@@ -398,6 +399,7 @@ describe('loadServerSettings', () => {
         SERVICE_CLICKHOUSE_DATABASE: 'fh_test',
         SERVICE_ADMIN_TOKEN: 'admin-secret',
         LOG_LEVEL: 'DEBUG',
+        SERVICE_LOG_REQUESTS: 'true',
         SERVICE_QUEUE_VISIBILITY_MS: '500',
         SERVICE_MAX_QUEUE_DEPTH: '0',
         POLL_INTERVAL_MS: '10',
@@ -440,6 +442,7 @@ describe('loadServerSettings', () => {
       clickhouse: { url: 'http://clickhouse:8123', user: 'fh', password: ' secret ', database: 'fh_test' },
       adminToken: 'admin-secret',
       logLevel: 'debug',
+      logRequests: true,
       queue: { visibilityMs: 500, maxDepth: 0, pollIntervalMs: 10, maxAttempts: 3, retryBackoffMs: 250, maxBytes: 1_048_576 },
       minFreeBytes: 0,
       rateLimit: { max: 5, windowMs: 1000 },
@@ -510,6 +513,7 @@ describe('loadServerSettings', () => {
         'SERVICE_ADMIN_TOKEN',
         'SERVICE_AGENT_TOKEN',
         'LOG_LEVEL',
+        'SERVICE_LOG_REQUESTS',
         'SERVICE_QUEUE_VISIBILITY_MS',
         'SERVICE_MAX_QUEUE_DEPTH',
         'POLL_INTERVAL_MS',
@@ -551,7 +555,7 @@ describe('loadServerSettings', () => {
         'SERVICE_BODY_WAIT_MS',
       ]),
     );
-    expect(names).toHaveLength(49);
+    expect(names).toHaveLength(50);
     expect(SERVER_ENV_VARS.find((v) => v.name === 'SERVICE_PORT')?.default).toBe('8080');
     expect(SERVER_ENV_VARS.find((v) => v.name === 'SERVICE_ADMIN_TOKEN')?.default).toBeUndefined();
     expect(SERVER_ENV_VARS.every((v) => v.description.length > 0)).toBe(true);

@@ -55,7 +55,8 @@ async function sessionCall(method: 'GET' | 'POST' | 'DELETE', body?: unknown): P
   if (method !== 'GET') headers['x-csrf-token'] = csrfToken;
   let res: Response;
   try {
-    res = await fetch('/v1/session', { method, headers, credentials: 'same-origin', body: body === undefined ? null : JSON.stringify(body) });
+    // GET asks with ?optional=true: no session is 204, not a 401 (which the console shows as an error).
+    res = await fetch(method === 'GET' ? '/v1/session?optional=true' : '/v1/session', { method, headers, credentials: 'same-origin', body: body === undefined ? null : JSON.stringify(body) });
   } catch {
     throw new ApiFailure(0, 'network_error', 'The daemon did not answer: is it running?');
   }
@@ -66,7 +67,7 @@ async function sessionCall(method: 'GET' | 'POST' | 'DELETE', body?: unknown): P
   return session;
 }
 
-/** The current session, or null when there is none (401). */
+/** The current session, or null when there is none (204; a 401 from an older daemon too). */
 export async function currentSession(): Promise<Session | null> {
   try {
     return await sessionCall('GET');

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { sha256Hex } from '../../domain/ids.js';
 import { SCOPES, TOKEN_RE, type ProjectRepo } from '../../store/projects.js';
 import { effectiveScopes, type Authenticator } from '../auth.js';
-import { errors } from '../errors.js';
+import { ApiError, errors } from '../errors.js';
 import { defineRoute, type AnyRouteDef } from '../route.js';
 import { checkCsrf, cookieOf, requestOrigin, sameOrigin, type CallerAuth } from './caller.js';
 import { SESSION_COOKIE, type Session, type SessionPrincipal, type SessionStore } from './store.js';
@@ -84,12 +84,23 @@ export function sessionRoutes(d: SessionRouteDeps): AnyRouteDef[] {
     defineRoute({
       method: 'GET',
       url: '/v1/session',
-      summary: 'The signed-in session: who it is, its CSRF token and expiry; 401 when there is none',
+      summary: 'The signed-in session: who it is, its CSRF token and expiry; 401 when there is none (204 with ?optional=true)',
       tags: ['session'],
       auth: { kind: 'none' },
+      // The dashboard asks on every load, signed in or not: a signed-out browser is no error there,
+      // and a 401 would be one in its console. Without the parameter the answer stays 401.
+      query: z.object({ optional: z.enum(['true', 'false']).optional().describe('true: answer 204 (no body) instead of 401 when there is no session') }),
       response: sessionViewSchema,
-      async handler({ request }) {
-        return view(await d.callers.session(cookieOf(request)));
+      async handler({ request, reply, query }) {
+        const cookie = cookieOf(request);
+        if (query.optional !== 'true') return view(await d.callers.session(cookie));
+        const session = await d.callers.session(cookie).catch((err: unknown) => {
+          if (err instanceof ApiError && err.statusCode === 401) return null;
+          throw err;
+        });
+        if (session) return view(session);
+        void reply.code(204).send();
+        return undefined;
       },
     }),
     defineRoute({

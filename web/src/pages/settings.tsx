@@ -139,8 +139,9 @@ function Channels({ slug, admin }: { slug: string; admin: boolean }) {
         {(data) =>
           data.items.length === 0 ? (
             <p>
-              No channel yet. Add Slack, webhook or email channels under <code>notifications</code> in service.yml or with{' '}
-              <code>npx flakehouse project settings</code>.
+              No channel yet. Add Slack, webhook or email channels under <code>notifications.channels</code> in service.yml (the next{' '}
+              <code>npx flakehouse report</code> syncs them), or as the project setting <code>notifications.channels</code> through the admin API:{' '}
+              <code>PATCH /v1/admin/projects/{slug}/settings</code> (docs/configuration.md).
             </p>
           ) : (
             <TableScroll label="Notification channels">
