@@ -41,6 +41,7 @@ import { metricsRoute } from './api/routes/metrics.js';
 import { SelfTelemetry } from './telemetry/self-telemetry.js';
 import { executionsExporterIds } from './telemetry/collector-metrics.js';
 import { testRoutes } from './api/routes/tests.js';
+import { quarantineListRoutes } from './api/routes/quarantine-list.js';
 import { prRoutes } from './api/routes/pr.js';
 import { badgeRoutes } from './api/routes/badge.js';
 import { projectHealthRoutes } from './api/routes/project-health.js';
@@ -51,6 +52,8 @@ import { ChannelRepo } from './store/channels.js';
 import { notificationRoutes } from './api/routes/notifications.js';
 import { artifactRoutes } from './api/routes/artifacts.js';
 import { exportRoutes, RunningExports } from './api/routes/export.js';
+import { splitRoutes } from './api/routes/splits.js';
+import { knownTestRoutes } from './api/routes/known-tests.js';
 import { SqlEndpoint } from './api/routes/clickhouse.js';
 import { redactLiteral } from './log-redaction.js';
 
@@ -158,6 +161,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     logger,
     deps: { auth, rateLimiter, admitIngest: () => ingest.admit() },
     door: settings.door,
+    logRequests: settings.logRequests,
     observe: (r) => {
       telemetry.recordRequest(r);
       requestCounts.record(r);
@@ -188,6 +192,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     ...runRoutes(runs, artifacts),
     ...rcaRoutes(rca),
     ...testRoutes({ tests, identities, codeowners, outbox: queue.outbox, artifacts }),
+    ...quarantineListRoutes({ store, tests }),
     ...artifactRoutes({ signer: artifacts, projectArtifactsEnabled: async (id) => (await projectConfigs.get(id)).config.artifacts.enabled }),
     ...prRoutes({ store, tests, codeowners }),
     ...projectHealthRoutes(healthDeps),
@@ -197,6 +202,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     ...notificationRoutes(channels),
     ...badgeRoutes({ store, tests, projects, publicApiUrl: settings.publicApiUrl }),
     ...exportRoutes({ store, artifacts: artifactInventory, running: runningExports }),
+    ...splitRoutes(store),
+    ...knownTestRoutes(store),
   ]) {
     app.routes.add(r);
   }
@@ -261,7 +268,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     for (const r of sql.routes('/clickhouse')) app.routes.add(r);
     sql.acceptAnyBody(app.fastify, '/clickhouse');
     if (settings.sql.port !== undefined) {
-      sqlApp = buildApp({ logger, deps: { auth, rateLimiter, admitIngest: () => ingest.admit() }, door: settings.door });
+      sqlApp = buildApp({ logger, deps: { auth, rateLimiter, admitIngest: () => ingest.admit() }, door: settings.door, logRequests: settings.logRequests });
       for (const r of sql.routes('')) sqlApp.routes.add(r);
       sql.acceptAnyBody(sqlApp.fastify, '');
     }

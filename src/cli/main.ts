@@ -5,12 +5,13 @@ import { parseArgs } from 'node:util';
 import { ConfigError } from '../config/errors.js';
 import { loadServerSettings, type ServerSettings } from '../config/daemon-env.js';
 import { redactIntegrationSettings } from '../config/integrations.js';
-import { redactAiSettings } from '../config/ai.js';
+import { effectiveAiRca, redactAiSettings } from '../config/ai.js';
 import { loadServiceConfig } from '../config/service-yml.js';
 import { resolveProjectConfig, type ProjectSettings } from '../config/project-settings.js';
 import type { RetentionWindows } from '../domain/retention.js';
-import { createLogger } from '../logger.js';
-import { PipelineConfigError } from '../pipeline/graph.js';
+// Type-only: the client package (scripts/build-client.mjs) bundles this module, and the logger and
+// the pipeline graph are server code, loaded by `serve` and `validate` when they run.
+import type { PipelineConfigError } from '../pipeline/graph.js';
 import type { ReloadResult } from '../pipeline/reload.js';
 import type { Daemon } from '../daemon.js';
 import { SCOPES, type Scope } from '../store/projects.js';
@@ -36,6 +37,15 @@ commands:
                                    send JUnit XML reports as one run (SERVICE_TOKEN, SERVICE_ENDPOINT); exits 0
                                    on delivery problems (the run is buffered and replayed) unless --strict;
                                    --attach uploads matching files as artifacts of the tests they name
+  run [--junit GLOB]… [--root DIR] [--attach GLOB]… -- <test command…>
+                                   run the tests with their output streamed, report their results (the reporters'
+                                   or the JUnit files the command wrote) and exit 0 when every failing test is
+                                   quarantined (the muted failures are printed and stored as such); else, and when
+                                   Flakehouse cannot be reached or there are no results, with the command's own code;
+                                   --verify-new N [--verify-budget S] [--verify-max-new M] re-runs tests new to the base
+                                   branch N times, --verify-fix [--verify-fix-runs N] the tests of "Fixes-flaky:" trailers
+                                   (runner filters for vitest/jest/playwright/pytest, or --rerun 'cmd {file} {name}');
+                                   a failed proof exits non-zero and blocks the gate
   summary [--commit SHA] [--base BRANCH] [--wait S] [--json] [--strict]
                                    print the pull request comment (markdown) for the commit CI detected
   comment [--commit SHA] [--pr N] [--repo OWNER/NAME] [--base BRANCH] [--wait S] [--strict]
@@ -48,6 +58,15 @@ commands:
   sql ["SELECT …"] [--format table|csv|tsv|json|jsonl|FORMAT] [--admin] [--database DB]
                                    run a read-only SQL query (SERVICE_TOKEN with the sql scope, or --admin);
                                    an aligned table by default; the query from stdin when none is given
+  flaky [--state flaky|broken|quarantined|new|fixed|healthy|all] [--limit N] [--sort S] [--file F] [--owner O] [--json]
+                                   the board in the terminal, worst first (SERVICE_TOKEN with the read scope)
+  quarantine TEST --reason "…" | --release | --auto [--json]
+                                   quarantine a test by hand, release it, or hand it back to automatic quarantine;
+                                   TEST is an id, a title or file::title (ambiguous: lists the candidates, exit 2)
+  --version, -v                    print the version
+  split --total N --index I [--build-id ID] FILES|GLOBS…
+                                   print shard I's (0-based) test files, balanced by their recent durations; every
+                                   shard of a build gets one plan (build id from the CI run); by name when unreachable
   summary, comment and gate wait up to --wait seconds for the commit's results (default 30 in CI, else 0) and
   exit 0 with a warning when Flakehouse or GitHub cannot be reached, unless --strict.
 
@@ -70,6 +89,8 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
       // for what it uses (no OpenTelemetry SDK, no ClickHouse client, no daemon).
       case 'report':
         return await (await import('./report.js')).report(rest, env, cwd, io);
+      case 'run':
+        return await (await import('./run.js')).runWrapped(rest, env, cwd, io);
       case 'token':
         return await token(rest, env, cwd, io);
       case 'dead':
@@ -83,6 +104,17 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
         return await (await import('./export.js')).exportCommand(rest, env, cwd, io);
       case 'sql':
         return await (await import('./sql.js')).sqlCommand(rest, env, cwd, io);
+      case 'split':
+        return await (await import('./split.js')).splitCommand(rest, env, cwd, io);
+      case 'flaky':
+        return await (await import('./flaky.js')).flakyCommand(rest, env, cwd, io);
+      case 'quarantine':
+        return await (await import('./quarantine.js')).quarantineCommand(rest, env, cwd, io);
+      case 'version':
+      case '--version':
+      case '-v':
+        io.stdout.write(`${(await import('./version.js')).cliVersion()}\n`);
+        return 0;
       case undefined:
       case 'help':
       case '--help':
@@ -94,7 +126,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
         return 2;
     }
   } catch (err) {
-    if (err instanceof ConfigError || err instanceof PipelineConfigError || err instanceof UsageError) {
+    if (err instanceof ConfigError || isPipelineConfigError(err) || err instanceof UsageError) {
       io.stderr.write(`flakehouse: ${err.message}\n`);
       return 2;
     }
@@ -103,11 +135,16 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
   }
 }
 
+/** `instanceof PipelineConfigError` without loading the pipeline graph to ask. */
+function isPipelineConfigError(err: unknown): err is PipelineConfigError {
+  return err instanceof Error && err.name === 'PipelineConfigError';
+}
+
 async function serve(args: string[], env: NodeJS.ProcessEnv, cwd: string, io: CliIo): Promise<number> {
   const { values } = parseArgs({ args, options: { pipeline: { type: 'string' } }, strict: true });
   const settings = loadServerSettings(env, cwd);
   const service = loadServiceConfig({ env, cwd });
-  const logger = createLogger(settings.logLevel);
+  const logger = (await import('../logger.js')).createLogger(settings.logLevel);
   const pipelineFile = values.pipeline ? path.resolve(cwd, values.pipeline) : undefined;
   // SIGHUP re-reads the pipeline file (Daemon.reloadPipeline; docs/pipeline.md "Reload"). Installed
   // before the server listens (SIGHUP's default ends the process); one during the start waits for it.
@@ -204,11 +241,15 @@ async function config(args: string[], env: NodeJS.ProcessEnv, cwd: string, io: C
   const { describeReporterSettings, loadReporterSettings } = await import('../reporter/settings.js');
   const { detectRunCi } = await import('../reporter/send.js');
   const reporter = describeReporterSettings(loadReporterSettings({ env, cwd, service: loaded }));
+  // Keys whose configured value this instance does not apply (`ai.rca` without an AI provider).
+  const rca = effectiveAiRca(loaded.config.ai.rca, server.ai);
+  const effective: Record<string, { value: unknown; reason: string }> = rca.reason ? { 'ai.rca': { value: rca.value, reason: rca.reason } } : {};
   const out = {
     file: loaded.file,
     token: token ? { present: true, value: redact(token) } : { present: false },
     config: loaded.config,
     sources: loaded.sources,
+    effective,
     ...(project ? { project } : {}),
     server: { ...server, adminToken: server.adminToken ? redact(server.adminToken) : undefined, agentToken: server.agentToken ? redact(server.agentToken) : undefined, clickhouse: { ...server.clickhouse, password: server.clickhouse.password ? '[redacted]' : undefined }, s3: server.s3 && { ...server.s3, secretAccessKey: server.s3.secretAccessKey ? '[redacted]' : undefined, sessionToken: server.s3.sessionToken ? '[redacted]' : undefined }, ...redactIntegrationSettings(server), ai: redactAiSettings(server.ai) },
     reporter,
@@ -219,7 +260,11 @@ async function config(args: string[], env: NodeJS.ProcessEnv, cwd: string, io: C
     io.stdout.write(`config file: ${out.file ?? '(none; defaults and environment only)'}\n`);
     io.stdout.write(`SERVICE_TOKEN: ${out.token.present ? `set (${out.token.value})` : 'not set'}\n`);
     if (project) io.stdout.write(`project settings: ${project.slug} (read from ${project.settingsFrom === 'api' ? 'the server' : 'storage'})\n`);
-    for (const [key, source] of Object.entries(loaded.sources)) io.stdout.write(`  ${key} = ${JSON.stringify(getPath(loaded.config, key))}  (${source})\n`);
+    for (const [key, source] of Object.entries(loaded.sources)) {
+      const configured = JSON.stringify(getPath(loaded.config, key));
+      const e = effective[key];
+      io.stdout.write(e ? `  ${key} = ${JSON.stringify(e.value)}  (${source}: ${configured}; ${e.reason})\n` : `  ${key} = ${configured}  (${source})\n`);
+    }
     io.stdout.write(`reporter:\n`);
     for (const [key, value] of Object.entries(out.reporter)) io.stdout.write(`  ${key} = ${JSON.stringify(value)}\n`);
     io.stdout.write(`CI detected: ${JSON.stringify(out.ci)}\n`);
