@@ -136,7 +136,8 @@ function errorMessage(body: unknown): string | undefined {
   return [message, ...issues].filter(Boolean).join('; ') || undefined;
 }
 
-function networkMessage(err: unknown): string {
+/** What went wrong reaching the server, in a line (undici's useful part is in the cause). */
+export function networkMessage(err: unknown): string {
   if (err instanceof Error) {
     if (err.name === 'TimeoutError') return 'timed out';
     // undici puts the useful part (ECONNREFUSED 127.0.0.1:8080) in the cause.

@@ -5,6 +5,7 @@
 // is used and the caller is told how old it is. `flakehouse run` mutes only on a list the server
 // answered now (`fresh`); the reporters print from either.
 import { createHash, randomBytes } from 'node:crypto';
+import { networkMessage } from './deliver.js';
 import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
@@ -124,15 +125,3 @@ function errorCode(text: string): string {
   }
 }
 
-function networkMessage(err: unknown): string {
-  if (err instanceof Error) {
-    if (err.name === 'TimeoutError') return 'timed out';
-    const cause = (err as Error & { cause?: unknown }).cause;
-    if (cause instanceof Error) {
-      const code = (cause as NodeJS.ErrnoException).code;
-      return code ? `${code}: ${cause.message}` : cause.message;
-    }
-    return err.message;
-  }
-  return String(err);
-}

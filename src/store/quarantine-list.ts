@@ -2,20 +2,15 @@
 // the reporters): people's quarantines and the scorer's automatic ones, combined as everywhere
 // else (src/domain/quarantine.ts effectiveQuarantine), with each test's identity keys and the
 // fingerprints of its aliases (a moved or renamed test still matches under its current name).
+import type { QuarantineEntry } from '../domain/mute.js';
 import { effectiveQuarantine, type AutoState, type OverrideRow } from '../domain/quarantine.js';
 import { toIso } from '../domain/time.js';
 import type { Store } from './client.js';
 import { toAuto, type AutoDbRow } from './board-columns.js';
 import type { TestRepo } from './tests.js';
 
-export interface QuarantinedTest {
-  testIdentityId: string;
-  fingerprints: string[];
-  filePath: string;
-  suite: string;
-  title: string;
-  params: Record<string, unknown> | null;
-  reason: string;
+/** A quarantined test as the runner matches it (src/domain/mute.ts), with who quarantined it and since when. */
+export interface QuarantinedTest extends QuarantineEntry {
   /** `manual`: a person's decision; `auto`: the scorer's. */
   source: 'manual' | 'auto';
   /** ISO time the quarantine began (the decision, or the scorer's quarantine). */
