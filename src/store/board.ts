@@ -27,6 +27,11 @@ export interface BoardQuery {
   quarantined?: boolean;
   /** Only tests in this state (a row not rescored since test states existed: flaky by its candidate flag, else healthy). */
   state?: TestState;
+  /** Only tests that need attention: flaky or broken (as `state` reads them), or effectively quarantined. */
+  attention?: boolean;
+  /** Only tests with an execution on this branch (exact name) / since this time (ms), in test_recent (120 days). */
+  branch?: string;
+  sinceMs?: number;
   sort: BoardSort;
   /** Rows to skip and to return; null limit: every matching row. */
   offset: number;
@@ -48,6 +53,9 @@ const EFFECTIVE_QUARANTINE = `multiIf(o_decided = 0, auto_quarantined = 1,
   o_override = 'quarantined', 1, o_override = 'released', 0,
   o_decided_ms > toUnixTimestamp64Milli(scored_at), o_state_after = 1, auto_quarantined = 1)`;
 
+/** A row's state; a row not rescored since test states existed: flaky by its candidate flag, else healthy. */
+const STATE = `multiIf(state != '', state, candidate = 1, 'flaky', 'healthy')`;
+
 export class BoardRepo {
   constructor(private readonly store: Store) {}
 
@@ -58,6 +66,25 @@ export class BoardRepo {
       { projectId },
     );
     return rows.map((r) => r.file_path);
+  }
+
+  /**
+   * The project's default branch as its runs show it: the base branch most PR runs target, else the
+   * branch most runs without a PR ran on; null before any run.
+   */
+  async defaultBranch(projectId: string): Promise<string | null> {
+    const runs = this.store.table('runs');
+    const rows = await this.store.query<{ b: string; base: number | string }>(
+      `SELECT b, base FROM (
+         SELECT base_branch AS b, 1 AS base, uniqExact(id) AS n FROM ${runs}
+         WHERE project_id = {projectId:UUID} AND base_branch != '' GROUP BY b
+         UNION ALL
+         SELECT branch AS b, 0 AS base, uniqExact(id) AS n FROM ${runs}
+         WHERE project_id = {projectId:UUID} AND pr_number IS NULL AND branch != '' GROUP BY b
+       ) ORDER BY base DESC, n DESC, b LIMIT 1`,
+      { projectId },
+    );
+    return rows[0]?.b ?? null;
   }
 
   /** One page of matching rows (ask for one more than shown to learn whether another page follows). */
@@ -77,18 +104,34 @@ export class BoardRepo {
       params.filePaths = q.filePaths;
     }
     if (q.state !== undefined) {
-      where.push(`multiIf(state != '', state, candidate = 1, 'flaky', 'healthy') = {state:String}`);
+      where.push(`${STATE} = {state:String}`);
       params.state = q.state;
     }
+    if (q.branch !== undefined || q.sinceMs !== undefined) {
+      // Tests run on the branch / in the window: the per-test recent executions (sorted by test).
+      const seen = ['project_id = {projectId:UUID}'];
+      if (q.branch !== undefined) {
+        seen.push('branch = {branch:String}');
+        params.branch = q.branch;
+      }
+      if (q.sinceMs !== undefined) {
+        seen.push('started_at >= fromUnixTimestamp64Milli({sinceMs:Int64})');
+        params.sinceMs = q.sinceMs;
+      }
+      where.push(`test_id IN (SELECT test_id FROM ${this.store.table('test_recent')} WHERE ${seen.join(' AND ')})`);
+    }
     let table = `${this.store.table('test_state')} FINAL`;
-    if (q.quarantined !== undefined) {
+    if (q.quarantined !== undefined || q.attention) {
       table += ` LEFT JOIN (
          SELECT test_id AS o_test_id, 1 AS o_decided, override AS o_override, state_after AS o_state_after,
                 toUnixTimestamp64Milli(decided_at) AS o_decided_ms
          FROM ${this.store.table('quarantine_overrides')} FINAL WHERE project_id = {projectId:UUID}
        ) AS o ON o_test_id = test_id`;
-      where.push(`${EFFECTIVE_QUARANTINE} = {quarantined:UInt8}`);
-      params.quarantined = q.quarantined ? 1 : 0;
+      if (q.quarantined !== undefined) {
+        where.push(`${EFFECTIVE_QUARANTINE} = {quarantined:UInt8}`);
+        params.quarantined = q.quarantined ? 1 : 0;
+      }
+      if (q.attention) where.push(`(${STATE} IN ('flaky', 'broken') OR ${EFFECTIVE_QUARANTINE} = 1)`);
     }
     const rows = await this.store.query<Row>(
       `SELECT ${BOARD_COLUMNS}, toUnixTimestamp64Milli(last_seen_at) AS last_seen_ms

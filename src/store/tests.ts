@@ -252,6 +252,11 @@ export class TestRepo {
     return new BoardRepo(this.store).page(projectId, q);
   }
 
+  /** The project's default branch as its runs show it (store/board.ts), for the board's branch filter. */
+  boardDefaultBranch(projectId: string): Promise<string | null> {
+    return new BoardRepo(this.store).defaultBranch(projectId);
+  }
+
   /** The project's test file paths, for resolving an owner filter into paths (store/board.ts). */
   boardFilePaths(projectId: string): Promise<string[]> {
     return new BoardRepo(this.store).filePaths(projectId);

@@ -46,7 +46,8 @@ describe('pages as a project token sees them', () => {
   it('the flaky board: every test of GET /v1/flaky, in its order, with its state, score, owners and quarantine state', async () => {
     const board = (await restJson('/v1/flaky?limit=50')).items as BoardItem[];
     expect(board.length).toBeGreaterThan(10);
-    await s.page.goto(projectUrl('flaky'));
+    // Every test: the board opens on those that need attention, `state=all` shows them all.
+    await s.page.goto(`${projectUrl('flaky')}?state=all`);
     const rows = s.page.locator('table.board tbody tr');
     await expect.poll(() => rows.count()).toBe(board.length);
     const shown = await rows.evaluateAll((trs) =>

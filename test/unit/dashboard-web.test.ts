@@ -79,10 +79,17 @@ describe('dashboard URLs', () => {
 describe('flaky board', () => {
   it('turns the URL filters into the procedure input, dropping what the procedure would refuse', () => {
     expect(boardInput(new URLSearchParams('state=broken'), 0)).toEqual({ limit: PAGE_SIZE, offset: 0, state: 'broken' });
-    expect(boardInput(new URLSearchParams('state=sideways'), 0)).toEqual({ limit: PAGE_SIZE, offset: 0 });
+    // No state (or an unknown one): what needs attention; state=all: every test.
+    expect(boardInput(new URLSearchParams('state=sideways'), 0)).toEqual({ limit: PAGE_SIZE, offset: 0, attention: true });
+    expect(boardInput(new URLSearchParams(''), 0)).toEqual({ limit: PAGE_SIZE, offset: 0, attention: true });
+    expect(boardInput(new URLSearchParams('state=all'), 0)).toEqual({ limit: PAGE_SIZE, offset: 0 });
+    // Branch: the default one, a named one; range: its days (an unknown one is dropped).
+    expect(boardInput(new URLSearchParams('state=all&branch=%40default&range=14d'), 0)).toEqual({ limit: PAGE_SIZE, offset: 0, defaultBranch: true, days: 14 });
+    expect(boardInput(new URLSearchParams('state=all&branch=feature%2Fx&range=5y'), 0)).toEqual({ limit: PAGE_SIZE, offset: 0, branch: 'feature/x' });
     expect(boardInput(new URLSearchParams('owner=%40shop%2Fpayments&suite=+cart+&file=src&minScore=0.5&quarantined=true&sort=flipRate'), 2)).toEqual({
       limit: PAGE_SIZE,
       offset: 2 * PAGE_SIZE,
+      attention: true,
       owner: '@shop/payments',
       suite: 'cart',
       file: 'src',
@@ -90,7 +97,7 @@ describe('flaky board', () => {
       quarantined: true,
       sort: 'flipRate',
     });
-    expect(boardInput(new URLSearchParams('minScore=abc&quarantined=maybe&sort=random&owner=+'), 0, 500)).toEqual({ limit: 500, offset: 0 });
+    expect(boardInput(new URLSearchParams('minScore=abc&quarantined=maybe&sort=random&owner=+&state=all'), 0, 500)).toEqual({ limit: 500, offset: 0 });
   });
 
   const row: BoardRow = {

@@ -48,6 +48,13 @@ export const flakyQuerySchema = z.object({
   quarantined: bool.optional(),
   /** Only tests in this state (new, healthy, flaky, broken, fixed). */
   state: z.enum(TEST_STATES).optional(),
+  /** true: only tests that need attention (flaky, broken or quarantined); the dashboard's default. */
+  attention: bool.optional(),
+  /** Only tests run on this branch; `defaultBranch=true`: on the project's default branch (the one PRs target). */
+  branch: z.string().min(1).max(255).optional(),
+  defaultBranch: bool.optional(),
+  /** Only tests run in the last this many days. */
+  days: z.coerce.number().int().min(1).max(120).optional(),
   sort: z.enum(BOARD_SORTS).default('score'),
   /** Rows to skip; `cursor` (the previous page's nextCursor) is the same, opaque. */
   offset: z.coerce.number().int().min(0).max(1_000_000).optional(),
@@ -157,16 +164,21 @@ export async function flakyBoard(
   const noQuarantined = query.quarantined === false || !query.includeQuarantined;
   if (onlyQuarantined && noQuarantined) return { items: [] };
   const quarantined = onlyQuarantined ? true : noQuarantined ? false : undefined;
-  const [owners, paths] = await Promise.all([
+  const [owners, paths, defaultBranch] = await Promise.all([
     d.codeowners.resolver(projectId),
     query.owner === undefined ? undefined : d.tests.boardFilePaths(projectId),
+    query.defaultBranch === true && query.branch === undefined ? d.tests.boardDefaultBranch(projectId) : undefined,
   ]);
+  // No run yet: no default branch, so no test ran on it.
+  if (defaultBranch === null) return { items: [] };
+  const branch = query.branch ?? defaultBranch;
+  const sinceMs = query.days === undefined ? undefined : Date.now() - query.days * 86_400_000;
   // The owner filter as the files the owner owns: CODEOWNERS is matched here, once per file.
   const owned = paths?.filter((p) => owners(p).some((x) => ownerMatches([x], query.owner!)));
   if (owned?.length === 0) return { items: [] };
   // Every filter in SQL pages there; an owner of very many files is filtered after a whole read.
   const inSql = owned === undefined || owned.length <= (opts.ownerPathsInSql ?? OWNER_PATHS_IN_SQL);
-  const sql = { minScore: query.minScore, suite: query.suite, file: query.file, quarantined, state: query.state, sort: query.sort, ...(inSql && owned ? { filePaths: owned } : {}) };
+  const sql = { minScore: query.minScore, suite: query.suite, file: query.file, quarantined, state: query.state, attention: query.attention, branch, sinceMs, sort: query.sort, ...(inSql && owned ? { filePaths: owned } : {}) };
   const [{ rows }, overrides] = await Promise.all([
     d.tests.boardPage(projectId, inSql ? { ...sql, offset, limit: query.limit + 1 } : { ...sql, offset: 0, limit: null }),
     d.tests.overrides(projectId, null),

@@ -22,6 +22,17 @@ export const STATE_FILTERS = [
   ['healthy', 'Healthy'],
 ] as const;
 
+/** `state=all` in the URL: every test; no `state`: only those that need attention (the default view). */
+export const ALL_STATES = 'all';
+/** `branch=@default` in the URL: the project's default branch (the one its PRs target). */
+export const DEFAULT_BRANCH = '@default';
+/** The board's time ranges: the URL's `range` and the days it covers. */
+export const RANGES = [
+  ['7d', 7, 'Last 7 days'],
+  ['14d', 14, 'Last 14 days'],
+  ['30d', 30, 'Last 30 days'],
+] as const;
+
 /** The board's filters as the URL carries them. */
 export function boardInput(q: URLSearchParams, page: number, limit = PAGE_SIZE): BoardInput {
   const input: BoardInput = { limit, offset: page * limit };
@@ -41,6 +52,13 @@ export function boardInput(q: URLSearchParams, page: number, limit = PAGE_SIZE):
   const state = q.get('state');
   const known = STATE_FILTERS.find(([s]) => s === state);
   if (known) input.state = known[0];
+  // The default view: what needs attention (flaky, broken or quarantined); `state=all` shows every test.
+  else if (state !== ALL_STATES) input.attention = true;
+  const branch = q.get('branch')?.trim();
+  if (branch === DEFAULT_BRANCH) input.defaultBranch = true;
+  else if (branch) input.branch = branch;
+  const range = RANGES.find(([r]) => r === q.get('range'));
+  if (range) input.days = range[1];
   return input;
 }
 

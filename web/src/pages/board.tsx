@@ -2,7 +2,7 @@
 // paged on the server; quarantine/release with a reason; CSV of the filtered board.
 import { useState } from 'preact/hooks';
 import { api } from '../api.js';
-import { PAGE_SIZE, SORTS, STATE_FILTERS, boardCsv, boardInput, type BoardRow } from '../lib/board.js';
+import { ALL_STATES, DEFAULT_BRANCH, PAGE_SIZE, RANGES, SORTS, STATE_FILTERS, boardCsv, boardInput, type BoardRow } from '../lib/board.js';
 import type { PageProps } from '../app.js';
 import { navigate, projectPath, withQuery, type Location } from '../router.js';
 import { hasScope, useSession } from '../session.js';
@@ -24,16 +24,36 @@ export function BoardPage({ params, loc }: PageProps) {
   const q = useQuery(() => api(slug).flaky.board.query(input), [slug, input]);
   const [dialog, setDialog] = useState<{ row: BoardRow; action: 'quarantine' | 'release' } | null>(null);
   const canQuarantine = hasScope(session, 'quarantine');
-  const filtered = ['owner', 'suite', 'file', 'minScore', 'quarantined', 'state'].some((k) => loc.query.get(k));
+  const filtered = ['owner', 'suite', 'file', 'minScore', 'quarantined', 'branch', 'range'].some((k) => loc.query.get(k));
+  // No state in the URL: the default view, what needs attention; `state=all` or one state: chosen.
+  const attention = input.attention === true;
+  // Nothing needs attention: is there any scored test at all (else: how to send the first run)?
+  const nothing = attention && !filtered && page === 0 && q.data?.items.length === 0;
+  const anyTest = useQuery(() => (nothing ? api(slug).flaky.board.query({ limit: 1 }) : Promise.resolve(null)), [slug, nothing]);
 
   return (
     <>
-      <PageTitle title="Flaky board">Tests ranked by flakiness score, worst first.</PageTitle>
+      <PageTitle title="Flaky board">
+        {attention ? 'Tests that need attention (flaky, broken or quarantined), worst first. ' : 'Tests ranked by flakiness score, worst first. '}
+        {attention ? <a href={withQuery(loc, { state: ALL_STATES, page: null })}>Show all tests</a> : null}
+      </PageTitle>
       <Filters loc={loc} />
       <Async q={q} what="the flaky board">
         {(data) =>
           data.items.length === 0 && page === 0 ? (
-            filtered ? (
+            attention && !filtered ? (
+              !anyTest.data ? (
+                <p aria-busy="true">Loading…</p>
+              ) : anyTest.data.items.length === 0 ? (
+                <NoRunsHelp slug={slug} what="No scored tests yet" />
+              ) : (
+                <Empty title="Nothing needs attention">
+                  <p>
+                    No test is flaky, broken or quarantined. <a href={withQuery(loc, { state: ALL_STATES, page: null })}>Show all tests</a>.
+                  </p>
+                </Empty>
+              )
+            ) : filtered || loc.query.get('state') ? (
               <Empty title="No test matches these filters">
                 <p>
                   <a href={loc.path}>Clear the filters</a> or lower the minimum score.
@@ -52,7 +72,7 @@ export function BoardPage({ params, loc }: PageProps) {
                 <CsvButton slug={slug} query={loc.query} />
               </div>
               <TableScroll label="Flaky tests">
-                <table class="striped board">
+                <table class="striped board row-cards">
                   <thead>
                     <tr>
                       <th scope="col">Test</th>
@@ -75,7 +95,7 @@ export function BoardPage({ params, loc }: PageProps) {
                   <tbody>
                     {data.items.map((row) => (
                       <tr key={row.testIdentityId}>
-                        <td class="title-cell">
+                        <td class="title-cell" data-label="Test">
                           <a href={projectPath(slug, 'tests', row.testIdentityId)}>{row.title}</a>
                           <br />
                           <small class="muted">
@@ -84,7 +104,7 @@ export function BoardPage({ params, loc }: PageProps) {
                           </small>
                         </td>
                         <StateCell row={row} />
-                        <td class="num">
+                        <td class="num" data-label="Score">
                           {score(row.score)}
                           {row.quarantineCandidate ? (
                             <span class="pill" title="flaky: a quarantine candidate">
@@ -92,12 +112,20 @@ export function BoardPage({ params, loc }: PageProps) {
                             </span>
                           ) : null}
                         </td>
-                        <td class={`trend-${row.trend}`}>{row.trend}</td>
-                        <td class="num">{pct(row.passOnRerunRate)}</td>
-                        <td class="num">{pct(row.flipRate)}</td>
-                        <td class="owners">{row.owners.length ? row.owners.map((o) => <span key={o}>{o}</span>) : <span class="muted">none</span>}</td>
-                        <td class="nowrap">{ago(row.lastFlakedAt)}</td>
-                        <td class="quarantine">
+                        <td class={`trend-${row.trend}`} data-label="Trend">
+                          {row.trend}
+                        </td>
+                        <td class="num" data-label="Rerun">
+                          {pct(row.passOnRerunRate)}
+                        </td>
+                        <td class="num" data-label="Flips">
+                          {pct(row.flipRate)}
+                        </td>
+                        <td class="owners" data-label="Owners">{row.owners.length ? row.owners.map((o) => <span key={o}>{o}</span>) : <span class="muted">none</span>}</td>
+                        <td class="nowrap" data-label="Flaked">
+                          {ago(row.lastFlakedAt)}
+                        </td>
+                        <td class="quarantine" data-label="Quarantine">
                           {row.quarantined ? <span class="pill">quarantined</span> : <span class="muted">no</span>}{' '}
                           {canQuarantine ? (
                             <button
@@ -138,7 +166,7 @@ export function BoardPage({ params, loc }: PageProps) {
 function StateCell({ row }: { row: BoardRow }) {
   const since = showsSince(row.state) ? row.stateSince : null;
   return (
-    <td class="state-cell">
+    <td class="state-cell" data-label="State">
       <StatePill state={row.state} />
       {since?.commitSha ? (
         <>
@@ -197,8 +225,25 @@ function Filters({ loc }: { loc: Location }) {
   const apply = (form: HTMLFormElement) => {
     const f = new FormData(form);
     const get = (k: string) => field(f, k);
-    navigate(withQuery(loc, { owner: get('owner'), suite: get('suite'), file: get('file'), minScore: get('minScore'), quarantined: get('quarantined'), state: get('state'), sort: get('sort') === 'score' ? null : get('sort'), page: null }));
+    const branchMode = get('branchMode');
+    const branch = branchMode === 'named' ? get('branchName') : branchMode;
+    navigate(
+      withQuery(loc, {
+        owner: get('owner'),
+        suite: get('suite'),
+        file: get('file'),
+        minScore: get('minScore'),
+        quarantined: get('quarantined'),
+        state: get('state'),
+        branch,
+        range: get('range'),
+        sort: get('sort') === 'score' ? null : get('sort'),
+        page: null,
+      }),
+    );
   };
+  const urlBranch = q.get('branch') ?? '';
+  const [named, setNamed] = useState(urlBranch !== '' && urlBranch !== DEFAULT_BRANCH);
   return (
     <form
       class="filters"
@@ -227,8 +272,42 @@ function Filters({ loc }: { loc: Location }) {
       <label>
         State
         <select name="state" value={q.get('state') ?? ''} onChange={(e) => apply(e.currentTarget.form!)}>
-          <option value="">any state</option>
+          <option value="">needs attention</option>
+          <option value={ALL_STATES}>all tests</option>
           {STATE_FILTERS.map(([value, label]) => (
+            <option key={value} value={value}>
+              {label}
+            </option>
+          ))}
+        </select>
+      </label>
+      <label>
+        Branch
+        <select
+          name="branchMode"
+          value={named ? 'named' : urlBranch}
+          onChange={(e) => {
+            const v = e.currentTarget.value;
+            setNamed(v === 'named');
+            if (v !== 'named') apply(e.currentTarget.form!);
+          }}
+        >
+          <option value="">any branch</option>
+          <option value={DEFAULT_BRANCH}>default branch</option>
+          <option value="named">another branch…</option>
+        </select>
+      </label>
+      {named ? (
+        <label>
+          Branch name
+          <UrlInput name="branchName" urlValue={urlBranch === DEFAULT_BRANCH ? '' : urlBranch} placeholder="main" />
+        </label>
+      ) : null}
+      <label>
+        Seen in
+        <select name="range" value={q.get('range') ?? ''} onChange={(e) => apply(e.currentTarget.form!)}>
+          <option value="">any time</option>
+          {RANGES.map(([value, , label]) => (
             <option key={value} value={value}>
               {label}
             </option>

@@ -221,18 +221,26 @@ function SuiteTable({ slug, data }: { slug: string; data: SuiteData }) {
         {data.fromDay} to {data.toDay}, worst first (failed + flaky share).
       </p>
       <TableScroll label="Suites">
-        <table class="striped">
+        <table class="striped row-cards suites">
           <HeadRow cols={['Suite', { label: 'Executions', num: true }, { label: 'Failed', num: true }, { label: 'Flaky', num: true }, { label: 'Mean duration', num: true }]} />
           <tbody>
             {data.suites.map((s) => (
               <tr key={s.suite}>
-                <td>
+                <td data-label="Suite">
                   <a href={`${projectPath(slug, 'suites')}?suite=${encodeURIComponent(s.suite)}`}>{s.suite || '(no suite)'}</a>
                 </td>
-                <td class="num">{num(s.executions)}</td>
-                <td class="num">{pct(s.failRate, 1)}</td>
-                <td class="num">{pct(s.flakyRate, 1)}</td>
-                <td class="num">{duration(s.executions ? s.durationMs / s.executions : 0)}</td>
+                <td class="num" data-label="Executions">
+                  {num(s.executions)}
+                </td>
+                <td class="num" data-label="Failed">
+                  {pct(s.failRate, 1)}
+                </td>
+                <td class="num" data-label="Flaky">
+                  {pct(s.flakyRate, 1)}
+                </td>
+                <td class="num" data-label="Mean duration">
+                  {duration(s.executions ? s.durationMs / s.executions : 0)}
+                </td>
               </tr>
             ))}
           </tbody>
