@@ -35,6 +35,14 @@ export interface CommitFixVerification {
   failed: number;
 }
 
+/** One commit of a pull request, from its runs. */
+export interface PrCommitRow {
+  commitSha: string;
+  runs: number;
+  firstRunAt: number;
+  lastRunAt: number;
+}
+
 /** The verification mark of an execution (src/domain/verify.ts VERIFY_ATTRIBUTE). */
 const VERIFY_KIND = `JSONExtractString(attributes, 'flakehouse.verify')`;
 
@@ -97,6 +105,23 @@ export class PrSummaryRepo {
       hasRunSpan: toNumber(r.has_run_span) === 1,
       idempotencyKey: r.idempotency_key,
     }));
+  }
+
+  /**
+   * The commits of pull request `prNumber` (its runs' distinct shas of 7 or more characters), the
+   * one run last first, with their runs' count and when the first and last started; at most `limit`.
+   */
+  async prCommits(projectId: string, prNumber: number, limit: number): Promise<PrCommitRow[]> {
+    const rows = await this.store.query<{ commit_sha: string; runs: number | string; first_ms: number | string; last_ms: number | string }>(
+      `SELECT commit_sha, count() AS runs, toUnixTimestamp64Milli(min(started_at)) AS first_ms, toUnixTimestamp64Milli(max(started_at)) AS last_ms
+       FROM ${this.store.table('runs')} FINAL
+       WHERE project_id = {projectId:UUID} AND pr_number = {prNumber:UInt32} AND length(commit_sha) >= 7
+       GROUP BY commit_sha
+       ORDER BY last_ms DESC, commit_sha
+       LIMIT {limit:UInt32}`,
+      { projectId, prNumber, limit },
+    );
+    return rows.map((r) => ({ commitSha: r.commit_sha, runs: toNumber(r.runs), firstRunAt: toNumber(r.first_ms), lastRunAt: toNumber(r.last_ms) }));
   }
 
   /** Tests that failed or flaked in any of the runs, with their counts over all of them. */

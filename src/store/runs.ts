@@ -2,6 +2,7 @@
 import type { ExecutionRecord, IdentityRecord, RunRecord, RunState } from '../domain/records.js';
 import type { CiProvider, RunStatus, Trigger } from '../domain/batch.js';
 import { toIso } from '../domain/time.js';
+import { githubCommitUrl } from '../domain/commit-url.js';
 import { toNumber, type Store } from './client.js';
 import { executionsWithReport } from './rca.js';
 import { chTime } from './time.js';
@@ -191,6 +192,12 @@ export interface RunDetail extends RunListItem {
   finishedAt: string | null;
   /** Where the PR's branch forked from its base branch; null when the sender did not know. */
   mergeBase: string | null;
+  /** The CI job's page, when the sender knew it. */
+  ciJobUrl: string | null;
+  /** The repository as `owner/name`, when the sender knew it. */
+  repository: string | null;
+  /** The commit's page on GitHub, when the repository is known to be there (src/domain/commit-url.ts). */
+  commitUrl: string | null;
   executions: RunExecutionItem[];
 }
 
@@ -299,8 +306,8 @@ export class RunRepo {
   }
 
   async get(projectId: string, runId: string): Promise<RunDetail | null> {
-    const rows = await this.store.query<RunDbRow & { merge_base: string }>(
-      `SELECT ${RUN_COLUMNS}, merge_base FROM ${this.store.table('runs')} FINAL WHERE project_id = {projectId:UUID} AND id = {runId:UUID} LIMIT 1`,
+    const rows = await this.store.query<RunDbRow & { merge_base: string; ci_job_url: string; repository: string }>(
+      `SELECT ${RUN_COLUMNS}, merge_base, ci_job_url, repository FROM ${this.store.table('runs')} FINAL WHERE project_id = {projectId:UUID} AND id = {runId:UUID} LIMIT 1`,
       { projectId, runId },
     );
     const r = rows[0];
@@ -321,6 +328,9 @@ export class RunRepo {
       trigger: r.trigger,
       finishedAt: r.finished_ms === null ? null : toIso(toNumber(r.finished_ms)),
       mergeBase: r.merge_base === '' ? null : r.merge_base,
+      ciJobUrl: /^https?:\/\//i.test(r.ci_job_url) ? r.ci_job_url : null,
+      repository: r.repository === '' ? null : r.repository,
+      commitUrl: githubCommitUrl({ repository: r.repository, ciProvider: r.ci_provider, ciJobUrl: r.ci_job_url }, r.commit_sha),
       executions: execs.map((e) => ({
         id: e.id,
         ...toExecutedTest(e),

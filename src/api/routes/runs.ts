@@ -52,6 +52,12 @@ export const runDetailSchema = runItemSchema.extend({
   finishedAt: z.string().nullable(),
   /** The PR's merge base (lowercase hex), null when unknown. */
   mergeBase: z.string().nullable(),
+  /** The CI job's page (http or https), null when unknown. */
+  ciJobUrl: z.string().nullable(),
+  /** The repository as `owner/name`, null when unknown. */
+  repository: z.string().nullable(),
+  /** The commit's page on GitHub when the repository is known to be there (GitHub Actions, or a github.com job URL), else null. */
+  commitUrl: z.string().nullable(),
   executions: z.array(
     z.object({
       id: z.string(),

@@ -1,5 +1,7 @@
 // Procedures of the runs pages, the commit/PR page, RCA and project health.
 import { gateResponseSchema, summaryResponseSchema } from '../../domain/pr-schemas.js';
+import { toIso } from '../../domain/time.js';
+import { PrSummaryRepo } from '../../store/pr-summary.js';
 import { SuiteHealthRepo } from '../../store/suite-health.js';
 import { errors } from '../errors.js';
 import { projectHealth } from '../routes/project-health.js';
@@ -12,6 +14,8 @@ import { restHandler } from './rest-handler.js';
 
 const DAY_MS = 86_400_000;
 const dayOf = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
+/** Commits of one PR the PR page lists with their verdicts (each is one gate computation). */
+export const PR_COMMITS_MAX = 20;
 const ratio = (n: number, of: number): number => (of > 0 ? Math.round((n / of) * 10_000) / 10_000 : 0);
 
 export function runsRouter(d: TrpcDeps, p: ProcedureKinds) {
@@ -56,6 +60,30 @@ export function runsRouter(d: TrpcDeps, p: ProcedureKinds) {
       }),
     },
     pr: {
+      // Each commit's verdict is GET /v1/runs/gate's, four commits at a time.
+      commits: p.read.input(PROCEDURES['pr.commits'].input).query(async ({ ctx, input }) => {
+        const rows = await new PrSummaryRepo(d.store).prCommits(ctx.projectId, input.prNumber, PR_COMMITS_MAX + 1);
+        const shown = rows.slice(0, PR_COMMITS_MAX);
+        const commits = await mapLimit(shown, 4, async (c) => {
+          const g = await gate(ctx.principal, { query: { commitSha: c.commitSha, baseBranch: input.baseBranch, strictness: input.strictness } });
+          const gt = g.found ? g.gate : null;
+          const failed = gt ? gt.tests.filter((t) => t.status === 'fail').length : 0;
+          return {
+            commitSha: c.commitSha,
+            runs: c.runs,
+            firstRunAt: toIso(c.firstRunAt),
+            lastRunAt: toIso(c.lastRunAt),
+            runStatus: gt?.runStatus ?? null,
+            complete: gt?.complete ?? false,
+            failed,
+            flaky: gt ? gt.tests.length - failed : 0,
+            gate: gt
+              ? { verdict: gt.verdict, baseBranch: gt.baseBranch, strictness: gt.strictness, newFailures: gt.newFailures, knownFlakes: gt.knownFlakes, brokenOnBase: gt.brokenOnBase }
+              : null,
+          };
+        });
+        return { prNumber: input.prNumber, commits, more: rows.length > PR_COMMITS_MAX };
+      }),
       summary: p.read.input(PROCEDURES['pr.summary'].input).query(async ({ ctx, input }) => {
         let commitSha: string;
         if ('prNumber' in input) {
@@ -70,4 +98,18 @@ export function runsRouter(d: TrpcDeps, p: ProcedureKinds) {
       }),
     },
   };
+}
+
+/** `f` over `items` with at most `n` calls in flight; the answers in the items' order. */
+async function mapLimit<T, R>(items: readonly T[], n: number, f: (item: T) => Promise<R>): Promise<R[]> {
+  const out: R[] = new Array<R>(items.length);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await f(items[i]!);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(n, items.length) }, worker));
+  return out;
 }

@@ -1,4 +1,5 @@
-// A commit or a pull request: the summary and the gate verdict as the PR comment shows them.
+// A commit or a pull request: the summary and the gate verdict as the PR comment shows them; a pull
+// request lists every commit with its verdict (pr-commits.tsx).
 import { api, type Outputs } from '../api.js';
 import type { PageProps } from '../app.js';
 import { projectPath } from '../router.js';
@@ -9,6 +10,7 @@ import { Async, PageTitle, TableScroll } from '../ui/states.js';
 import { Status } from '../ui/status.js';
 import { CommitLink, HeadRow } from '../ui/table.js';
 import { CLASSIFICATION_TEXT, type GateTest } from '../lib/gate.js';
+import { PrCommits } from './pr-commits.js';
 
 type Pr = Outputs['pr']['summary'];
 
@@ -28,17 +30,29 @@ export function CommitPage({ params }: PageProps) {
   );
 }
 
+/** Every commit of the PR with its verdict, newest first; the latest opens on its summary and gate. */
 export function PullPage({ params }: PageProps) {
   const slug = params.slug!;
   const pr = Number(params.prNumber);
   const q = useQuery(() => api(slug).pr.summary.query({ prNumber: pr }), [slug, pr]);
+  const commits = useQuery(() => api(slug).pr.commits.query({ prNumber: pr }), [slug, pr]);
   return (
     <>
       <PageTitle title={`Pull request #${params.prNumber}`}>
         <a href={`${projectPath(slug, 'runs')}?prNumber=${encodeURIComponent(params.prNumber!)}`}>Runs of this pull request</a>
       </PageTitle>
       <Async q={q} what="the pull request summary">
-        {(data) => <PrView slug={slug} data={data} />}
+        {(data) => (
+          <Async q={commits} what="the pull request's commits">
+            {(list) =>
+              list.commits.length ? (
+                <PrCommits slug={slug} data={list} latestSha={data.commitSha} latest={<PrView slug={slug} data={data} />} view={(d) => <PrView slug={slug} data={d} />} />
+              ) : (
+                <PrView slug={slug} data={data} />
+              )
+            }
+          </Async>
+        )}
       </Async>
     </>
   );

@@ -1,17 +1,17 @@
 // Runs, newest first, filtered by branch, commit, PR and status (all in the URL), cursor-paged;
-// and one run with its executions.
+// one run's page is run.tsx.
 import { api, type Inputs } from '../api.js';
 import type { PageProps } from '../app.js';
 import { navigate, projectPath, withQuery, type Location } from '../router.js';
-import { Artifacts, isArtifactView } from '../ui/artifacts.js';
 import { field } from '../ui/form.js';
-import { duration, when } from '../ui/format.js';
+import { duration } from '../ui/format.js';
 import { useQuery } from '../ui/query.js';
 import { UrlInput } from '../ui/url-input.js';
 import { Async, Empty, PageTitle, TableScroll } from '../ui/states.js';
-import { Status } from '../ui/status.js';
-import { CommitLink, HeadRow, StartCells } from '../ui/table.js';
+import { HeadRow, StartCells } from '../ui/table.js';
 import { NoRunsHelp } from './no-runs.js';
+
+export { RunPage } from './run.js';
 
 type RunsInput = Exclude<Inputs['runs']['list'], void | undefined>;
 const STATUSES = ['passed', 'failed', 'running', 'canceled'] as const;
@@ -124,74 +124,5 @@ function RunFilters({ loc }: { loc: Location }) {
       </label>
       <button type="submit">Apply filters</button>
     </form>
-  );
-}
-
-export function RunPage({ params }: PageProps) {
-  const slug = params.slug!;
-  const runId = params.runId!;
-  const q = useQuery(() => api(slug).run.get.query({ runId }), [slug, runId]);
-  return (
-    <Async q={q} what="the run" page="Run">
-      {(r) => {
-        const failing = r.executions.filter((e) => e.status !== 'pass' && e.status !== 'skip');
-        return (
-          <>
-            <PageTitle title={`Run on ${r.branch}`}>
-              <Status status={r.status} /> {when(r.startedAt)} · {duration(r.durationMs)} · {r.ciProvider} ({r.trigger})
-            </PageTitle>
-            <p>
-              Commit{' '}
-              <CommitLink slug={slug} sha={r.commitSha} />
-              {r.prNumber !== null ? (
-                <>
-                  {' '}
-                  · pull request <a href={projectPath(slug, 'pulls', r.prNumber)}>#{r.prNumber}</a>
-                </>
-              ) : null}{' '}
-              · <a href={`${projectPath(slug, 'runs')}?branch=${encodeURIComponent(r.branch)}`}>other runs on {r.branch}</a>
-            </p>
-            <section class="cards" aria-label="Counts">
-              {(['total', 'passed', 'failed', 'flaky', 'skipped'] as const).map((k) => (
-                <article key={k}>
-                  <small class="muted">{k}</small>
-                  <div class="value" data-testid={`run-${k}`}>
-                    {r.counts[k]}
-                  </div>
-                </article>
-              ))}
-            </section>
-            <h2>Executions{failing.length ? ` (${failing.length} not passing first)` : ''}</h2>
-            <TableScroll label="Executions">
-              <table class="striped">
-                <HeadRow cols={['Test', 'Status', { label: 'Attempt', num: true }, { label: 'Duration', num: true }, 'Error']} />
-                <tbody>
-                  {[...failing, ...r.executions.filter((e) => !failing.includes(e))].map((e) => (
-                    <tr key={e.id}>
-                      <td class="title-cell">
-                        <a href={projectPath(slug, 'executions', e.id)}>{e.title}</a>
-                        <br />
-                        <small class="muted">
-                          <a href={projectPath(slug, 'tests', e.testIdentityId)}>test page</a> · {e.filePath}
-                        </small>
-                      </td>
-                      <td>
-                        <Status status={e.status} />
-                      </td>
-                      <td class="num">{e.attempt}</td>
-                      <td class="num">{duration(e.durationMs)}</td>
-                      <td>
-                        {e.errorMessage ? <small>{e.errorMessage.slice(0, 200)}</small> : null}
-                        {e.artifacts.length ? <Artifacts items={e.artifacts.filter(isArtifactView).filter((a) => !a.contentType.startsWith('video/'))} /> : null}
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </TableScroll>
-          </>
-        );
-      }}
-    </Async>
   );
 }
