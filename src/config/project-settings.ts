@@ -85,6 +85,7 @@ function settingsSchema(mode: Mode) {
           ciMinute: key(FIELDS.costCiMinute.schema, mode),
           developerHour: key(FIELDS.costDeveloperHour.schema, mode),
           investigationMinutes: key(FIELDS.costInvestigationMinutes.schema, mode),
+          currency: key(FIELDS.costCurrency.schema, mode),
         },
         mode,
       ),

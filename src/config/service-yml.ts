@@ -132,6 +132,7 @@ export const FIELDS = {
   costCiMinute: numberField(0),
   costDeveloperHour: numberField(0),
   costInvestigationMinutes: numberField(0),
+  costCurrency: { kind: 'string', desc: 'an ISO 4217 currency code such as USD', schema: z.string().regex(/^[A-Z]{3}$/, { error: expected('an ISO 4217 currency code such as USD') }) } as Field<string>,
   trackerEnabled: booleanField(),
   trackerAfterDays: intField(1),
   trackerRecoveryDays: intField(1),
@@ -234,6 +235,8 @@ export const serviceConfigSchema = z.strictObject(
           ciMinute: FIELDS.costCiMinute.schema.default(0.008),
           developerHour: FIELDS.costDeveloperHour.schema.default(75),
           investigationMinutes: FIELDS.costInvestigationMinutes.schema.default(15),
+          // Every cost amount is in this currency (the dashboard formats it with Intl.NumberFormat).
+          currency: FIELDS.costCurrency.schema.default('USD'),
         },
         { error: expected('a mapping') },
       )
@@ -286,6 +289,7 @@ const ENV_OVERRIDES: readonly (ServiceEnvOverride & { field: Field<unknown> })[]
   { name: 'SERVICE_CI_MINUTE_COST', path: 'cost.ciMinute', field: FIELDS.costCiMinute },
   { name: 'SERVICE_DEVELOPER_HOUR_COST', path: 'cost.developerHour', field: FIELDS.costDeveloperHour },
   { name: 'SERVICE_INVESTIGATION_MINUTES', path: 'cost.investigationMinutes', field: FIELDS.costInvestigationMinutes },
+  { name: 'SERVICE_COST_CURRENCY', path: 'cost.currency', field: FIELDS.costCurrency },
   { name: 'SERVICE_TRACKER_ENABLED', path: 'tracker.enabled', field: FIELDS.trackerEnabled },
   { name: 'SERVICE_TRACKER_AFTER_DAYS', path: 'tracker.afterDays', field: FIELDS.trackerAfterDays },
   { name: 'SERVICE_TRACKER_RECOVERY_DAYS', path: 'tracker.recoveryDays', field: FIELDS.trackerRecoveryDays },

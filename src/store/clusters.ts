@@ -14,6 +14,10 @@ export interface ClusterSummary {
   errorMessage: string;
   exampleExecutionId: string;
   exampleTestId: string;
+  /** The example's test, named: its title, suite and file. */
+  exampleTitle: string;
+  exampleSuite: string;
+  exampleFilePath: string;
   rca: { status: string; summary: string; likelyCause: string; suggestedAction: string; confidence: number } | null;
 }
 
@@ -41,11 +45,15 @@ export class ClusterRepo {
       error_message: string;
       example: string;
       example_test: string;
+      example_title: string;
+      example_suite: string;
+      example_file: string;
     }>(
       `SELECT cluster_id, count() AS occurrences, uniqExact(test_id) AS tests,
               toUnixTimestamp64Milli(min(started_at)) AS first_ms, toUnixTimestamp64Milli(max(started_at)) AS last_ms,
               argMax(error_type, started_at) AS error_type, argMax(error_message, started_at) AS error_message,
-              argMax(id, started_at) AS example, argMax(test_id, started_at) AS example_test
+              argMax(id, started_at) AS example, argMax(test_id, started_at) AS example_test,
+              argMax(title, started_at) AS example_title, argMax(suite, started_at) AS example_suite, argMax(file_path, started_at) AS example_file
        FROM ${this.store.table('executions')}
        WHERE project_id = {projectId:UUID} ${f.testId !== undefined ? 'AND test_id = {testId:UUID}' : ''}
          AND cluster_id != '' AND status IN ('fail', 'flaky')
@@ -76,6 +84,9 @@ export class ClusterRepo {
         errorMessage: r.error_message,
         exampleExecutionId: r.example,
         exampleTestId: r.example_test,
+        exampleTitle: r.example_title,
+        exampleSuite: r.example_suite,
+        exampleFilePath: r.example_file,
         rca: a
           ? { status: a.status, summary: a.summary, likelyCause: a.likely_cause, suggestedAction: a.suggested_action, confidence: Math.round(toNumber(a.confidence) * 1000) / 1000 }
           : null,

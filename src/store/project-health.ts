@@ -3,6 +3,7 @@
 // daily_test_stats (the rollup: never pruned, so a window is not limited by execution retention).
 //
 // Every method takes `ownerIds`: null for the whole project, else only those tests (an owner's).
+import { PLACEHOLDER_COMMIT } from '../domain/batch.js';
 import { toNumber, type Store } from './client.js';
 
 type Num = number | string;
@@ -115,6 +116,72 @@ export class ProjectHealthRepo {
       rerunMs: toNumber(r.rerun_ms),
     }));
   }
+
+  /**
+   * Every run of the commits run since `startMs` (the earlier runs of those commits too, so a
+   * re-run's original may be older than the window): what `reRunsOf` groups into re-runs.
+   */
+  async runsOfRecentCommits(projectId: string, startMs: number): Promise<RunKeyRow[]> {
+    const rows = await this.store.query<{ id: string; commit_sha: string; branch: string; trigger: string; shard_index: Num; shard_total: Num; started_ms: Num; duration_ms: Num }>(
+      `SELECT id, commit_sha, branch, trigger, shard_index, shard_total, toUnixTimestamp64Milli(started_at) AS started_ms, duration_ms
+       FROM ${this.store.table('runs')} FINAL
+       WHERE project_id = {projectId:UUID} AND commit_sha NOT IN ('', {placeholder:String}) AND trigger != 'schedule'
+         AND commit_sha IN (SELECT commit_sha FROM ${this.store.table('runs')}
+                            WHERE project_id = {projectId:UUID} AND started_at >= fromUnixTimestamp64Milli({startMs:Int64}, 'UTC'))`,
+      { projectId, startMs, placeholder: PLACEHOLDER_COMMIT },
+    );
+    return rows.map((r) => ({
+      id: r.id,
+      key: [r.commit_sha, r.branch, r.trigger, toNumber(r.shard_index), toNumber(r.shard_total)].join('\u0000'),
+      startedAt: toNumber(r.started_ms),
+      durationMs: toNumber(r.duration_ms),
+    }));
+  }
+
+  /**
+   * Per run: the time of its retried attempts (attempt > 1) and of its first attempts, of the owner's
+   * tests when `ownerIds` is given. From executions, so only within their retention.
+   */
+  async attemptTimeByRun(projectId: string, runIds: readonly string[], ownerIds: readonly string[] | null): Promise<Map<string, { retriedMs: number; firstMs: number }>> {
+    if (runIds.length === 0) return new Map();
+    const rows = await this.store.query<{ run_id: string; retried: Num; first: Num }>(
+      `SELECT run_id, sumIf(duration_ms, attempt > 1) AS retried, sumIf(duration_ms, attempt <= 1) AS first
+       FROM ${this.store.table('executions')}
+       WHERE project_id = {projectId:UUID} AND run_id IN {runIds:Array(UUID)}${onlyOwners(ownerIds)}
+       GROUP BY run_id`,
+      { projectId, runIds, ownerIds: ownerIds ?? [] },
+    );
+    return new Map(rows.map((r) => [r.run_id, { retriedMs: toNumber(r.retried), firstMs: toNumber(r.first) }]));
+  }
+}
+
+/** A run as re-run detection sees it: `key` is what makes two runs the same CI job on the same code. */
+export interface RunKeyRow {
+  id: string;
+  key: string;
+  startedAt: number;
+  durationMs: number;
+}
+
+/**
+ * Whole-job re-runs (docs/dashboard.md "Health"): runs of the same commit, branch, trigger and shard
+ * (index and total) are one CI job run again; the earliest is the original, every later one a
+ * re-run. Scheduled runs and runs without a commit are never re-runs (filtered by the query). Only
+ * re-runs started at or after `startMs` are returned, oldest first.
+ */
+export function reRunsOf(runs: readonly RunKeyRow[], startMs: number): RunKeyRow[] {
+  const byKey = new Map<string, RunKeyRow[]>();
+  for (const r of runs) {
+    const list = byKey.get(r.key) ?? [];
+    list.push(r);
+    byKey.set(r.key, list);
+  }
+  const out: RunKeyRow[] = [];
+  for (const list of byKey.values()) {
+    list.sort((a, b) => a.startedAt - b.startedAt || a.id.localeCompare(b.id));
+    for (const r of list.slice(1)) if (r.startedAt >= startMs) out.push(r);
+  }
+  return out.sort((a, b) => a.startedAt - b.startedAt || a.id.localeCompare(b.id));
 }
 
 /** The owner filter of a query, bound to `{ownerIds}`; nothing for the whole project. */

@@ -133,7 +133,9 @@ describe('GET /v1/health', () => {
     expect(h.rangeDays).toBe(7);
     const expected = [...perDay.entries()]
       .sort(([a], [b]) => a.localeCompare(b))
-      .map(([day, d]) => ({ day, passRate: Math.round((d.passed / (d.executions - d.skipped)) * 10_000) / 10_000, total: d.executions - d.skipped }));
+      // Fewer than 5 graded executions on a day: a gap (null), not a rate of so few.
+      .map(([day, d]) => ({ day, passRate: d.executions - d.skipped < 5 ? null : Math.round((d.passed / (d.executions - d.skipped)) * 10_000) / 10_000, total: d.executions - d.skipped }));
+    expect(h.reliabilityTrend[0].passRate).toBeNull();
     expect(h.reliabilityTrend).toEqual(expected);
     expect(h.reliabilityTrend.map((r: any) => r.day)).toEqual([dayText(today - 2 * DAY), dayText(today - DAY), dayText(today)]);
 

@@ -103,7 +103,7 @@ describe('loadServiceConfig', () => {
       retention: {}, // no window: nothing is pruned until one is set
       artifacts: { enabled: true },
       notifications: { channels: [] },
-      cost: { ciMinute: 0.008, developerHour: 75, investigationMinutes: 15 },
+      cost: { ciMinute: 0.008, developerHour: 75, investigationMinutes: 15, currency: 'USD' },
       tracker: { enabled: false, afterDays: 3, recoveryDays: 7 },
     });
     expect(Object.values(sources).every((s) => s === 'default')).toBe(true);
@@ -152,7 +152,7 @@ describe('loadServiceConfig', () => {
       { kind: 'slack', target: 'https://hooks.slack.com/services/T/B/X', events: ['flaky_detected', 'ai_budget_spent'] },
       { kind: 'email', target: 'team@example.com' },
     ]);
-    expect(config.cost).toEqual({ ciMinute: 0.008, developerHour: 120, investigationMinutes: 15 });
+    expect(config.cost).toEqual({ ciMinute: 0.008, developerHour: 120, investigationMinutes: 15, currency: 'USD' });
     expect(config.tracker).toEqual({ enabled: true, afterDays: 3, recoveryDays: 7 });
     expect(config.retention.rawDays).toBeUndefined();
     expect(sources['flaky.threshold']).toBe('file');
@@ -272,7 +272,7 @@ describe('loadServiceConfig', () => {
     expect(config.flaky).toEqual({ threshold: 0.9, minSamples: 10 });
     expect(config.quarantine).toEqual({ enabled: true, cooldownRuns: 30 });
     expect(config.ai).toEqual({ rca: false, dailyTokenBudget: 0 });
-    expect(config.cost).toEqual({ ciMinute: 0.01, developerHour: 100, investigationMinutes: 20 });
+    expect(config.cost).toEqual({ ciMinute: 0.01, developerHour: 100, investigationMinutes: 20, currency: 'USD' });
     expect(config.tracker).toEqual({ enabled: true, afterDays: 4, recoveryDays: 14 });
     expect(config.retention.rawDays).toBe(30);
     expect(sources['flaky.threshold']).toBe('env');
@@ -330,7 +330,7 @@ describe('loadServiceConfig', () => {
     expect(config.project).toBe('from-file');
     expect(config.flaky).toEqual({ threshold: 0.95, minSamples: 7 });
     expect(config.ignore).toEqual(['c/**']);
-    expect(config.cost).toEqual({ ciMinute: 0.02, developerHour: 90, investigationMinutes: 15 });
+    expect(config.cost).toEqual({ ciMinute: 0.02, developerHour: 90, investigationMinutes: 15, currency: 'USD' });
     expect(config.tracker.afterDays).toBe(3);
     expect(sources).toMatchObject({
       project: 'file',
@@ -340,6 +340,7 @@ describe('loadServiceConfig', () => {
       'cost.ciMinute': 'file',
       'cost.developerHour': 'settings',
       'cost.investigationMinutes': 'default',
+      'cost.currency': 'default',
       'tracker.afterDays': 'default',
       'notifications.channels': 'default',
     });
@@ -356,7 +357,7 @@ describe('loadServiceConfig', () => {
     expect(SERVICE_ENV_OVERRIDES.map((o) => o.name)).toContain('SERVICE_EXECUTION_RETENTION_DAYS');
     expect(SERVICE_ENV_OVERRIDES.find((o) => o.name === 'SERVICE_EXECUTION_RETENTION_DAYS')?.path).toBe('retention.rawDays');
     expect(SERVICE_ENV_OVERRIDES.find((o) => o.name === 'SERVICE_ARTIFACT_RETENTION_DAYS')?.path).toBe('retention.artifactDays');
-    expect(SERVICE_ENV_OVERRIDES).toHaveLength(16);
+    expect(SERVICE_ENV_OVERRIDES).toHaveLength(17);
   });
 });
 

@@ -10,7 +10,7 @@ import { effectiveQuarantine } from '../../domain/quarantine.js';
 import type { ServiceConfig } from '../../config/service-yml.js';
 import type { Store } from '../../store/client.js';
 import type { CodeownersRepo } from '../../store/codeowners.js';
-import { ProjectHealthRepo } from '../../store/project-health.js';
+import { ProjectHealthRepo, reRunsOf } from '../../store/project-health.js';
 import type { TestRepo } from '../../store/tests.js';
 import { defineRoute, type AnyRouteDef } from '../route.js';
 
@@ -26,12 +26,19 @@ export const projectHealthSchema = z.object({
   mttr: z.object({ resolvedCount: z.number(), openCount: z.number(), meanMs: z.number().nullable(), medianMs: z.number().nullable() }),
   weekly: z.array(z.object({ weekStart: z.string(), introduced: z.number(), resolved: z.number() })),
   quarantine: z.object({ currentBacklog: z.number(), trend: z.array(z.object({ day: z.string(), count: z.number() })) }),
-  reliabilityTrend: z.array(z.object({ day: z.string(), passRate: z.number(), total: z.number() })),
+  /** Days with executions; `passRate` is null on a day with fewer than MIN_PASS_RATE_EXECUTIONS graded ones (a gap, not a 0). */
+  reliabilityTrend: z.array(z.object({ day: z.string(), passRate: z.number().nullable(), total: z.number() })),
   cost: z.object({
+    /** ISO 4217 code of every amount (`cost.currency`). */
+    currency: z.string(),
     ciSpend: z.number(),
     peopleSpend: z.number(),
     total: z.number(),
+    /** Retried attempts (attempt > 1), ms. */
     rerunMs: z.number(),
+    /** Whole-job re-runs: how many, and their CI time in ms (wall time less the retries inside, counted in rerunMs). */
+    reRunCount: z.number(),
+    reRunMs: z.number(),
     flakyOccurrences: z.number(),
     rates: z.object({ ciMinute: z.number(), developerHour: z.number(), investigationMinutes: z.number() }),
   }),
@@ -143,7 +150,7 @@ export async function projectHealth(d: ProjectHealthDeps, projectId: string, day
   }
   if (ownerIds !== null && ownerIds.length === 0) return emptyHealth(service, days, dayList, rangeStart, today);
 
-  const [episodes, openCount, byWeek, autoIds, overrideIds, qEvents, daily] = await Promise.all([
+  const [episodes, openCount, byWeek, autoIds, overrideIds, qEvents, daily, reRuns] = await Promise.all([
     repo.repairEvents(projectId, rangeStart, ownerIds),
     repo.openFlakyCount(projectId, ownerIds),
     repo.weeklyTransitions(projectId, rangeStart, ownerIds),
@@ -151,6 +158,7 @@ export async function projectHealth(d: ProjectHealthDeps, projectId: string, day
     repo.overriddenIds(projectId, ownerIds),
     repo.quarantineEvents(projectId, rangeStart, ownerIds),
     repo.dailyTotals(projectId, dayText(rangeStart), dayText(today), ownerIds),
+    reRunTime(repo, projectId, rangeStart, ownerIds),
   ]);
 
   // MTTR
@@ -184,7 +192,7 @@ export async function projectHealth(d: ProjectHealthDeps, projectId: string, day
     const graded = r.executions - r.skipped;
     rerunMs += r.rerunMs;
     flakyOccurrences += r.flaky;
-    if (graded > 0) reliabilityTrend.push({ day: r.day, passRate: round(r.passed / graded, 4), total: graded });
+    if (graded > 0) reliabilityTrend.push({ day: r.day, passRate: graded < MIN_PASS_RATE_EXECUTIONS ? null : round(r.passed / graded, 4), total: graded });
   }
 
   return {
@@ -198,16 +206,53 @@ export async function projectHealth(d: ProjectHealthDeps, projectId: string, day
     weekly,
     quarantine: { currentBacklog, trend },
     reliabilityTrend,
-    cost: costOf(service, rerunMs, flakyOccurrences),
+    cost: costOf(service, rerunMs, flakyOccurrences, reRuns),
   };
 }
 
-/** docs/contract.md §10: reruns billed as CI minutes, each flaky occurrence as an investigation. */
-export function costOf(service: ServiceConfig, rerunMs: number, flakyOccurrences: number): ProjectHealth['cost'] {
+/** Fewer graded executions than this on a day: its pass rate is a gap (null), too few to mean much. */
+export const MIN_PASS_RATE_EXECUTIONS = 5;
+
+/**
+ * Whole-job re-runs in the window (see reRunsOf) and their CI time: a re-run's wall time less its
+ * retried attempts (those are already billed as retries). With an owner, the owner's tests' first
+ * attempts in those runs instead (a job's wall time is nobody's in particular).
+ */
+export async function reRunTime(repo: ProjectHealthRepo, projectId: string, startMs: number, ownerIds: readonly string[] | null): Promise<{ count: number; ms: number }> {
+  const reRuns = reRunsOf(await repo.runsOfRecentCommits(projectId, startMs), startMs);
+  const byRun = await repo.attemptTimeByRun(projectId, reRuns.map((r) => r.id), ownerIds);
+  let ms = 0;
+  let count = 0;
+  for (const r of reRuns) {
+    const t = byRun.get(r.id);
+    if (ownerIds !== null) {
+      if (!t || t.firstMs === 0) continue;
+      ms += t.firstMs;
+    } else ms += Math.max(0, r.durationMs - (t?.retriedMs ?? 0));
+    count++;
+  }
+  return { count, ms };
+}
+
+/**
+ * docs/contract.md §10: retried attempts and whole-job re-runs billed as CI minutes, each flaky
+ * occurrence as an investigation; every amount in `cost.currency`.
+ */
+export function costOf(service: ServiceConfig, rerunMs: number, flakyOccurrences: number, reRuns: { count: number; ms: number } = { count: 0, ms: 0 }): ProjectHealth['cost'] {
   const rates = { ciMinute: service.cost.ciMinute, developerHour: service.cost.developerHour, investigationMinutes: service.cost.investigationMinutes };
-  const ci = (rerunMs / 60_000) * rates.ciMinute;
+  const ci = ((rerunMs + reRuns.ms) / 60_000) * rates.ciMinute;
   const people = ((flakyOccurrences * rates.investigationMinutes) / 60) * rates.developerHour;
-  return { ciSpend: round(ci, 4), peopleSpend: round(people, 4), total: round(ci + people, 4), rerunMs, flakyOccurrences, rates };
+  return {
+    currency: service.cost.currency,
+    ciSpend: round(ci, 4),
+    peopleSpend: round(people, 4),
+    total: round(ci + people, 4),
+    rerunMs,
+    reRunCount: reRuns.count,
+    reRunMs: reRuns.ms,
+    flakyOccurrences,
+    rates,
+  };
 }
 
 function emptyHealth(service: ServiceConfig, days: number, dayList: number[], rangeStart: number, today: number): ProjectHealth {

@@ -11,8 +11,12 @@ import { useQuery } from '../ui/query.js';
 import { PeriodTabs, periodDays } from '../ui/period.js';
 import { UrlInput } from '../ui/url-input.js';
 import { Async, Empty, PageTitle, TableScroll } from '../ui/states.js';
+
+/** As src/api/routes/project-health.ts: fewer graded executions on a day leave its pass rate out. */
+const MIN_PASS_RATE_EXECUTIONS = 5;
 import { HeadRow } from '../ui/table.js';
 import { NoRunsHelp } from './no-runs.js';
+import { FlakyTestsPerDay } from './flaky-per-day.js';
 
 const epoch = (day: string) => Math.floor(new Date(`${day.slice(0, 10)}T00:00:00Z`).getTime() / 1000);
 
@@ -30,10 +34,38 @@ function Tabs({ slug, current }: { slug: string; current: 'health' | 'suites' })
 }
 
 const RANGES = [30, 90, 180, 365];
+/** The health page's periods: a week too (the suites tabs keep RANGES). */
+const HEALTH_RANGES = [7, ...RANGES];
+const DAY_MS = 86_400_000;
+
+/** An amount in the configured currency ("$618.77", "618,77 €"); a code Intl does not know is written after the number. */
+export function money(amount: number, currency: string): string {
+  try {
+    return new Intl.NumberFormat(undefined, { style: 'currency', currency }).format(amount);
+  } catch {
+    return `${num(Math.round(amount * 100) / 100)} ${currency}`;
+  }
+}
+
+const minutes = (ms: number): string => `${(ms / 60_000).toLocaleString(undefined, { maximumFractionDigits: 1 })} min`;
+
+/** Every UTC day of the window (oldest first) with its pass rate, null where there is none (a gap in the line). */
+function passRateDays(trend: { day: string; passRate: number | null }[], rangeDays: number): { x: number[]; values: (number | null)[] } {
+  const today = Math.floor(Date.now() / DAY_MS) * DAY_MS;
+  const byDay = new Map(trend.map((d) => [d.day.slice(0, 10), d.passRate]));
+  const x: number[] = [];
+  const values: (number | null)[] = [];
+  for (let i = rangeDays - 1; i >= 0; i--) {
+    const day = new Date(today - i * DAY_MS).toISOString().slice(0, 10);
+    x.push(epoch(day));
+    values.push(byDay.get(day) ?? null);
+  }
+  return { x, values };
+}
 
 export function HealthPage({ params, loc }: PageProps) {
   const slug = params.slug!;
-  const days = RANGES.includes(Number(loc.query.get('days'))) ? Number(loc.query.get('days')) : 90;
+  const days = HEALTH_RANGES.includes(Number(loc.query.get('days'))) ? Number(loc.query.get('days')) : 90;
   const owner = loc.query.get('owner')?.trim() || undefined;
   const q = useQuery(() => api(slug).health.metrics.query({ days, ...(owner ? { owner } : {}) }), [slug, days, owner]);
   return (
@@ -44,6 +76,7 @@ export function HealthPage({ params, loc }: PageProps) {
       <Async q={q} what="health metrics">
         {(h) => {
           if (h.reliabilityTrend.length === 0 && h.weekly.length === 0 && h.quarantine.currentBacklog === 0) return <NoRunsHelp slug={slug} what="No health data yet" />;
+          const rate = passRateDays(h.reliabilityTrend, h.rangeDays);
           return (
             <>
               <section class="cards" aria-label="Totals">
@@ -66,10 +99,12 @@ export function HealthPage({ params, loc }: PageProps) {
                 <article>
                   <small class="muted">Cost of flakiness ({h.rangeDays} days)</small>
                   <div class="value" data-testid="cost-total">
-                    {num(h.cost.total)}
+                    {money(h.cost.total, h.cost.currency)}
                   </div>
-                  <small>
-                    CI {num(h.cost.ciSpend)} + people {num(h.cost.peopleSpend)} · {h.cost.flakyOccurrences} flaky failures, {duration(h.cost.rerunMs)} of reruns
+                  <small data-testid="cost-parts">
+                    CI {money(h.cost.ciSpend, h.cost.currency)}: retried attempts {minutes(h.cost.rerunMs)}, re-runs {minutes(h.cost.reRunMs)} ({h.cost.reRunCount}{' '}
+                    {h.cost.reRunCount === 1 ? 'job' : 'jobs'} run again) · people {money(h.cost.peopleSpend, h.cost.currency)}: {h.cost.flakyOccurrences} flaky{' '}
+                    {h.cost.flakyOccurrences === 1 ? 'failure' : 'failures'} to investigate
                   </small>
                 </article>
               </section>
@@ -78,19 +113,31 @@ export function HealthPage({ params, loc }: PageProps) {
                   title="Tests turning flaky or broken, and fixed, per week"
                   x={h.weekly.map((w) => epoch(w.weekStart))}
                   series={[
-                    { label: 'turned flaky or broken', values: h.weekly.map((w) => w.introduced), bars: true },
-                    { label: 'fixed', values: h.weekly.map((w) => w.resolved), bars: true },
+                    { label: 'turned flaky or broken', values: h.weekly.map((w) => w.introduced), bars: true, format: (v) => `${num(v)} tests` },
+                    { label: 'fixed', values: h.weekly.map((w) => w.resolved), bars: true, format: (v) => `${num(v)} tests` },
                   ]}
+                  unit="tests"
                 />
-                <Chart title="Quarantine backlog" x={h.quarantine.trend.map((d) => epoch(d.day))} series={[{ label: 'quarantined', values: h.quarantine.trend.map((d) => d.count) }]} />
                 <Chart
-                  title="Reliability: share of executions passing"
-                  x={h.reliabilityTrend.map((d) => epoch(d.day))}
-                  series={[
-                    { label: 'pass rate', values: h.reliabilityTrend.map((d) => d.passRate), format: (v) => pct(v, 1) },
-                  ]}
+                  title="Quarantine backlog"
+                  x={h.quarantine.trend.map((d) => epoch(d.day))}
+                  series={[{ label: 'quarantined', values: h.quarantine.trend.map((d) => d.count), format: (v) => `${num(v)} tests` }]}
+                  unit="tests"
                 />
-                <Chart title="Executions per day" x={h.reliabilityTrend.map((d) => epoch(d.day))} series={[{ label: 'executions', values: h.reliabilityTrend.map((d) => d.total), bars: true }]} />
+                <Chart
+                  title={`Reliability: share of executions passing (a gap: no data, or fewer than ${MIN_PASS_RATE_EXECUTIONS} executions that day)`}
+                  x={rate.x}
+                  series={[{ label: 'pass rate', values: rate.values, format: (v) => pct(v, 1) }]}
+                  unit="%"
+                  yFormat={(v) => pct(v)}
+                />
+                <Chart
+                  title="Executions per day"
+                  x={h.reliabilityTrend.map((d) => epoch(d.day))}
+                  series={[{ label: 'executions', values: h.reliabilityTrend.map((d) => d.total), bars: true, format: (v) => `${num(v)} executions` }]}
+                  unit="executions"
+                />
+                <FlakyTestsPerDay slug={slug} />
               </div>
               <details>
                 <summary>The numbers behind the charts</summary>
@@ -109,8 +156,10 @@ export function HealthPage({ params, loc }: PageProps) {
                   </table>
                 </TableScroll>
                 <p class="muted">
-                  Cost rates: CI minute {num(h.cost.rates.ciMinute)}, developer hour {num(h.cost.rates.developerHour)}, {num(h.cost.rates.investigationMinutes)} minutes of
-                  investigation per flaky failure (Settings → Policy).
+                  Cost rates: CI minute {money(h.cost.rates.ciMinute, h.cost.currency)}, developer hour {money(h.cost.rates.developerHour, h.cost.currency)},{' '}
+                  {num(h.cost.rates.investigationMinutes)} minutes of investigation per flaky failure (Settings → Policy; <code>cost.*</code> in service.yml). CI minutes are
+                  retried attempts (attempt 2 and later) and whole-job re-runs: a later run of the same commit, branch, trigger and shard (scheduled runs excepted),
+                  its wall time less the retries inside it.
                 </p>
               </details>
             </>
@@ -135,7 +184,7 @@ function RangeForm({ loc, days, owner }: { loc: Location; days: number; owner: s
       <label>
         Period
         <select name="days" value={String(days)} onChange={(e) => e.currentTarget.form!.requestSubmit()}>
-          {RANGES.map((d) => (
+          {HEALTH_RANGES.map((d) => (
             <option key={d} value={d}>
               last {d} days
             </option>

@@ -15,7 +15,27 @@ export interface ChartSeries {
 
 const COLORS = ['#1e6fd9', '#d93526', '#2a8c4a', '#b86e00', '#7a4fbf', '#0f8a8a'];
 
-export function Chart({ title, x, series, height = 220, xTime = true }: { title: string; x: number[]; series: ChartSeries[]; height?: number; xTime?: boolean }) {
+/**
+ * `unit` names the y axis (e.g. "%", "min", "tests"); `yFormat` writes its ticks. A null value is a
+ * gap in the line, not a 0; the figure's `data-gaps` counts them (for tests and for the curious).
+ */
+export function Chart({
+  title,
+  x,
+  series,
+  height = 220,
+  xTime = true,
+  unit,
+  yFormat,
+}: {
+  title: string;
+  x: number[];
+  series: ChartSeries[];
+  height?: number;
+  xTime?: boolean;
+  unit?: string;
+  yFormat?: (v: number) => string;
+}) {
   const box = useRef<HTMLDivElement>(null);
   useEffect(() => {
     const el = box.current;
@@ -37,7 +57,7 @@ export function Chart({ title, x, series, height = 220, xTime = true }: { title:
           ...(s.bars ? { paths: uPlot.paths.bars!({ size: [0.6, 40] }), fill: `${COLORS[i % COLORS.length]}55` } : {}),
         })),
       ],
-      axes: [{}, { size: 56 }],
+      axes: [{}, { size: unit ? 64 : 56, ...(unit ? { label: unit, labelSize: 18 } : {}), ...(yFormat ? { values: (_u: uPlot, ticks: number[]) => ticks.map((t) => yFormat(t)) } : {}) }],
       legend: { live: true },
       cursor: { focus: { prox: 16 } },
     };
@@ -48,11 +68,12 @@ export function Chart({ title, x, series, height = 220, xTime = true }: { title:
       ro.disconnect();
       chart.destroy();
     };
-  }, [JSON.stringify(x), JSON.stringify(series.map((s) => [s.label, s.values])), height, xTime]);
+  }, [JSON.stringify(x), JSON.stringify(series.map((s) => [s.label, s.values])), height, xTime, unit]);
+  const gaps = series.reduce((n, s) => n + s.values.filter((v) => v === null).length, 0);
   return (
-    <figure class="chart">
+    <figure class="chart" data-gaps={gaps} data-unit={unit}>
       <figcaption>{title}</figcaption>
-      {x.length === 0 ? <p class="muted">No data in this period yet.</p> : <div ref={box} role="img" aria-label={`${title}: chart, hover for values; the table below lists them`} />}
+      {x.length === 0 ? <p class="muted">No data in this period yet.</p> : <div ref={box} role="img" aria-label={`${title}: chart${unit ? ` in ${unit}` : ''}, hover for values; the table below lists them`} />}
     </figure>
   );
 }
