@@ -12,6 +12,7 @@ import { pipelineRouter } from './trpc/pipeline-router.js';
 import { projectRouter } from './trpc/project-router.js';
 import { runsRouter } from './trpc/runs-router.js';
 import { testsRouter } from './trpc/tests-router.js';
+import { trendsRouter } from './trpc/trends-router.js';
 
 export { PROCEDURES, type ProcedureDoc } from './trpc/procedures.js';
 export type { ProcedureErrorData, TrpcContext } from './trpc/core.js';
@@ -26,16 +27,17 @@ export function createAppRouter(d: TrpcDeps) {
   const tests = testsRouter(d, p);
   const runs = runsRouter(d, p);
   const project = projectRouter(d, p);
+  const trends = trendsRouter(d, p);
   return t.router({
     ...runs,
     ...project,
     ...pipelineRouter(d, p),
-    flaky: tests.flaky,
+    flaky: { ...tests.flaky, ...trends.flaky },
     execution: tests.execution,
     clusters: tests.clusters,
-    test: tests.test,
-    // Both areas add to `health`: metrics and suites.
-    health: runs.health,
+    test: { ...tests.test, ...trends.test },
+    // Both areas add to `health`: metrics and suites; flaky tests per day.
+    health: { ...runs.health, ...trends.health },
   });
 }
 

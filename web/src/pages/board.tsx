@@ -12,6 +12,7 @@ import { ago, pct, score } from '../ui/format.js';
 import { flakeShare, showsSince, sinceSha } from '../lib/state.js';
 import { StatePill } from '../ui/state.js';
 import { useQuery } from '../ui/query.js';
+import { SlowedMark, useSlowed } from './board-slowed.js';
 import { UrlInput } from '../ui/url-input.js';
 import { Async, Empty, PageTitle, TableScroll } from '../ui/states.js';
 import { NoRunsHelp } from './no-runs.js';
@@ -23,6 +24,7 @@ export function BoardPage({ params, loc }: PageProps) {
   const input = boardInput(loc.query, page);
   const q = useQuery(() => api(slug).flaky.board.query(input), [slug, input]);
   const [dialog, setDialog] = useState<{ row: BoardRow; action: 'quarantine' | 'release' } | null>(null);
+  const slowed = useSlowed(slug, q.data?.items.map((r) => r.testIdentityId) ?? []);
   const canQuarantine = hasScope(session, 'quarantine');
   const filtered = ['owner', 'suite', 'file', 'minScore', 'quarantined', 'branch', 'range'].some((k) => loc.query.get(k));
   // No state in the URL: the default view, what needs attention; `state=all` or one state: chosen.
@@ -97,6 +99,7 @@ export function BoardPage({ params, loc }: PageProps) {
                       <tr key={row.testIdentityId}>
                         <td class="title-cell" data-label="Test">
                           <a href={projectPath(slug, 'tests', row.testIdentityId)}>{row.title}</a>
+                          <SlowedMark info={slowed.get(row.testIdentityId)} />
                           <br />
                           <small class="muted">
                             {row.suite ? `${row.suite} · ` : ''}

@@ -15,6 +15,7 @@ import { Status } from '../ui/status.js';
 import { HeadRow, StartCells } from '../ui/table.js';
 import { QuarantineDialog } from './board.js';
 import { TestStateCard } from './test-state.js';
+import { TestTrendsCard } from './test-trends.js';
 import { eventText, heldByPerson } from '../lib/state.js';
 
 type Detail = Outputs['test']['get'];
@@ -49,6 +50,7 @@ function TestView({ slug, t, reload }: { slug: string; t: Detail; reload: () => 
           </div>
         </article>
         <TestStateCard slug={slug} t={t} />
+        <TestTrendsCard slug={slug} id={t.id} />
         <article>
           <small class="muted">Quarantine</small>
           <div class="value" data-testid="test-quarantine">
