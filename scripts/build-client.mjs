@@ -14,7 +14,7 @@
 // any server, engine or build-tool package still ends up in the bundle (SERVER_PACKAGES), read from
 // esbuild's metafile (`--metafile` also writes it to dist/client-meta.json, to see what is inside).
 import { build } from 'esbuild';
-import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { isBuiltin } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -287,7 +287,9 @@ export async function buildClient({ log = console.log } = {}) {
   writeFileSync(path.join(outDir, 'THIRD_PARTY_LICENSES.txt'), thirdPartyLicenses([...packages.keys()]));
   // The CLI entry is the package's bin.
   const cli = path.join(outDir, 'cli.js');
-  writeFileSync(cli, `#!/usr/bin/env node\n${readFileSync(cli, 'utf8')}`, { mode: 0o755 });
+  writeFileSync(cli, `#!/usr/bin/env node\n${readFileSync(cli, 'utf8')}`);
+  // `mode` applies only to a file writeFileSync creates: esbuild already wrote this one.
+  chmodSync(cli, 0o755);
   writeFileSync(path.join(outDir, '.built-at'), '');
   utimesSync(path.join(outDir, '.built-at'), new Date(startedAt), new Date(startedAt));
   // Replace client/dist: a rename each way, so a reader sees the old build or the new one.
