@@ -124,7 +124,12 @@ export const PROCEDURE_EXAMPLES: Record<string, (f: Fixture) => unknown> = {
   'test.release': (f) => ({ testIdentityId: f.testIdentityId, reason: 'probe' }),
   'execution.get': (f) => ({ executionId: f.executionId }),
   'pr.summary': (f) => ({ commitSha: f.commitSha }),
+  // A PR number lists that PR's commits in the caller's project (none: an empty list).
+  'pr.commits': () => ({ prNumber: 42 }),
   'health.suites': () => ({ days: 30 }),
+  'health.flakyTests': () => ({ days: 30 }),
+  'flaky.slowed': (f) => ({ testIdentityIds: [f.testIdentityId] }),
+  'test.trends': (f) => ({ testIdentityId: f.testIdentityId }),
   'clusters.list': () => ({ days: 30 }),
   'settings.get': () => undefined,
   'settings.update': () => ({ patch: {} }),
@@ -138,7 +143,7 @@ export const PROCEDURE_EXAMPLES: Record<string, (f: Fixture) => unknown> = {
 };
 
 /** Project-scoped procedures whose example names one of the fixture project's records: unknown (404) to another project. */
-export const PROCEDURES_NAMING_A_RECORD = new Set(['run.get', 'test.get', 'rca.get', 'test.history', 'test.quarantineLog', 'test.clusters', 'test.quarantine', 'test.release', 'execution.get', 'pr.summary']);
+export const PROCEDURES_NAMING_A_RECORD = new Set(['run.get', 'test.get', 'rca.get', 'test.history', 'test.quarantineLog', 'test.clusters', 'test.quarantine', 'test.release', 'execution.get', 'pr.summary', 'test.trends']);
 
 export function routeKey(r: Pick<AnyRouteDef, 'method' | 'url'>): string {
   return `${r.method} ${r.url}`;

@@ -66,9 +66,9 @@ describe('GET /openapi.json', () => {
     expect(names).toEqual(
       [
         ...spec,
-        'badges.get', 'channels.list', 'channels.sendTest', 'clusters.list', 'execution.get', 'health.suites', 'pipeline.graph', 'pr.summary',
+        'badges.get', 'channels.list', 'channels.sendTest', 'clusters.list', 'execution.get', 'flaky.slowed', 'health.flakyTests', 'health.suites', 'pipeline.graph', 'pr.commits', 'pr.summary',
         'projects.list', 'session.me', 'settings.get', 'settings.update', 'test.clusters', 'test.history', 'test.quarantine', 'test.quarantineLog',
-        'test.release', 'tokens.create', 'tokens.list', 'tokens.revoke',
+        'test.release', 'test.trends', 'tokens.create', 'tokens.list', 'tokens.revoke',
       ].sort(),
     );
     expect(Object.keys(doc['x-trpc'].procedures).sort()).toEqual(names);

@@ -151,6 +151,13 @@ export const PROCEDURES = {
     rest: 'GET /v1/runs/summary',
     input: prSummaryInput,
   },
+  'pr.commits': {
+    type: 'query',
+    scope: 'read',
+    summary: "Every commit of a pull request, newest first, each with its gate verdict and its failed and flaky counts",
+    rest: null,
+    input: z.object({ prNumber: z.number().int().min(1), ...prOptions }).strict(),
+  },
   'health.suites': {
     type: 'query',
     scope: 'read',
@@ -164,6 +171,27 @@ export const PROCEDURES = {
         day: z.string().regex(DAY_RE, 'expected YYYY-MM-DD').optional(),
       })
       .prefault({}),
+  },
+  'health.flakyTests': {
+    type: 'query',
+    scope: 'read',
+    summary: 'Distinct tests with a flaky execution per UTC day, from the flaky_trends rollup (null on a day without executions)',
+    rest: null,
+    input: z.object({ days: z.number().int().min(1).max(365).default(30) }).prefault({}),
+  },
+  'flaky.slowed': {
+    type: 'query',
+    scope: 'read',
+    summary: 'Of the given tests (a board page), those whose p50 duration regressed against the trailing baseline, with both medians',
+    rest: null,
+    input: z.object({ testIdentityIds: z.array(testId).max(200) }),
+  },
+  'test.trends': {
+    type: 'query',
+    scope: 'read',
+    summary: "Where a test first flaked or broke (with the commit's GitHub link), and whether its p50 duration regressed against a trailing baseline",
+    rest: null,
+    input: z.object({ testIdentityId: testId }),
   },
   'clusters.list': {
     type: 'query',
