@@ -191,7 +191,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     ...healthRoutes(storage),
     ...runRoutes(runs, artifacts),
     ...rcaRoutes(rca),
-    ...testRoutes({ tests, identities, codeowners, outbox: queue.outbox, artifacts }),
+    ...testRoutes({ tests, identities, codeowners, outbox: queue.outbox, artifacts, cost: async (id) => (await projectConfigs.get(id)).config.cost }),
     ...quarantineListRoutes({ store, tests }),
     ...artifactRoutes({ signer: artifacts, projectArtifactsEnabled: async (id) => (await projectConfigs.get(id)).config.artifacts.enabled }),
     ...prRoutes({ store, tests, codeowners }),

@@ -4,8 +4,10 @@
 import { toNumber, type Store } from './client.js';
 import { BOARD_COLUMNS, toBoardEntry, type BoardDbRow, type BoardEntry } from './board-columns.js';
 import type { TestState } from '../domain/score.js';
+import { impactParams, impactSql, toImpact, type BoardImpact, type ImpactDbRow } from './board-impact.js';
 
-export const BOARD_SORTS = ['score', 'flipRate', 'passOnRerunRate', 'lastSeen', 'title'] as const;
+/** `impact`: CI time lost over the board's window (store/board-impact.ts), most first. */
+export const BOARD_SORTS = ['score', 'flipRate', 'passOnRerunRate', 'lastSeen', 'title', 'impact'] as const;
 export type BoardSort = (typeof BOARD_SORTS)[number];
 
 const ORDER: Record<BoardSort, string> = {
@@ -14,6 +16,7 @@ const ORDER: Record<BoardSort, string> = {
   passOnRerunRate: 'pass_on_rerun_rate DESC, score DESC, test_id',
   lastSeen: 'last_seen_at DESC, test_id',
   title: 'lower(suite), lower(title), test_id',
+  impact: 'i_lost_ms DESC, i_failures DESC, score DESC, test_id',
 };
 
 export interface BoardQuery {
@@ -33,6 +36,8 @@ export interface BoardQuery {
   branch?: string;
   sinceMs?: number;
   sort: BoardSort;
+  /** The impact window's start (ms): sort=impact ranks over it. */
+  impactSinceMs?: number;
   /** Rows to skip and to return; null limit: every matching row. */
   offset: number;
   limit: number | null;
@@ -40,9 +45,11 @@ export interface BoardQuery {
 
 export interface BoardRow extends BoardEntry {
   lastSeenAt: number;
+  /** Present when the page was sorted by impact (the impact was read with the rows). */
+  impact?: BoardImpact;
 }
 
-interface Row extends BoardDbRow {
+interface Row extends BoardDbRow, Partial<ImpactDbRow> {
   last_seen_ms: number | string;
 }
 
@@ -133,8 +140,15 @@ export class BoardRepo {
       }
       if (q.attention) where.push(`(${STATE} IN ('flaky', 'broken') OR ${EFFECTIVE_QUARANTINE} = 1)`);
     }
+    let impactCols = '';
+    if (q.sort === 'impact') {
+      // Every test's impact, joined to rank by it (a test without failures or retries: 0).
+      table += ` LEFT JOIN (${impactSql(this.store, false)}) AS i ON i_test_id = test_id`;
+      Object.assign(params, impactParams(q.impactSinceMs ?? Date.now() - 30 * 86_400_000));
+      impactCols = ', i_failures, i_prs, i_lost_ms';
+    }
     const rows = await this.store.query<Row>(
-      `SELECT ${BOARD_COLUMNS}, toUnixTimestamp64Milli(last_seen_at) AS last_seen_ms
+      `SELECT ${BOARD_COLUMNS}, toUnixTimestamp64Milli(last_seen_at) AS last_seen_ms${impactCols}
        FROM ${table} WHERE ${where.join(' AND ')}
        ORDER BY ${ORDER[q.sort]}${q.limit === null ? '' : ' LIMIT {limit:UInt32} OFFSET {offset:UInt32}'}`,
       params,
@@ -144,5 +158,7 @@ export class BoardRepo {
 }
 
 function toRow(r: Row): BoardRow {
-  return { ...toBoardEntry(r), lastSeenAt: toNumber(r.last_seen_ms) };
+  const row: BoardRow = { ...toBoardEntry(r), lastSeenAt: toNumber(r.last_seen_ms) };
+  if (r.i_lost_ms !== undefined) row.impact = toImpact({ i_failures: r.i_failures ?? 0, i_prs: r.i_prs ?? 0, i_lost_ms: r.i_lost_ms });
+  return row;
 }

@@ -10,6 +10,7 @@ import { executionsWithReport } from './rca.js';
 import { parseStoredArtifacts } from '../artifacts/links.js';
 import type { TsvColumns } from './tsv.js';
 import { BoardRepo, type BoardQuery, type BoardRow } from './board.js';
+import { boardImpact, type BoardImpact } from './board-impact.js';
 import { BOARD_COLUMNS, toAuto, toBoardEntry, toStateFields, type AutoDbRow, type BoardDbRow, type BoardEntry, type StateColumn } from './board-columns.js';
 
 export type { BoardEntry } from './board-columns.js';
@@ -250,6 +251,11 @@ export class TestRepo {
   /** The board filtered and sorted in SQL, one page or (limit null) every matching row (store/board.ts). */
   boardPage(projectId: string, q: BoardQuery): Promise<{ rows: BoardRow[] }> {
     return new BoardRepo(this.store).page(projectId, q);
+  }
+
+  /** Impact of a board page's tests since `sinceMs` (store/board-impact.ts). */
+  boardImpact(projectId: string, testIds: readonly string[], sinceMs: number): Promise<Map<string, BoardImpact>> {
+    return boardImpact(this.store, projectId, testIds, sinceMs);
   }
 
   /** The project's default branch as its runs show it (store/board.ts), for the board's branch filter. */

@@ -10,7 +10,8 @@ import { toIso } from '../../domain/time.js';
 import type { Outbox } from '../../queue/types.js';
 import type { CodeownersRepo } from '../../store/codeowners.js';
 import type { BoardEntry, TestRepo } from '../../store/tests.js';
-import { BOARD_SORTS } from '../../store/board.js';
+import { BOARD_SORTS, type BoardRow } from '../../store/board.js';
+import type { BoardImpact } from '../../store/board-impact.js';
 import type { IdentityRepo } from '../../store/identities.js';
 import { artifactViewSchema, withArtifactLinks } from '../../artifacts/links.js';
 import type { ArtifactSigner } from '../../artifacts/s3.js';
@@ -33,6 +34,22 @@ export function stateSinceBody(since: StateSince | null): z.infer<typeof stateSi
   return since === null ? null : { commitSha: since.commitSha, branch: since.branch, at: toIso(since.at) };
 }
 
+/** What a test cost over the window (docs/dashboard.md "Board"). */
+export const impactSchema = z.object({
+  /** Runs whose failure it caused: its final attempt failed. */
+  failuresCaused: z.number(),
+  /** Distinct pull requests among those runs. */
+  prsBlocked: z.number(),
+  /** Its retried attempts, plus its share of the whole-job re-runs of the runs it failed. */
+  minutesLost: z.number(),
+  /** minutesLost × cost.ciMinute, in `currency`. */
+  cost: z.number(),
+  currency: z.string(),
+});
+
+/** The impact window when the board has no `days` filter. */
+export const IMPACT_DEFAULT_DAYS = 30;
+
 export const flakyQuerySchema = z.object({
   limit: z.coerce.number().int().min(1).max(500).default(50),
   // Flakemetry's defaults, which its CLI relies on (`flakemetry flaky --quarantined` filters this list):
@@ -53,8 +70,9 @@ export const flakyQuerySchema = z.object({
   /** Only tests run on this branch; `defaultBranch=true`: on the project's default branch (the one PRs target). */
   branch: z.string().min(1).max(255).optional(),
   defaultBranch: bool.optional(),
-  /** Only tests run in the last this many days. */
+  /** Only tests run in the last this many days (also the impact window: 30 days when absent). */
   days: z.coerce.number().int().min(1).max(120).optional(),
+  /** `impact`: CI minutes lost over the window, most first (each item then carries `impact`). */
   sort: z.enum(BOARD_SORTS).default('score'),
   /** Rows to skip; `cursor` (the previous page's nextCursor) is the same, opaque. */
   offset: z.coerce.number().int().min(0).max(1_000_000).optional(),
@@ -75,6 +93,8 @@ export const flakyItemSchema = z.object({
   quarantined: z.boolean(),
   owners: z.array(z.string()),
   ...testStateFields,
+  /** Over the board's window (`days`, else 30): on the dashboard's board, and on GET /v1/flaky with sort=impact. */
+  impact: impactSchema.optional(),
 }).meta({ id: 'FlakyTest' });
 
 export const testDetailSchema = z.object({
@@ -146,6 +166,8 @@ export interface TestRouteDeps {
   outbox: Outbox;
   /** Signs artifact download URLs on the test page; null or absent: refs are listed without URLs. */
   artifacts?: ArtifactSigner | null;
+  /** The project's CI-minute rate and currency (its `cost` policy); absent: 0 USD. */
+  cost?: (projectId: string) => Promise<{ ciMinute: number; currency: string }>;
 }
 
 /** Beyond this many file paths an owner owns, the owner filter runs on the rows read, not as a
@@ -154,15 +176,50 @@ export const OWNER_PATHS_IN_SQL = 5_000;
 
 // Shared by the REST routes and the procedures (src/api/trpc.ts), so both answer alike.
 export async function flakyBoard(
+  d: Pick<TestRouteDeps, 'tests' | 'codeowners' | 'cost'>,
+  projectId: string,
+  query: z.output<typeof flakyQuerySchema>,
+  /** impact: add each item's impact (the dashboard; REST only with sort=impact). */
+  opts: { ownerPathsInSql?: number; impact?: boolean } = {},
+): Promise<z.output<typeof flakyBoardSchema>> {
+  const page = await flakyBoardRows(d, projectId, query, opts);
+  if (!(opts.impact || query.sort === 'impact') || page.rows.length === 0) return page.body;
+  // Impact of the page's tests only (read with the rows when sorted by it).
+  const sinceMs = Date.now() - (query.days ?? IMPACT_DEFAULT_DAYS) * 86_400_000;
+  const missing = page.rows.filter((r) => !r.impact).map((r) => r.testId);
+  const [read, rates] = await Promise.all([
+    missing.length > 0 ? d.tests.boardImpact(projectId, missing, sinceMs) : new Map<string, BoardImpact>(),
+    d.cost ? d.cost(projectId) : { ciMinute: 0, currency: 'USD' },
+  ]);
+  return {
+    ...page.body,
+    items: page.body.items.map((item, n) => {
+      const x = page.rows[n]!.impact ?? read.get(item.testIdentityId) ?? { failuresCaused: 0, prsBlocked: 0, lostMs: 0 };
+      const minutesLost = x.lostMs / 60_000;
+      return {
+        ...item,
+        impact: {
+          failuresCaused: x.failuresCaused,
+          prsBlocked: x.prsBlocked,
+          minutesLost: Math.round(minutesLost * 100) / 100,
+          cost: Math.round(minutesLost * rates.ciMinute * 100) / 100,
+          currency: rates.currency,
+        },
+      };
+    }),
+  };
+}
+
+async function flakyBoardRows(
   d: Pick<TestRouteDeps, 'tests' | 'codeowners'>,
   projectId: string,
   query: z.output<typeof flakyQuerySchema>,
-  opts: { ownerPathsInSql?: number } = {},
-): Promise<z.output<typeof flakyBoardSchema>> {
+  opts: { ownerPathsInSql?: number },
+): Promise<{ body: z.output<typeof flakyBoardSchema>; rows: BoardRow[] }> {
   const offset = boardOffset(query);
   const onlyQuarantined = query.quarantined === true;
   const noQuarantined = query.quarantined === false || !query.includeQuarantined;
-  if (onlyQuarantined && noQuarantined) return { items: [] };
+  if (onlyQuarantined && noQuarantined) return { body: { items: [] }, rows: [] };
   const quarantined = onlyQuarantined ? true : noQuarantined ? false : undefined;
   const [owners, paths, defaultBranch] = await Promise.all([
     d.codeowners.resolver(projectId),
@@ -170,20 +227,22 @@ export async function flakyBoard(
     query.defaultBranch === true && query.branch === undefined ? d.tests.boardDefaultBranch(projectId) : undefined,
   ]);
   // No run yet: no default branch, so no test ran on it.
-  if (defaultBranch === null) return { items: [] };
+  if (defaultBranch === null) return { body: { items: [] }, rows: [] };
   const branch = query.branch ?? defaultBranch;
   const sinceMs = query.days === undefined ? undefined : Date.now() - query.days * 86_400_000;
   // The owner filter as the files the owner owns: CODEOWNERS is matched here, once per file.
   const owned = paths?.filter((p) => owners(p).some((x) => ownerMatches([x], query.owner!)));
-  if (owned?.length === 0) return { items: [] };
+  if (owned?.length === 0) return { body: { items: [] }, rows: [] };
   // Every filter in SQL pages there; an owner of very many files is filtered after a whole read.
   const inSql = owned === undefined || owned.length <= (opts.ownerPathsInSql ?? OWNER_PATHS_IN_SQL);
-  const sql = { minScore: query.minScore, suite: query.suite, file: query.file, quarantined, state: query.state, attention: query.attention, branch, sinceMs, sort: query.sort, ...(inSql && owned ? { filePaths: owned } : {}) };
+  const impactSinceMs = Date.now() - (query.days ?? IMPACT_DEFAULT_DAYS) * 86_400_000;
+  const sql = { minScore: query.minScore, suite: query.suite, file: query.file, quarantined, state: query.state, attention: query.attention, branch, sinceMs, sort: query.sort, impactSinceMs, ...(inSql && owned ? { filePaths: owned } : {}) };
   const [{ rows }, overrides] = await Promise.all([
     d.tests.boardPage(projectId, inSql ? { ...sql, offset, limit: query.limit + 1 } : { ...sql, offset: 0, limit: null }),
     d.tests.overrides(projectId, null),
   ]);
   const items = [];
+  const shown: BoardRow[] = [];
   let skip = inSql ? 0 : offset;
   for (const s of rows) {
     // Checked again on the rows read, as shown (SQL already applied both when inSql).
@@ -196,10 +255,11 @@ export async function flakyBoard(
       continue;
     }
     items.push(flakyItem(s, isQuarantined, o));
+    shown.push(s);
     if (items.length > query.limit) break;
   }
-  if (items.length <= query.limit) return { items };
-  return { items: items.slice(0, query.limit), nextCursor: boardCursor(offset + query.limit) };
+  if (items.length <= query.limit) return { body: { items }, rows: shown };
+  return { body: { items: items.slice(0, query.limit), nextCursor: boardCursor(offset + query.limit) }, rows: shown.slice(0, query.limit) };
 }
 
 /** The test page; a malformed id is as unknown as another project's: 404. */

@@ -93,7 +93,7 @@ export const PROCEDURES = {
   'flaky.board': {
     type: 'query',
     scope: 'read',
-    summary: 'Tests ranked by score (or another sort), filtered by owner, suite, file, quarantine, state, needing attention, branch, days; paged by cursor',
+    summary: 'Tests ranked by score (or another sort, impact among them), with each one\'s impact (failures caused, PRs blocked, CI minutes lost, cost), filtered by owner, suite, file, quarantine, state, needing attention, branch, days; paged by cursor',
     rest: 'GET /v1/flaky',
     input: flakyBoardInput,
   },

@@ -18,6 +18,7 @@ const quarantineAnswer = z.object({ quarantined: z.boolean(), override: z.enum([
 
 export function testsRouter(d: TrpcDeps, p: ProcedureKinds) {
   const tests = { ...d.tests, artifacts: d.artifacts };
+  const boardDeps = { ...d.tests, cost: async (projectId: string) => (await d.projectConfigs.get(projectId)).config.cost };
   const quarantine = restHandler(() => d.routes(), 'POST', '/v1/tests/:testIdentityId/quarantine', quarantineAnswer);
 
   /** The identity's id when it is this project's test; 404 otherwise (as the test page). */
@@ -30,7 +31,8 @@ export function testsRouter(d: TrpcDeps, p: ProcedureKinds) {
 
   return {
     flaky: {
-      board: p.read.input(PROCEDURES['flaky.board'].input).query(({ ctx, input }) => flakyBoard(tests, ctx.projectId, input)),
+      // The dashboard's board: every page with its impact, in the project's cost currency.
+      board: p.read.input(PROCEDURES['flaky.board'].input).query(({ ctx, input }) => flakyBoard(boardDeps, ctx.projectId, input, { impact: true })),
     },
     test: {
       get: p.read.input(PROCEDURES['test.get'].input).query(({ ctx, input }) => testPage(tests, ctx.projectId, input.testIdentityId, input.historyLimit)),

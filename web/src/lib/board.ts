@@ -11,6 +11,7 @@ export const SORTS = [
   ['passOnRerunRate', 'Pass on rerun'],
   ['lastSeen', 'Last seen'],
   ['title', 'Title'],
+  ['impact', 'Impact (CI minutes lost)'],
 ] as const;
 type Sort = (typeof SORTS)[number][0];
 /** The board's state filter: value and label. */
@@ -62,7 +63,7 @@ export function boardInput(q: URLSearchParams, page: number, limit = PAGE_SIZE):
   return input;
 }
 
-/** The CSV's columns: the row's own fields, then its state's (stateSince flattened into three). */
+/** The CSV's columns: the row's own fields, then its state's (stateSince flattened into three), then its impact's. */
 type CsvColumn = [name: string, cell: (r: BoardRow) => unknown];
 const FIELDS = ['testIdentityId', 'title', 'suite', 'filePath', 'score', 'trend', 'passOnRerunRate', 'flipRate', 'owners', 'lastFlakedAt', 'quarantined', 'quarantineCandidate', 'state'] as const;
 const CSV_COLUMNS: readonly CsvColumn[] = [
@@ -71,6 +72,11 @@ const CSV_COLUMNS: readonly CsvColumn[] = [
   ['stateSinceBranch', (r) => r.stateSince?.branch],
   ['stateSinceAt', (r) => r.stateSince?.at],
   ['flakeRate', (r) => r.flakeRate],
+  ['failuresCaused', (r) => r.impact?.failuresCaused],
+  ['prsBlocked', (r) => r.impact?.prsBlocked],
+  ['ciMinutesLost', (r) => r.impact?.minutesLost],
+  ['cost', (r) => r.impact?.cost],
+  ['currency', (r) => r.impact?.currency],
 ];
 
 function csvCell(v: unknown): string {

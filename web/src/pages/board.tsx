@@ -8,7 +8,8 @@ import { navigate, projectPath, withQuery, type Location } from '../router.js';
 import { hasScope, useSession } from '../session.js';
 import { ReasonDialog } from '../ui/dialog.js';
 import { field } from '../ui/form.js';
-import { ago, pct, score } from '../ui/format.js';
+import { ago, num, pct, score } from '../ui/format.js';
+import { money } from './health.js';
 import { flakeShare, showsSince, sinceSha } from '../lib/state.js';
 import { StatePill } from '../ui/state.js';
 import { useQuery } from '../ui/query.js';
@@ -77,21 +78,39 @@ export function BoardPage({ params, loc }: PageProps) {
                 <table class="striped board row-cards">
                   <thead>
                     <tr>
-                      <th scope="col">Test</th>
-                      <th scope="col">State</th>
-                      <th scope="col" class="num">Score</th>
-                      <th scope="col">Trend</th>
-                      <th scope="col" class="num">
+                      <th scope="col" rowSpan={2}>Test</th>
+                      <th scope="col" rowSpan={2}>State</th>
+                      <th scope="col" rowSpan={2} class="num">
+                        <abbr title="Flakiness score, with its trend (rising, falling, stable) below">Score</abbr>
+                      </th>
+                      <th scope="col" rowSpan={2} class="num">
                         <abbr title="Pass on rerun: the share of failed attempts that passed on a retry">Rerun</abbr>
                       </th>
-                      <th scope="col" class="num">
+                      <th scope="col" rowSpan={2} class="num">
                         <abbr title="Flip rate: how often the result changed from one run to the next">Flips</abbr>
                       </th>
-                      <th scope="col">Owners</th>
-                      <th scope="col">
+                      <th scope="colgroup" colSpan={4} class="impact-group">
+                        <abbr title="Over the board's range (30 days when none is chosen); sort by it with Sort by → Impact">Impact, {input.days ?? 30} days</abbr>
+                      </th>
+                      <th scope="col" rowSpan={2}>Owners</th>
+                      <th scope="col" rowSpan={2}>
                         <abbr title="Last flaked">Flaked</abbr>
                       </th>
-                      <th scope="col">Quarantine</th>
+                      <th scope="col" rowSpan={2}>Quarantine</th>
+                    </tr>
+                    <tr>
+                      <th scope="col" class="num">
+                        <abbr title="Failures: runs this test failed (its final attempt failed)">Fails</abbr>
+                      </th>
+                      <th scope="col" class="num">
+                        <abbr title="PRs blocked: distinct pull requests among those runs">PRs</abbr>
+                      </th>
+                      <th scope="col" class="num">
+                        <abbr title="CI minutes lost: its retried attempts, plus its share of the whole-job re-runs of the runs it failed">CI min</abbr>
+                      </th>
+                      <th scope="col" class="num">
+                        <abbr title="Cost: CI minutes lost × the CI minute rate (cost.ciMinute)">Cost</abbr>
+                      </th>
                     </tr>
                   </thead>
                   <tbody>
@@ -107,16 +126,14 @@ export function BoardPage({ params, loc }: PageProps) {
                           </small>
                         </td>
                         <StateCell row={row} />
-                        <td class="num" data-label="Score">
+                        <td class="num score-cell" data-label="Score">
                           {score(row.score)}
+                          <small class={`trend trend-${row.trend}`}>{row.trend}</small>
                           {row.quarantineCandidate ? (
                             <span class="pill" title="flaky: a quarantine candidate">
                               candidate
                             </span>
                           ) : null}
-                        </td>
-                        <td class={`trend-${row.trend}`} data-label="Trend">
-                          {row.trend}
                         </td>
                         <td class="num" data-label="Rerun">
                           {pct(row.passOnRerunRate)}
@@ -124,6 +141,7 @@ export function BoardPage({ params, loc }: PageProps) {
                         <td class="num" data-label="Flips">
                           {pct(row.flipRate)}
                         </td>
+                        <ImpactCells row={row} />
                         <td class="owners" data-label="Owners">{row.owners.length ? row.owners.map((o) => <span key={o}>{o}</span>) : <span class="muted">none</span>}</td>
                         <td class="nowrap" data-label="Flaked">
                           {ago(row.lastFlakedAt)}
@@ -161,6 +179,27 @@ export function BoardPage({ params, loc }: PageProps) {
           onClose={() => setDialog(null)}
         />
       ) : null}
+    </>
+  );
+}
+
+/** The row's impact over the board's window (its range, else 30 days). */
+function ImpactCells({ row }: { row: BoardRow }) {
+  const i = row.impact;
+  return (
+    <>
+      <td class="num" data-label="Failures">
+        {i ? num(i.failuresCaused) : '–'}
+      </td>
+      <td class="num" data-label="PRs blocked">
+        {i ? num(i.prsBlocked) : '–'}
+      </td>
+      <td class="num" data-label="CI min lost">
+        {i ? num(Math.round(i.minutesLost * 10) / 10) : '–'}
+      </td>
+      <td class="num nowrap" data-label="Cost">
+        {i ? money(i.cost, i.currency) : '–'}
+      </td>
     </>
   );
 }

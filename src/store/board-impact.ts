@@ -1,0 +1,76 @@
+// The board's impact columns (docs/dashboard.md "Board"): per test, over the board's window, from
+// test_recent (per-execution rows, 120 days) and runs.
+//
+// - failuresCaused: runs in which the test's final attempt failed (it made the run fail);
+// - prsBlocked: distinct PR numbers among those runs;
+// - lost time: the test's retried attempts (attempt > 1), plus, for each run it failed that was
+//   re-run as a whole job (the next run of the same commit, branch, trigger and shard; scheduled
+//   runs and runs without a commit are never re-runs, as on the health page), that re-run's wall
+//   time divided evenly among the tests whose final attempt failed in the failed run.
+// One query; bounded to a page's test ids, or over every test of the project when the board sorts
+// by impact (then joined onto the board query as `i_*` columns).
+import { PLACEHOLDER_COMMIT } from '../domain/batch.js';
+import { toNumber, type Store } from './client.js';
+
+export interface BoardImpact {
+  failuresCaused: number;
+  prsBlocked: number;
+  lostMs: number;
+}
+
+/**
+ * The impact query's SQL: rows (i_test_id, i_failures, i_prs, i_lost_ms). Binds {projectId},
+ * {impactSinceMs} and, with `bounded`, {impactIds:Array(UUID)}.
+ */
+export function impactSql(store: Store, bounded: boolean): string {
+  const recent = store.table('test_recent');
+  const runs = store.table('runs');
+  const window = 'project_id = {projectId:UUID} AND started_at >= fromUnixTimestamp64Milli({impactSinceMs:Int64})';
+  return `WITH
+    t AS (
+      SELECT test_id, run_id, argMax(status, attempt) = 'fail' AS failed, sumIf(duration_ms, attempt > 1) AS retried_ms
+      FROM ${recent} WHERE ${window}${bounded ? ' AND test_id IN {impactIds:Array(UUID)}' : ''}
+      GROUP BY test_id, run_id
+    ),
+    failed_runs AS (SELECT DISTINCT run_id FROM t WHERE failed),
+    n AS (
+      SELECT run_id, countIf(f) AS failed_tests FROM (
+        SELECT test_id, run_id, argMax(status, attempt) = 'fail' AS f FROM ${recent}
+        WHERE ${window} AND run_id IN (SELECT run_id FROM failed_runs) GROUP BY test_id, run_id
+      ) GROUP BY run_id
+    ),
+    r AS (
+      SELECT id, pr_number,
+             if(trigger = 'schedule' OR commit_sha IN ('', {impactPlaceholder:String}), 0, leadInFrame(duration_ms) OVER w) AS rerun_ms
+      FROM ${runs} FINAL
+      WHERE project_id = {projectId:UUID}
+        AND commit_sha IN (SELECT commit_sha FROM ${runs} WHERE project_id = {projectId:UUID} AND id IN (SELECT run_id FROM failed_runs))
+      WINDOW w AS (PARTITION BY commit_sha, branch, trigger, shard_index, shard_total ORDER BY started_at, id ROWS BETWEEN CURRENT ROW AND 1 FOLLOWING)
+    )
+    SELECT t.test_id AS i_test_id, countIf(t.failed) AS i_failures,
+           uniqExactIf(r.pr_number, t.failed AND r.pr_number IS NOT NULL) AS i_prs,
+           sum(t.retried_ms) + sumIf(r.rerun_ms / greatest(n.failed_tests, 1), t.failed) AS i_lost_ms
+    FROM t LEFT JOIN r ON r.id = t.run_id LEFT JOIN n ON n.run_id = t.run_id
+    GROUP BY t.test_id`;
+}
+
+export function impactParams(sinceMs: number, ids?: readonly string[]): Record<string, unknown> {
+  return { impactSinceMs: sinceMs, impactPlaceholder: PLACEHOLDER_COMMIT, ...(ids ? { impactIds: ids } : {}) };
+}
+
+export interface ImpactDbRow {
+  i_failures: number | string | null;
+  i_prs: number | string | null;
+  i_lost_ms: number | string | null;
+}
+
+export function toImpact(r: ImpactDbRow): BoardImpact {
+  return { failuresCaused: toNumber(r.i_failures ?? 0), prsBlocked: toNumber(r.i_prs ?? 0), lostMs: toNumber(r.i_lost_ms ?? 0) };
+}
+
+/** Impact of the given tests (a board page) since `sinceMs`; a test without failures or retries is absent. */
+export async function boardImpact(store: Store, projectId: string, testIds: readonly string[], sinceMs: number): Promise<Map<string, BoardImpact>> {
+  if (testIds.length === 0) return new Map();
+  const rows = await store.query<ImpactDbRow & { i_test_id: string }>(impactSql(store, true), { projectId, ...impactParams(sinceMs, testIds) });
+  return new Map(rows.map((r) => [r.i_test_id, toImpact(r)]));
+}
