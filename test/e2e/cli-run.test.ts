@@ -11,7 +11,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
-import { REPO_ROOT, runCliProcess, type CliResult } from '../helpers/process.js';
+import { runCliProcess, type CliResult } from '../helpers/process.js';
+import { jestSample } from '../helpers/jest-sample.js';
 
 const root = fs.mkdtempSync(path.join(tmpdir(), 'fh-e2e-run-'));
 const repo = path.join(root, 'repo');
@@ -151,15 +152,7 @@ describe('flakehouse run', () => {
   }, 60_000);
 
   it('the Jest reporter hands its run to the wrapper; outside it, names the quarantined failures', async () => {
-    const sample = path.join(root, 'jest-sample');
-    fs.mkdirSync(sample, { recursive: true });
-    fs.copyFileSync(path.join(REPO_ROOT, 'test/fixtures/runners/jest/cart.spec.cjs'), path.join(sample, 'cart.spec.cjs'));
-    fs.writeFileSync(
-      path.join(sample, 'jest.config.cjs'),
-      `module.exports = { rootDir: __dirname, testMatch: ['<rootDir>/*.spec.cjs'], transform: {}, watchman: false,
-        reporters: ['default', ${JSON.stringify(path.join(REPO_ROOT, 'reporters/jest.mjs'))}], cacheDirectory: ${JSON.stringify(path.join(root, 'jest-cache'))} };\n`,
-    );
-    const jest = [process.execPath, path.join(REPO_ROOT, 'node_modules/jest/bin/jest.js'), '--config', 'jest.config.cjs', '--ci'];
+    const { dir: sample, command: jest } = jestSample(root);
     const direct = (branch: string): Promise<{ code: number | null; output: string }> =>
       new Promise((resolve, reject) => {
         const child = spawn(jest[0]!, jest.slice(1), { cwd: sample, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? root, ...env(branch) }, stdio: ['ignore', 'pipe', 'pipe'] });

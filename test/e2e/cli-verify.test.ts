@@ -12,6 +12,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { REPO_ROOT, runCliProcess, type CliResult } from '../helpers/process.js';
+import { jestSample } from '../helpers/jest-sample.js';
 
 const root = fs.mkdtempSync(path.join(tmpdir(), 'fh-e2e-verify-'));
 const repo = path.join(root, 'repo');
@@ -211,15 +212,7 @@ describe('runner adapters, for real', () => {
   }, 180_000);
 
   it('Jest: `jest <file> -t` re-runs each new test; the reporter hands every re-run over', async () => {
-    const sample = path.join(root, 'jest-sample');
-    fs.mkdirSync(sample, { recursive: true });
-    fs.copyFileSync(path.join(REPO_ROOT, 'test/fixtures/runners/jest/cart.spec.cjs'), path.join(sample, 'cart.spec.cjs'));
-    fs.writeFileSync(
-      path.join(sample, 'jest.config.cjs'),
-      `module.exports = { rootDir: __dirname, testMatch: ['<rootDir>/*.spec.cjs'], transform: {}, watchman: false,
-        reporters: ['default', ${JSON.stringify(path.join(REPO_ROOT, 'reporters/jest.mjs'))}], cacheDirectory: ${JSON.stringify(path.join(root, 'jest-cache'))} };\n`,
-    );
-    const jest = [process.execPath, path.join(REPO_ROOT, 'node_modules/jest/bin/jest.js'), '--config', 'jest.config.cjs', '--ci'];
+    const { dir: sample, command: jest } = jestSample(root);
     const res = await runCliProcess(['run', '--verify-new', '2', '--base-branch', 'main', '--', ...jest], { cwd: sample, env: env('jest-new', 'e000002'), timeoutMs: 180_000 });
     expect(res.stderr).toContain('verify: 3 new test(s) never seen on main: re-running each 2 time(s)');
     expect(res.stderr).toContain("cart.spec.cjs -t ^cart coupons applies a coupon$");
