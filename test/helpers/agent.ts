@@ -10,7 +10,8 @@ import { loadServerSettings } from '../../src/config/daemon-env.js';
 import { loadServiceConfig } from '../../src/config/service-yml.js';
 import { createLogger } from '../../src/logger.js';
 import { loadGraph } from '../../src/pipeline-file.js';
-import type { TestDaemon } from './daemon.js';
+import { expect } from 'vitest';
+import { nativeBatch, type TestDaemon } from './daemon.js';
 import { SCRATCH_DIR } from './scratch.js';
 
 export async function freePort(): Promise<number> {
@@ -111,4 +112,51 @@ export async function startTestAgent(opts: { pipelineFile: string; env?: Record<
     },
   };
   return ta;
+}
+
+/**
+ * The outage both forwarding exporters must survive: 10 runs of 20 executions while the gateway is
+ * up, 10 more while it is down (every one 202, held in the agent's queue), then the gateway back on
+ * the same address; every run must arrive once with its executions once. Branches are
+ * `<prefix><i>`. Returns the restarted gateway (`track` also receives it, for closing).
+ */
+export async function forwardAcrossOutage(agent: TestAgent, gateway: TestDaemon, prefix: string, track: (d: TestDaemon) => void): Promise<TestDaemon> {
+  const PER_RUN = 20;
+  const send = async (from: number, count: number): Promise<void> => {
+    for (let i = from; i < from + count; i++) {
+      const res = await agent.request('POST', '/v1/ingest', { body: nativeBatch({ n: PER_RUN, resource: { branch: `${prefix}${i}` } }) });
+      expect(res.status).toBe(202);
+    }
+  };
+
+  // Gateway up: the first runs go through.
+  await send(0, 10);
+  await agent.settled(20_000);
+
+  // Gateway down: the agent still takes runs (202); they wait in its queue.
+  await gateway.stop();
+  await send(10, 10);
+  await new Promise((r) => setTimeout(r, 1_000));
+  expect(agent.agent.queue.depth()).toBeGreaterThan(0);
+
+  // Gateway back on the same address: the queued runs are forwarded.
+  const gw = await gateway.restart();
+  track(gw);
+  await agent.settled(60_000);
+  const runs = await gw.waitFor(async () => {
+    const r = await gatewayRuns(gw, prefix);
+    return r.length >= 20 && r.every((x) => x.counts.total === PER_RUN) ? r : undefined;
+  }, 60_000);
+
+  // Exactly once: each run once, each with its executions once.
+  const branches = runs.map((r) => r.branch).sort();
+  expect(branches).toEqual(Array.from({ length: 20 }, (_, i) => `${prefix}${i}`).sort());
+  expect(runs.reduce((n, r) => n + r.counts.total, 0)).toBe(20 * PER_RUN);
+  for (const r of runs) {
+    const detail = await gw.request('GET', `/v1/runs/${r.id}`);
+    expect(detail.json.executions).toHaveLength(PER_RUN);
+    expect(new Set((detail.json.executions as { title: string }[]).map((e) => e.title)).size).toBe(PER_RUN);
+  }
+  expect(agent.agent.queue.stats().dead).toBe(0);
+  return gw;
 }

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { nativeBatch, startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
-import { freePort, gatewayRuns, startTestAgent, type TestAgent } from '../helpers/agent.js';
+import { freePort, gatewayRuns, startTestAgent, type TestAgent, forwardAcrossOutage } from '../helpers/agent.js';
 import { grpcPipelineFile, rawExport } from '../helpers/otlp-grpc.js';
 import { SCRATCH_DIR } from '../helpers/scratch.js';
 
@@ -45,7 +45,7 @@ describe('agent mode: forwarding to a gateway over OTLP/gRPC', () => {
   it('every run sent to the agent arrives at the gateway exactly once across a gateway outage', async () => {
     // A fixed gRPC port, so the gateway comes back on the same address after its restart.
     const grpcPort = await freePort();
-    let gateway = await startTestDaemon({ pipelineFile: grpcPipelineFile(`127.0.0.1:${grpcPort}`) });
+    const gateway = await startTestDaemon({ pipelineFile: grpcPipelineFile(`127.0.0.1:${grpcPort}`) });
     daemons.push(gateway);
     const address = gateway.daemon.listeners.get('otlp:grpc');
     expect(address).toBe(`127.0.0.1:${grpcPort}`);
@@ -54,41 +54,7 @@ describe('agent mode: forwarding to a gateway over OTLP/gRPC', () => {
     const agent = await startTestAgent({ pipelineFile: agentPipeline(dir) });
     daemons.push(agent);
 
-    const PER_RUN = 20;
-    const send = async (from: number, count: number): Promise<void> => {
-      for (let i = from; i < from + count; i++) {
-        const res = await agent.request('POST', '/v1/ingest', { body: nativeBatch({ n: PER_RUN, resource: { branch: `gfwd-${i}` } }) });
-        expect(res.status).toBe(202);
-      }
-    };
-
-    await send(0, 10);
-    await agent.settled(20_000);
-
-    // Gateway down: the agent still takes runs; they wait in its queue (UNAVAILABLE is retried).
-    await gateway.stop();
-    await send(10, 10);
-    await new Promise((r) => setTimeout(r, 1_000));
-    expect(agent.agent.queue.depth()).toBeGreaterThan(0);
-
-    gateway = await gateway.restart();
-    daemons.push(gateway);
-    await agent.settled(60_000);
-    const gw = gateway;
-    const runs = await gw.waitFor(async () => {
-      const r = await gatewayRuns(gw, 'gfwd-');
-      return r.length >= 20 && r.every((x) => x.counts.total === PER_RUN) ? r : undefined;
-    }, 60_000);
-
-    const branches = runs.map((r) => r.branch).sort();
-    expect(branches).toEqual(Array.from({ length: 20 }, (_, i) => `gfwd-${i}`).sort());
-    expect(runs.reduce((n, r) => n + r.counts.total, 0)).toBe(20 * PER_RUN);
-    for (const r of runs) {
-      const detail = await gw.request('GET', `/v1/runs/${r.id}`);
-      expect(detail.json.executions).toHaveLength(PER_RUN);
-      expect(new Set((detail.json.executions as { title: string }[]).map((e) => e.title)).size).toBe(PER_RUN);
-    }
-    expect(agent.agent.queue.stats().dead).toBe(0);
+    const gw = await forwardAcrossOutage(agent, gateway, 'gfwd-', (d) => daemons.push(d));
     pair = { agent, gateway: gw };
   }, 180_000);
 

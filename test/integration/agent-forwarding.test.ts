@@ -9,7 +9,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { nativeBatch, startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
-import { freePort, gatewayRuns, startTestAgent, type TestAgent } from '../helpers/agent.js';
+import { freePort, gatewayRuns, startTestAgent, type TestAgent, forwardAcrossOutage } from '../helpers/agent.js';
 import { SCRATCH_DIR } from '../helpers/scratch.js';
 import { otlpHttpConfigSchema, otlpHttpExporterFactory } from '../../src/exporters/otlp-http/index.js';
 import { buildRun } from '../../src/domain/records.js';
@@ -52,7 +52,7 @@ describe('agent mode: forwarding to a gateway', () => {
 
   it('every run sent to the agent arrives at the gateway exactly once across a gateway outage', async () => {
     const port = await freePort();
-    let gateway = await startTestDaemon({ env: { SERVICE_PORT: String(port) } });
+    const gateway = await startTestDaemon({ env: { SERVICE_PORT: String(port) } });
     daemons.push(gateway);
     // `${env:…}` in the pipeline file is read from the process environment.
     process.env.SERVICE_GATEWAY_ENDPOINT = gateway.url;
@@ -60,44 +60,7 @@ describe('agent mode: forwarding to a gateway', () => {
     const agent = await startTestAgent({ pipelineFile: agentPipeline(dir) });
     daemons.push(agent);
 
-    const PER_RUN = 20;
-    const send = async (from: number, count: number): Promise<void> => {
-      for (let i = from; i < from + count; i++) {
-        const res = await agent.request('POST', '/v1/ingest', { body: nativeBatch({ n: PER_RUN, resource: { branch: `fwd-${i}` } }) });
-        expect(res.status).toBe(202);
-      }
-    };
-
-    // Gateway up: the first runs go through.
-    await send(0, 10);
-    await agent.settled(20_000);
-
-    // Gateway down: the agent still takes runs (202); they wait in its queue.
-    await gateway.stop();
-    await send(10, 10);
-    await new Promise((r) => setTimeout(r, 1_000));
-    expect(agent.agent.queue.depth()).toBeGreaterThan(0);
-
-    // Gateway back on the same address: the queued runs are forwarded.
-    gateway = await gateway.restart();
-    daemons.push(gateway);
-    await agent.settled(60_000);
-    const gw = gateway;
-    const runs = await gw.waitFor(async () => {
-      const r = await gatewayRuns(gw, 'fwd-');
-      return r.length >= 20 && r.every((x) => x.counts.total === PER_RUN) ? r : undefined;
-    }, 60_000);
-
-    // Exactly once: each run once, each with its executions once.
-    const branches = runs.map((r) => r.branch).sort();
-    expect(branches).toEqual(Array.from({ length: 20 }, (_, i) => `fwd-${i}`).sort());
-    expect(runs.reduce((n, r) => n + r.counts.total, 0)).toBe(20 * PER_RUN);
-    for (const r of runs) {
-      const detail = await gw.request('GET', `/v1/runs/${r.id}`);
-      expect(detail.json.executions).toHaveLength(PER_RUN);
-      expect(new Set((detail.json.executions as { title: string }[]).map((e) => e.title)).size).toBe(PER_RUN);
-    }
-    expect(agent.agent.queue.stats().dead).toBe(0);
+    const gw = await forwardAcrossOutage(agent, gateway, 'fwd-', (d) => daemons.push(d));
     pair = { agent, gateway: gw };
   }, 180_000);
 
