@@ -100,7 +100,7 @@ export class IngestService {
   async accept(projectId: string, source: IngestSource, batch: IngestBatch, admission?: IngestAdmission): Promise<EnqueueResult> {
     let result: EnqueueResult;
     try {
-      result = this.queue.accepted(projectId, batch.idempotencyKey) ?? (await this.write({ projectId, source, batch }));
+      result = (await this.queue.accepted(projectId, batch.idempotencyKey)) ?? (await this.write({ projectId, source, batch }));
     } finally {
       admission?.release(1);
     }

@@ -122,6 +122,9 @@ export interface DeadJobAction {
   frozenLeaseId?: string;
 }
 
+// Reads that cross the network on a remote backend (NATS) may answer with a promise; the embedded
+// queue answers synchronously. stats() and depth() stay synchronous everywhere (the door's
+// backpressure check runs before any await): a remote backend answers from counters it refreshes.
 export interface Queue {
   enqueue(job: NewJob): Promise<EnqueueResult>;
   /**
@@ -129,7 +132,7 @@ export interface Queue {
    * read without writing; undefined for a key not (yet) stored. The door answers replays with it
    * while storage is full, when a new batch would be refused.
    */
-  accepted(projectId: string, idempotencyKey: string): EnqueueResult | undefined;
+  accepted(projectId: string, idempotencyKey: string): EnqueueResult | undefined | Promise<EnqueueResult | undefined>;
   dequeue(opts: DequeueOptions): Promise<Lease | null>;
   /** Freezes the lease's composition and records its plan durably. */
   savePlan(leaseId: string, plan: LeasePlan): Promise<void>;
@@ -144,14 +147,14 @@ export interface Queue {
   /** Pending + in-flight: what backpressure compares with the max depth. */
   depth(): number;
   /** Dead jobs in receipt order, after the job id `after` when given. */
-  deadJobs(limit?: number, after?: string): DeadJob[];
-  deadJob(id: string): DeadJob | undefined;
+  deadJobs(limit?: number, after?: string): DeadJob[] | Promise<DeadJob[]>;
+  deadJob(id: string): DeadJob | undefined | Promise<DeadJob | undefined>;
   /** Back to the queue (with its frozen lease-mates); null for an unknown id. */
   requeueDead(id: string): Promise<DeadJobAction | null>;
   /** Gone for good (with its frozen lease-mates), idempotency keys released; null for an unknown id. */
   dropDead(id: string): Promise<DeadJobAction | null>;
-  /** Outbox of events from acked leases, read by the event dispatcher. */
-  readonly outbox: Outbox;
+  /** Outbox of events from acked leases, read by the event dispatcher (local and synchronous in the embedded queue, a stream on NATS). */
+  readonly outbox: OutboxReader;
   close(): Promise<void>;
 }
 

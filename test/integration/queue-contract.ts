@@ -380,7 +380,7 @@ export function queueContract(name: string, factory: QueueFactory): void {
         const events = [makeEvent(1), makeEvent(2)];
         await q.savePlan(second.id, { events });
         await q.ack(second.id);
-        expect(q.outbox.read(0, 100).map((e) => e.event)).toEqual(events);
+        expect((await q.outbox.read(0, 100)).map((e) => e.event)).toEqual(events);
         expect(q.depth()).toBe(0);
         await sleep(250);
         expect(await q.dequeue(ALL)).toBeNull();
@@ -399,7 +399,7 @@ export function queueContract(name: string, factory: QueueFactory): void {
         expect(second.plan).toEqual(plan);
         expect(second.attempt).toBe(2);
         await q.ack(second.id);
-        expect(q.outbox.read(0, 10).map((e) => e.event)).toEqual(plan.events);
+        expect((await q.outbox.read(0, 10)).map((e) => e.event)).toEqual(plan.events);
         expect(q.depth()).toBe(0);
       });
     });
@@ -416,7 +416,7 @@ export function queueContract(name: string, factory: QueueFactory): void {
         await h.q.savePlan(lease!.id, { events });
         // Crash before the ack.
         await h.restart();
-        expect(h.q.outbox.read(0, 100)).toEqual([]);
+        expect((await h.q.outbox.read(0, 100))).toEqual([]);
         expect(h.q.depth()).toBe(3);
         const again = await h.q.dequeue({ maxJobs: 10, maxExecutions: 100 });
         expect(again).not.toBeNull();
@@ -427,7 +427,7 @@ export function queueContract(name: string, factory: QueueFactory): void {
         expect(again!.jobs.map((j) => j.batch)).toEqual(lease!.jobs.map((j) => j.batch));
         await h.q.ack(again!.id);
         // Atomic with the ack: visible as soon as it resolves.
-        const entries = h.q.outbox.read(0, 100);
+        const entries = (await h.q.outbox.read(0, 100));
         expect(entries.map((e) => e.event)).toEqual(events);
         expect(entries[1]!.seq).toBeGreaterThan(entries[0]!.seq);
         expect(entries[0]!.seq).toBeGreaterThan(0);
@@ -440,7 +440,7 @@ export function queueContract(name: string, factory: QueueFactory): void {
         await h.restart();
         expect(h.q.depth()).toBe(0);
         expect(await h.q.dequeue(ALL)).toBeNull();
-        expect(h.q.outbox.read(0, 100)).toEqual(entries);
+        expect((await h.q.outbox.read(0, 100))).toEqual(entries);
       });
     });
 
@@ -452,12 +452,12 @@ export function queueContract(name: string, factory: QueueFactory): void {
         const lease = await h.q.dequeue(ALL);
         await h.q.ack(lease!.id);
         expect(h.q.depth()).toBe(0);
-        expect(h.q.outbox.read(0, 100)).toEqual([]);
+        expect((await h.q.outbox.read(0, 100))).toEqual([]);
         expect(await h.q.dequeue(ALL)).toBeNull();
         await h.restart();
         expect(h.q.depth()).toBe(0);
         expect(await h.q.dequeue(ALL)).toBeNull();
-        expect(h.q.outbox.read(0, 100)).toEqual([]);
+        expect((await h.q.outbox.read(0, 100))).toEqual([]);
       });
 
       it('appends the planned events atomically, with seqs increasing across leases', async () => {
@@ -465,24 +465,24 @@ export function queueContract(name: string, factory: QueueFactory): void {
         await h.q.enqueue(newJob('key-ackev-001'));
         const e1 = [makeEvent(1), makeEvent(2), makeEvent(3)];
         await processAll(h.q, e1);
-        const after1 = h.q.outbox.read(0, 100);
+        const after1 = (await h.q.outbox.read(0, 100));
         expect(after1.map((e) => e.event)).toEqual(e1);
         // An empty plan is an ack without events.
         await h.q.enqueue(newJob('key-ackev-002'));
         await processAll(h.q, []);
-        expect(h.q.outbox.read(0, 100)).toEqual(after1);
+        expect((await h.q.outbox.read(0, 100))).toEqual(after1);
         await h.restart();
         await h.q.enqueue(newJob('key-ackev-003'));
         const e2 = [makeEvent(4)];
         await processAll(h.q, e2);
-        const all = h.q.outbox.read(0, 100);
+        const all = (await h.q.outbox.read(0, 100));
         expect(all.map((e) => e.event)).toEqual([...e1, ...e2]);
         const seqs = all.map((e) => e.seq);
         expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
         expect(new Set(seqs).size).toBe(seqs.length);
         // read() is "after seq", oldest first, limited.
-        expect(h.q.outbox.read(seqs[0]!, 2).map((e) => e.seq)).toEqual(seqs.slice(1, 3));
-        expect(h.q.outbox.read(seqs[3]!, 10)).toEqual([]);
+        expect((await h.q.outbox.read(seqs[0]!, 2)).map((e) => e.seq)).toEqual(seqs.slice(1, 3));
+        expect((await h.q.outbox.read(seqs[3]!, 10))).toEqual([]);
       });
     });
 
@@ -510,7 +510,7 @@ export function queueContract(name: string, factory: QueueFactory): void {
           expect(h.q.stats()).toMatchObject({ pending: 0, delayed: 0, inflight: 2 });
         }
         expect(h.q.stats()).toMatchObject({ dead: 1, delayed: 0 });
-        const dead = h.q.deadJobs();
+        const dead = (await h.q.deadJobs());
         expect(dead).toHaveLength(1);
         expect(dead[0]!.job.receiptId).toBe(r.receiptId);
         expect(dead[0]!.job.batch).toEqual(makeBatch('key-nack-0001'));
@@ -520,7 +520,7 @@ export function queueContract(name: string, factory: QueueFactory): void {
         expect(await h.q.dequeue(ALL)).toBeNull();
         await h.restart();
         expect(h.q.stats()).toMatchObject({ dead: 1 });
-        expect(h.q.deadJobs().map((d) => [d.job.receiptId, d.error])).toEqual([[r.receiptId, 'boom 3']]);
+        expect((await h.q.deadJobs()).map((d) => [d.job.receiptId, d.error])).toEqual([[r.receiptId, 'boom 3']]);
         // Only the other job (its lease died with the process) comes back.
         const rest = await h.q.dequeue(ALL);
         expect(rest?.jobs.map((j) => j.batch.idempotencyKey)).toEqual(['key-nack-0002']);
@@ -550,16 +550,16 @@ export function queueContract(name: string, factory: QueueFactory): void {
         await h.q.nack(again.id, 'exporter still down');
         expect(h.q.stats()).toEqual({ pending: 0, inflight: 0, dead: 2, delayed: 0 });
         expect(h.q.depth()).toBe(0);
-        const dead = h.q.deadJobs();
+        const dead = (await h.q.deadJobs());
         expect(dead.map((d) => d.job.id).sort()).toEqual(jobIds(lease!));
         expect(dead.every((d) => d.error === 'exporter still down')).toBe(true);
-        expect(h.q.outbox.read(0, 100)).toEqual([]);
+        expect((await h.q.outbox.read(0, 100))).toEqual([]);
         await sleep(300);
         expect(await h.q.dequeue(ALL)).toBeNull();
         await h.restart();
         expect(h.q.stats()).toEqual({ pending: 0, inflight: 0, dead: 2, delayed: 0 });
         expect(await h.q.dequeue(ALL)).toBeNull();
-        expect(h.q.outbox.read(0, 100)).toEqual([]);
+        expect((await h.q.outbox.read(0, 100))).toEqual([]);
       });
     });
 
@@ -578,7 +578,7 @@ export function queueContract(name: string, factory: QueueFactory): void {
         const events = [makeEvent(1)];
         await h.q.savePlan(lease!.id, { events });
         await h.q.ack(lease!.id);
-        expect(h.q.outbox.read(0, 10).map((e) => e.event)).toEqual(events);
+        expect((await h.q.outbox.read(0, 10)).map((e) => e.event)).toEqual(events);
         expect(h.q.depth()).toBe(1);
         const retry = await dequeueWithin(h.q, 5_000);
         expect(retry.jobs.map((j) => j.receiptId)).toEqual([receipts[1]]);
@@ -587,8 +587,8 @@ export function queueContract(name: string, factory: QueueFactory): void {
         await h.q.failJob(retry.id, bad.id, 'still cannot parse');
         await h.q.ack(retry.id);
         expect(h.q.stats()).toEqual({ pending: 0, inflight: 0, dead: 1, delayed: 0 });
-        expect(h.q.deadJobs().map((d) => [d.job.receiptId, d.error])).toEqual([[receipts[1], 'still cannot parse']]);
-        expect(h.q.outbox.read(0, 10).map((e) => e.event)).toEqual(events);
+        expect((await h.q.deadJobs()).map((d) => [d.job.receiptId, d.error])).toEqual([[receipts[1], 'still cannot parse']]);
+        expect((await h.q.outbox.read(0, 10)).map((e) => e.event)).toEqual(events);
         await h.restart();
         expect(await h.q.dequeue(ALL)).toBeNull();
         expect(h.q.stats()).toEqual({ pending: 0, inflight: 0, dead: 1, delayed: 0 });
@@ -632,7 +632,7 @@ export function queueContract(name: string, factory: QueueFactory): void {
         expect(retry.attempt).toBe(2);
         await h.q.nack(retry.id, 'bad alone again');
         expect(h.q.stats()).toEqual({ pending: 0, inflight: 0, dead: 1, delayed: 0 });
-        const dead = h.q.deadJobs();
+        const dead = (await h.q.deadJobs());
         expect(dead.map((d) => [d.job.receiptId, d.firstError, d.error, d.job.attempts])).toEqual([[receipts[0], 'bad alone', 'bad alone again', 2]]);
         expect(dead[0]!.sizeBytes).toBeGreaterThan(100);
         expect(dead[0]!.frozenLeaseId).toBeUndefined();
@@ -662,7 +662,7 @@ export function queueContract(name: string, factory: QueueFactory): void {
         }
         await h.q.ack(lease!.id);
         expect(h.q.stats()).toEqual({ pending: 0, inflight: 0, dead: 0, delayed: 0 });
-        expect(h.q.outbox.read(0, 10).map((e) => e.event)).toEqual(plan.events);
+        expect((await h.q.outbox.read(0, 10)).map((e) => e.event)).toEqual(plan.events);
       });
 
       it('unfreeze: a lease frozen but unwritten drops its plan and splits like an unfrozen one', async () => {
@@ -683,7 +683,7 @@ export function queueContract(name: string, factory: QueueFactory): void {
         expect(both!.plan).toBeUndefined();
         await h.q.savePlan(both!.id, { events: [] });
         await h.q.ack(both!.id);
-        expect(h.q.outbox.read(0, 10)).toEqual([]);
+        expect((await h.q.outbox.read(0, 10))).toEqual([]);
       });
     });
 
@@ -701,10 +701,10 @@ export function queueContract(name: string, factory: QueueFactory): void {
         const ids: string[] = [];
         for (let i = 0; i < 3; i++) ids.push(await kill(h.q, `key-dl-000${i}`, `poison ${i}`));
         expect(h.q.stats()).toMatchObject({ dead: 3 });
-        expect(h.q.deadJobs(2).map((d) => d.job.id)).toEqual(ids.slice(0, 2));
-        expect(h.q.deadJobs(2, ids[1]).map((d) => d.job.id)).toEqual([ids[2]]);
-        expect(h.q.deadJob(ids[1]!)?.error).toBe('poison 1');
-        expect(h.q.deadJob('00000000-0000-4000-8000-000000000000')).toBeUndefined();
+        expect((await h.q.deadJobs(2)).map((d) => d.job.id)).toEqual(ids.slice(0, 2));
+        expect((await h.q.deadJobs(2, ids[1])).map((d) => d.job.id)).toEqual([ids[2]]);
+        expect((await h.q.deadJob(ids[1]!))?.error).toBe('poison 1');
+        expect((await h.q.deadJob('00000000-0000-4000-8000-000000000000'))).toBeUndefined();
         // Not a duplicate: the key's job stored nothing.
         expect(await h.q.enqueue(newJob('key-dl-0001'))).toEqual({ receiptId: ids[1], acceptedExecutions: 1, deduplicated: true, dead: true });
         expect(h.q.depth()).toBe(0);
@@ -719,7 +719,7 @@ export function queueContract(name: string, factory: QueueFactory): void {
         await h.q.ack(lease!.id);
         await h.restart();
         expect(h.q.stats()).toEqual({ pending: 0, inflight: 0, dead: 2, delayed: 0 });
-        expect(h.q.deadJobs().map((d) => d.job.id)).toEqual([ids[0], ids[2]]);
+        expect((await h.q.deadJobs()).map((d) => d.job.id)).toEqual([ids[0], ids[2]]);
       });
 
       it('drop releases the idempotency key: the batch may be sent again as a new job', async () => {
@@ -745,7 +745,7 @@ export function queueContract(name: string, factory: QueueFactory): void {
         await h.q.savePlan(lease!.id, plan);
         await h.q.nack(lease!.id, 'failed after a write');
         expect(h.q.stats()).toEqual({ pending: 0, inflight: 0, dead: 2, delayed: 0 });
-        expect(h.q.deadJobs().map((d) => d.frozenLeaseId)).toEqual([lease!.id, lease!.id]);
+        expect((await h.q.deadJobs()).map((d) => d.frozenLeaseId)).toEqual([lease!.id, lease!.id]);
         await h.restart();
         // Requeueing one brings back its lease-mates, as that same frozen lease.
         const one = lease!.jobs[1]!.id;
@@ -754,7 +754,7 @@ export function queueContract(name: string, factory: QueueFactory): void {
         const again = await h.q.dequeue(ALL);
         expect([again!.id, jobIds(again!), again!.plan, again!.attempt]).toEqual([lease!.id, jobIds(lease!), plan, 1]);
         await h.q.ack(again!.id);
-        expect(h.q.outbox.read(0, 10).map((e) => e.event)).toEqual(plan.events);
+        expect((await h.q.outbox.read(0, 10)).map((e) => e.event)).toEqual(plan.events);
 
         // Dropped whole too.
         await h.q.enqueue(newJob('key-dlf-0003'));
@@ -774,33 +774,33 @@ export function queueContract(name: string, factory: QueueFactory): void {
         await h.q.enqueue(newJob('key-outbox-01'));
         const events = [makeEvent(1), makeEvent(2), makeEvent(3)];
         await processAll(h.q, events);
-        const seqs = h.q.outbox.read(0, 10).map((e) => e.seq);
+        const seqs = (await h.q.outbox.read(0, 10)).map((e) => e.seq);
         expect(seqs).toHaveLength(3);
-        expect(h.q.outbox.cursor('a')).toBe(0);
-        expect(h.q.outbox.cursor('b')).toBe(0);
+        expect((await h.q.outbox.cursor('a'))).toBe(0);
+        expect((await h.q.outbox.cursor('b'))).toBe(0);
         await h.q.outbox.setCursor('a', seqs[1]!);
         await h.q.outbox.setCursor('b', seqs[0]!);
-        expect(h.q.outbox.cursor('a')).toBe(seqs[1]);
+        expect((await h.q.outbox.cursor('a'))).toBe(seqs[1]);
         await h.restart();
-        expect(h.q.outbox.cursor('a')).toBe(seqs[1]);
-        expect(h.q.outbox.cursor('b')).toBe(seqs[0]);
-        expect(h.q.outbox.cursor('c')).toBe(0);
+        expect((await h.q.outbox.cursor('a'))).toBe(seqs[1]);
+        expect((await h.q.outbox.cursor('b'))).toBe(seqs[0]);
+        expect((await h.q.outbox.cursor('c'))).toBe(0);
         // 'c' has read nothing: nothing may go.
         await h.q.outbox.trim(['a', 'b', 'c']);
-        expect(h.q.outbox.read(0, 10).map((e) => e.seq)).toEqual(seqs);
+        expect((await h.q.outbox.read(0, 10)).map((e) => e.seq)).toEqual(seqs);
         await h.q.outbox.trim(['a', 'b']);
-        expect(h.q.outbox.read(0, 10).map((e) => e.event)).toEqual(events.slice(1));
+        expect((await h.q.outbox.read(0, 10)).map((e) => e.event)).toEqual(events.slice(1));
         await h.q.outbox.setCursor('b', seqs[2]!);
         await h.q.outbox.trim(['a', 'b']);
-        expect(h.q.outbox.read(0, 10).map((e) => e.event)).toEqual(events.slice(2));
+        expect((await h.q.outbox.read(0, 10)).map((e) => e.event)).toEqual(events.slice(2));
         await h.q.outbox.setCursor('a', seqs[2]!);
         await h.q.outbox.trim(['a', 'b']);
-        expect(h.q.outbox.read(0, 10)).toEqual([]);
+        expect((await h.q.outbox.read(0, 10))).toEqual([]);
         // Seqs never go back, even after a trim and a restart: cursors stay meaningful.
         await h.restart();
         await h.q.enqueue(newJob('key-outbox-02'));
         await processAll(h.q, [makeEvent(4)]);
-        const next = h.q.outbox.read(h.q.outbox.cursor('a'), 10);
+        const next = (await h.q.outbox.read(await h.q.outbox.cursor('a'), 10));
         expect(next.map((e) => e.event.data.n)).toEqual([4]);
         expect(next[0]!.seq).toBeGreaterThan(seqs[2]!);
       });
@@ -826,7 +826,7 @@ export function queueContract(name: string, factory: QueueFactory): void {
         await q.ack(lease!.id);
         await waiting;
         expect(resolvedAt - t0).toBeLessThan(3_000);
-        expect(q.outbox.read(0, 10)).toHaveLength(1);
+        expect((await q.outbox.read(0, 10))).toHaveLength(1);
       });
     });
 

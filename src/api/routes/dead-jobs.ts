@@ -103,7 +103,7 @@ export function deadJobRoutes(queue: DeadLetterQueue, projects: ProjectRepo): An
       response: z.object({ items: z.array(deadJobSchema), nextCursor: z.string().nullable() }),
       async handler({ query }) {
         const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor);
-        const page = queue.deadJobs(query.limit + 1, after);
+        const page = await queue.deadJobs(query.limit + 1, after);
         const more = page.length > query.limit;
         const items = page.slice(0, query.limit);
         const names = await slugs();
@@ -120,7 +120,7 @@ export function deadJobRoutes(queue: DeadLetterQueue, projects: ProjectRepo): An
       paramsNotFound: true,
       response: deadJobSchema.extend({ batch: z.record(z.string(), z.unknown()) }),
       async handler({ params }) {
-        const d = queue.deadJob(params.id.toLowerCase());
+        const d = await queue.deadJob(params.id.toLowerCase());
         if (!d) throw errors.notFound('dead job not found');
         return { ...item(d, await slugs()), batch: d.job.batch as unknown as Record<string, unknown> };
       },

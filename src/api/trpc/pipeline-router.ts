@@ -22,7 +22,7 @@ export function pipelineRouter(d: TrpcDeps, p: ProcedureKinds) {
           busyMs: Math.round(stats.stageMs[c.id] ?? 0),
         }));
         const slugs = new Map((await d.projects.list()).map((x) => [x.id, x.slug]));
-        const dead = queue.deadJobs(DEAD_SHOWN).map((j) => ({
+        const dead = (await queue.deadJobs(DEAD_SHOWN)).map((j) => ({
           id: j.job.id,
           receiptId: j.job.receiptId,
           projectSlug: slugs.get(j.job.projectId) ?? null,
