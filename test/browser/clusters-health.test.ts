@@ -2,8 +2,11 @@
 // project of their own (so the shared seed stays as the other files expect it): a cluster's error is
 // a clamped monospace block, not a heading, its counts read in the right number, its example names
 // its test; health's cost carries its currency and its parts (retried attempts, re-runs), a 7-day
-// period exists, and the pass-rate line has gaps where a day had too few executions or none.
+// period exists, the pass-rate line has gaps where a day had too few executions or none, flaky
+// tests per day follows the period; no page scrolls sideways, health's table is cards at 390 px.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { horizontalOverflow } from './helpers/browser.js';
+import { tableLayout } from './helpers/cards.js';
 import { checkPage, DESKTOP, PHONE, rest, signedIn, world, type SignedIn } from './helpers/world.js';
 
 const SLUG = 'clusters-health';
@@ -22,6 +25,8 @@ const LONG_ERROR = [
 const CONN_ERROR = 'Error: read ECONNRESET while talking to ledger-db:5432';
 
 const url = (...parts: string[]): string => `/projects/${SLUG}/${parts.join('/')}`;
+/** Health's table of the numbers behind the weekly chart. */
+const weeklyTable = (s: SignedIn) => s.page.getByRole('region', { name: 'Tests turning flaky or broken, and fixed, per week' }).locator('table');
 
 interface Cluster {
   clusterId: string;
@@ -159,6 +164,9 @@ describe('clusters and health', () => {
     expect((await cost.textContent())!.trim()).toMatch(/^\$\d+\.\d{2}$/);
     const parts = ((await s.page.getByTestId('cost-parts').textContent()) ?? '').replace(/\s+/g, ' ');
     expect(parts).toMatch(/retried attempts [\d.]+ min, re-runs 2 min \(1 job run again\)/);
+    // Flaky tests per day follows the period: 90 days by default.
+    const flakyPerDay = s.page.getByTestId('flaky-per-day');
+    await expect.poll(() => flakyPerDay.getAttribute('data-days')).toBe('90');
 
     // The 7-day option, and what it asks for.
     await s.page.getByLabel('Period').selectOption('7');
@@ -174,6 +182,9 @@ describe('clusters and health', () => {
     // The chart: 7 days, 6 of them gaps (no data, or too few executions), with a unit on its axis.
     const rate = s.page.locator('figure.chart', { has: s.page.locator('figcaption', { hasText: 'Reliability' }) });
     await expect.poll(() => rate.getAttribute('data-gaps')).toBe('6');
+    // Flaky tests per day: the same 7 days.
+    await expect.poll(() => flakyPerDay.getAttribute('data-days')).toBe('7');
+    expect(await flakyPerDay.locator('figcaption').textContent()).toContain('last 7 days');
     // Units: on the axis (drawn on the canvas; named by data-unit) and in the values under the cursor.
     const units: [string, string, RegExp][] = [
       ['Reliability', '%', /^\d+(\.\d)?%$/],
@@ -190,6 +201,24 @@ describe('clusters and health', () => {
       await s.page.mouse.move(b.x + b.width - 2, b.y + b.height / 2);
       await expect.poll(() => fig.locator('.u-legend .u-series').nth(1).locator('.u-value').textContent(), { message: caption }).toMatch(value);
     }
+    // The numbers behind the charts: an ordinary table; nothing scrolls sideways.
+    await s.page.getByText('The numbers behind the charts').click();
+    expect(await tableLayout(weeklyTable(s))).toMatchObject({ rowDisplay: ['table-row'], headerShown: true, outside: [], unlabelled: [] });
+    expect(await horizontalOverflow(s.page)).toBe(0);
     await checkPage(s, 'health-1280');
+  });
+
+  it('health at 390 px: no sideways scrolling, the weekly numbers as cards with their labels', async () => {
+    const s = await signedIn(token, PHONE);
+    open.push(s);
+    await s.page.goto(url('health'));
+    await s.page.getByTestId('cost-total').waitFor();
+    await expect.poll(() => s.page.getByTestId('flaky-per-day').getAttribute('data-days')).toBe('90');
+    await s.page.getByText('The numbers behind the charts').click();
+    const weekly = await tableLayout(weeklyTable(s));
+    expect(weekly.rows).toBeGreaterThan(0);
+    expect(weekly).toMatchObject({ rowDisplay: ['block'], headerShown: false, outside: [], unlabelled: [] });
+    expect(await horizontalOverflow(s.page)).toBe(0);
+    await checkPage(s, 'health-390');
   });
 });

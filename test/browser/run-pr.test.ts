@@ -5,9 +5,10 @@
 // The run page shows the failing test as its first row, attempts grouped per test, the passing
 // tests collapsed behind "200 passed", links to the CI job, commit and PR, is short (not one row
 // per execution) and does not scroll sideways at 1280 and 390 px. The PR page lists both commits,
-// newest first, each with its gate verdict.
+// newest first, each with its gate verdict; its tests are a table at 1280 px and cards at 390 px.
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { horizontalOverflow } from './helpers/browser.js';
+import { tableLayout } from './helpers/cards.js';
 import { DESKTOP, PHONE, checkPage, rest, signedIn, world, type SignedIn } from './helpers/world.js';
 
 const SLUG = 'run-pr';
@@ -198,7 +199,24 @@ describe('the run page and the PR page', () => {
     await first.locator('summary').click();
     await expect.poll(() => first.getByTestId('gate-verdict').textContent()).toBe('Gate: blocked');
     expect(await first.textContent()).toContain(FAILING.title);
+    // Its failing and flaky tests: an ordinary table with its header at 1280 px, within the page.
+    expect(await tableLayout(first.locator('table'))).toEqual({ rows: 2, rowDisplay: ['table-row'], headerShown: true, outside: [], unlabelled: [] });
     expect(await horizontalOverflow(s.page)).toBe(0);
     await checkPage(s, 'pr-1280');
+  });
+
+  it('the PR page at 390 px: the failing and flaky tests as cards with their labels, no sideways scrolling', async () => {
+    const s = await session(PHONE);
+    await s.page.goto(url('pulls', PR));
+    const commits = s.page.getByTestId('pr-commit');
+    await expect.poll(() => commits.count(), { timeout: 20_000 }).toBe(2);
+    const first = commits.nth(1);
+    await first.locator('summary').click();
+    await expect.poll(() => first.getByTestId('gate-verdict').textContent()).toBe('Gate: blocked');
+    const table = first.locator('table');
+    expect(await table.textContent()).toContain(FAILING.title);
+    expect(await tableLayout(table)).toEqual({ rows: 2, rowDisplay: ['block'], headerShown: false, outside: [], unlabelled: [] });
+    expect(await horizontalOverflow(s.page)).toBe(0);
+    await checkPage(s, 'pr-390');
   });
 });

@@ -221,6 +221,8 @@ describe('dashboard procedures', () => {
     const key = (k: string) => s.keys.find((x) => x.key === k);
     expect(key('flaky.minSamples')).toEqual({ key: 'flaky.minSamples', value: 3, source: 'env', readOnly: true });
     expect(key('flaky.threshold')).toMatchObject({ source: 'default', readOnly: false });
+    // No AI provider on this daemon: `ai.rca` is off whatever it says, as `flakehouse config` shows it.
+    expect(key('ai.rca')).toEqual({ key: 'ai.rca', value: false, configured: true, note: expect.stringContaining('no AI provider'), source: 'default', readOnly: false });
     expect(await failure(c.settings.update.mutate({ patch: { flaky: { threshold: 0.4 } } }))).toEqual({ status: 403, error: 'admin_required' });
     const after = await admin.settings.update.mutate({ patch: { flaky: { threshold: 0.4 } } });
     expect(after.keys.find((x) => x.key === 'flaky.threshold')).toEqual({ key: 'flaky.threshold', value: 0.4, source: 'settings', readOnly: false });

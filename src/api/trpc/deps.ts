@@ -1,6 +1,7 @@
 // What the procedures need from the daemon: the repositories the REST routes use, and the route
 // table itself for the routes whose logic lives in their handler.
 import type { ArtifactSigner } from '../../artifacts/s3.js';
+import type { AiSettings } from '../../config/ai.js';
 import type { NotificationSettings } from '../../config/integrations.js';
 import type { ProjectConfigs } from '../../config/resolved-project-config.js';
 import type { PipelineGraph } from '../../pipeline/graph.js';
@@ -37,5 +38,7 @@ export interface TrpcDeps {
   /** Sessions, to end the ones of a revoked token; null when the dashboard is off. */
   sessions: SessionStore | null;
   notifications: NotificationSettings;
+  /** The instance's AI provider (SERVICE_AI_PROVIDER and its settings); undefined: RCA is off whatever `ai.rca` says. */
+  ai: AiSettings | undefined;
   pipeline: { graph: PipelineGraph; runtime: PipelineHandle; queue: Pick<Queue, 'stats' | 'depth' | 'deadJobs'>; requests: RequestCounts };
 }

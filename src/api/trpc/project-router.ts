@@ -1,13 +1,14 @@
 // Procedures of the session, the project picker and the settings page (policy, notification
 // channels, tokens, badges).
 import { z } from 'zod';
+import { effectiveAiRca } from '../../config/ai.js';
 import { badgesResponseSchema } from '../../domain/pr-schemas.js';
 import { toIso } from '../../domain/time.js';
 import { redactUrl } from '../../exporters/notify/transports.js';
 import { UUID_RE } from '../../domain/ids.js';
 import { SCOPES } from '../../store/projects.js';
 import { effectiveScopes } from '../auth.js';
-import { errors } from '../errors.js';
+import { errors } from '../../errors.js';
 import type { ProcedureKinds } from './core.js';
 import type { TrpcDeps } from './deps.js';
 import { PROCEDURES } from './procedures.js';
@@ -32,13 +33,23 @@ export function projectRouter(d: TrpcDeps, p: ProcedureKinds) {
     return project.slug;
   }
 
+  /**
+   * A key's value as the instance applies it, as `flakehouse config` shows it: `ai.rca` is off without
+   * an AI provider whatever is configured, so the page says false, with the configured value and why.
+   */
+  function applied(key: string, value: unknown): { value: unknown; configured?: unknown; note?: string } {
+    if (key !== 'ai.rca' || typeof value !== 'boolean') return { value };
+    const rca = effectiveAiRca(value, d.ai);
+    return rca.reason ? { value: rca.value, configured: value, note: rca.reason } : { value };
+  }
+
   /** The effective policy as the settings page lists it: each key, its value and where it comes from. */
   async function policy(projectId: string) {
     const [resolved, state, slug] = await Promise.all([d.projectConfigs.get(projectId), d.projectConfigs.settings(projectId), slugOf(projectId)]);
     const keys = Object.entries(resolved.sources as Record<string, Source>)
       .sort(([a], [b]) => a.localeCompare(b))
       // Environment values win over everything and cannot be changed here: shown read-only.
-      .map(([key, source]) => ({ key, value: valueAt(resolved.config, key), source, readOnly: source === 'env' }));
+      .map(([key, source]) => ({ key, ...applied(key, valueAt(resolved.config, key)), source, readOnly: source === 'env' }));
     return {
       project: slug,
       keys,

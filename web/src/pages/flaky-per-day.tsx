@@ -1,5 +1,5 @@
 // Flaky tests per day on the health page: distinct tests with a flaky execution per UTC day over
-// the last 30 days, from the flaky_trends rollup (health.flakyTests). A day without executions is
+// the page's period (its selector), from the flaky_trends rollup (health.flakyTests). A day without executions is
 // a gap in the line, not a zero. Its own query, so it loads beside the page's metrics.
 import { api } from '../api.js';
 import { Chart } from '../ui/chart.js';
@@ -12,7 +12,7 @@ const epoch = (day: string): number => Date.parse(`${day}T00:00:00Z`) / 1000;
 export function FlakyTestsPerDay({ slug, days = 30 }: { slug: string; days?: number }) {
   const q = useQuery(() => api(slug).health.flakyTests.query({ days }), [slug, days]);
   return (
-    <div data-testid="flaky-per-day" data-unit={q.data?.unit}>
+    <div data-testid="flaky-per-day" data-unit={q.data?.unit} data-days={q.data?.days.length}>
       <Async q={q} what="flaky tests per day">
         {(s) => {
           const known = s.days.filter((d) => d.flakyTests !== null);

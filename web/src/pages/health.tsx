@@ -137,19 +137,23 @@ export function HealthPage({ params, loc }: PageProps) {
                   series={[{ label: 'executions', values: h.reliabilityTrend.map((d) => d.total), bars: true, format: (v) => `${num(v)} executions` }]}
                   unit="executions"
                 />
-                <FlakyTestsPerDay slug={slug} />
+                <FlakyTestsPerDay slug={slug} days={h.rangeDays} />
               </div>
               <details>
                 <summary>The numbers behind the charts</summary>
                 <TableScroll label="Tests turning flaky or broken, and fixed, per week">
-                  <table>
+                  <table class="striped row-cards weekly">
                     <HeadRow cols={['Week of', { label: 'Turned flaky or broken', num: true }, { label: 'Fixed', num: true }]} />
                     <tbody>
                       {h.weekly.map((w) => (
                         <tr key={w.weekStart}>
-                          <td>{w.weekStart.slice(0, 10)}</td>
-                          <td class="num">{w.introduced}</td>
-                          <td class="num">{w.resolved}</td>
+                          <td data-label="Week of">{w.weekStart.slice(0, 10)}</td>
+                          <td class="num" data-label="Turned flaky or broken">
+                            {w.introduced}
+                          </td>
+                          <td class="num" data-label="Fixed">
+                            {w.resolved}
+                          </td>
                         </tr>
                       ))}
                     </tbody>

@@ -90,14 +90,14 @@ function PrView({ slug, data }: { slug: string; data: Pr }) {
       </article>
       {s.tests.length ? (
         <TableScroll label="Failing and flaky tests">
-          <table class="striped">
+          <table class="striped row-cards pr-tests">
             <HeadRow cols={['Test', 'Status', 'Gate', { label: 'Score', num: true }, 'Why']} />
             <tbody>
               {s.tests.map((t) => {
                 const gt = g?.tests.find((x) => x.testIdentityId === t.testIdentityId);
                 return (
                   <tr key={t.testIdentityId}>
-                    <td class="title-cell">
+                    <td class="title-cell" data-label="Test">
                       <a href={projectPath(slug, 'tests', t.testIdentityId)}>{t.title}</a>
                       <br />
                       <small class="muted">{t.filePath}</small>
@@ -108,19 +108,21 @@ function PrView({ slug, data }: { slug: string; data: Pr }) {
                         </>
                       ) : null}
                     </td>
-                    <td>
+                    <td data-label="Status">
                       <Status status={t.status} />
                       {t.quarantined ? <span class="pill">quarantined</span> : null}
                     </td>
-                    <td>
+                    <td data-label="Gate">
                       {gt && g ? (
                         <GateCell slug={slug} t={gt} baseBranch={g.baseBranch} />
                       ) : (
                         <span class="muted">–</span>
                       )}
                     </td>
-                    <td class="num">{score(t.score)}</td>
-                    <td>{t.topReason ?? <span class="muted">–</span>}</td>
+                    <td class="num" data-label="Score">
+                      {score(t.score)}
+                    </td>
+                    <td data-label="Why">{t.topReason ?? <span class="muted">–</span>}</td>
                   </tr>
                 );
               })}

@@ -69,6 +69,12 @@ function Policy({ slug, admin }: { slug: string; admin: boolean }) {
                     </td>
                     <td>
                       <code>{show(k.value)}</code>
+                      {k.note ? (
+                        <small class="muted">
+                          {' '}
+                          (configured <code>{show(k.configured)}</code>; {k.note})
+                        </small>
+                      ) : null}
                     </td>
                     <td>
                       <span class={`pill${k.readOnly ? ' readonly' : ''}`}>{k.source}</span>
