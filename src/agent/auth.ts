@@ -8,7 +8,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import { Authenticator, bearer } from '../api/auth.js';
-import { errors } from '../api/errors.js';
+import { errors } from '../errors.js';
 import { sha256Hex } from '../domain/ids.js';
 import type { ProjectRepo, TokenPrincipal } from '../store/projects.js';
 

@@ -10,7 +10,7 @@ import { LIMITS } from '../domain/batch.js';
 import type { DoorSettings } from '../config/daemon-env.js';
 import { registerBodySlots, type BodySlots } from './body-slots.js';
 import { capConnections } from './connection-caps.js';
-import { ApiError, errors } from './errors.js';
+import { ApiError, errors } from '../errors.js';
 import { rawAnswer, SECURITY_HEADERS } from './raw-answer.js';
 import { authenticatedAtDoor, RouteTable, type RouteDeps } from './route.js';
 

@@ -3,7 +3,7 @@
 // request beyond it waits briefly for a slot (a burst of CI runs finishing together), then is
 // answered 503 server_busy without its body being read.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { errors } from './errors.js';
+import { errors } from '../errors.js';
 
 export interface BodySlotLimits {
   max: number;

@@ -2,7 +2,7 @@
 // connection refused at accept): the same status line, error body and security headers as every
 // other answer, and `connection: close`, since the socket ends right after.
 import { STATUS_CODES } from 'node:http';
-import type { ApiError } from './errors.js';
+import type { ApiError } from '../errors.js';
 
 export const SECURITY_HEADERS: Record<string, string> = {
   'x-content-type-options': 'nosniff',

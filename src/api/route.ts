@@ -1,72 +1,28 @@
-// One route table: every route is declared with its auth, zod schemas and handler, registered on
+// One route table: every route is declared with its auth, zod schemas and handler (src/route-def.ts), registered on
 // fastify from here, and (later) documented in /openapi.json from the same declarations.
 //
 // Check order on every route (docs/contract.md §2, §6): auth 401 → scope 403 → rate limit 429 →
 // body decode (400/413/415) → queue depth 503 (ingest routes) → validation 400 → handler (ingest:
 // a replay of a stored key answers 202, a new batch meets storage 507). Auth, scope and rate limit read only the headers and run in onRequest, before a byte
 // of the body is read: a stranger cannot make the server hold a body.
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
-import type { Scope, TokenPrincipal } from '../store/projects.js';
+import type { TokenPrincipal } from '../store/projects.js';
 import { requireAnyScope, type Authenticator } from './auth.js';
-import type { IngestAdmission } from './ingest-service.js';
-import { ApiError, errors, zodIssues } from './errors.js';
+import type { IngestAdmission } from '../ingest/service.js';
+import { ApiError, errors, zodIssues } from '../errors.js';
 import type { RateLimiter } from './rate-limit.js';
+import type { AnyRouteDef, RouteDef } from '../route-def.js';
 
-export type RouteAuth = { kind: 'none' } | { kind: 'admin' } | { kind: 'token'; anyOf: readonly Scope[] };
-
-export interface RouteContext<Q, P, B> {
-  request: FastifyRequest;
-  reply: FastifyReply;
-  query: Q;
-  params: P;
-  /** The validated body, or the raw decoded body when the route validates it itself. */
-  body: B;
-  /** Present on token-authenticated routes. */
-  principal: TokenPrincipal | undefined;
-  /** Ingest routes: the queue slot taken at the door (released by the enqueue, or when the handler ends). */
-  admission?: IngestAdmission;
-}
-
-export interface RouteDef<Q = unknown, P = unknown, B = unknown> {
-  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
-  url: string;
-  summary: string;
-  tags?: string[];
-  auth: RouteAuth;
-  query?: z.ZodType<Q>;
-  params?: z.ZodType<P>;
-  body?: z.ZodType<B>;
-  /** Documents a body the handler validates itself (ingest validates after the backpressure check). */
-  requestBodyDoc?: z.ZodType;
-  /** Content types the body may have (default application/json). */
-  consumes?: string[];
-  response?: z.ZodType;
-  /** Content types of a success answer that is not JSON (export: application/gzip; badges: image/svg+xml), for /openapi.json. */
-  produces?: string[];
-  successStatus?: number;
-  /** Ingest routes: refuse with 507 when storage is full, 503 when the queue is, before validating the body. */
-  backpressure?: boolean;
-  /** Token routes: finds the principal itself instead of reading a bearer header (the ClickHouse endpoint takes basic auth). */
-  authenticate?(request: FastifyRequest): Promise<TokenPrincipal>;
-  /** Whether a 404 for a malformed path param should replace 400 (ids that do not parse are unknown). */
-  paramsNotFound?: boolean;
-  handler(ctx: RouteContext<Q, P, B>): Promise<unknown>;
-}
+// What a route is (its declaration) lives below the API layer, in src/route-def.ts: receivers
+// declare their ingest routes there without importing this registration.
+export { defineRoute, type AnyRouteDef, type RouteAuth, type RouteContext, type RouteDef } from '../route-def.js';
 
 export interface RouteDeps {
   auth: Authenticator;
   rateLimiter: RateLimiter;
   /** Queue depth check, synchronous: holds a queue slot, or throws 503 (storage is checked per batch, after validation). */
   admitIngest(): IngestAdmission;
-}
-
-// Erases the generics for storage in the table; handlers stay typed where they are defined.
-// oxlint-disable-next-line typescript/no-explicit-any
-export type AnyRouteDef = RouteDef<any, any, any>;
-
-export function defineRoute<Q, P, B>(def: RouteDef<Q, P, B>): RouteDef<Q, P, B> {
-  return def;
 }
 
 /** Principals of the requests the route table authenticated from their headers (token routes; admin routes hold ADMIN). */

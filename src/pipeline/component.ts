@@ -69,21 +69,21 @@ export type PipelineSettings = Pick<ServerSettings, 'dataDir' | 'clusterThreshol
 
 /**
  * Where a receiver that serves HTTP adds its routes (the API's route table). A route is declared
- * with the API layer's `defineRoute`; the pipeline carries it to the table without reading it.
+ * with `defineRoute` (src/route-def.ts); the pipeline carries it to the table without reading it.
  */
 export interface RouteRegistry {
   add(route: { method: string; url: string }): void;
 }
 
-/** Where a receiver hands a decoded batch: resolves once the job is durable (the API's IngestService). */
+/** Where a receiver hands a decoded batch: resolves once the job is durable (src/ingest's IngestService). */
 export interface IngestPort {
   /** `admission`: the queue slots the request took at the door; one is given back when the enqueue settles. */
   accept(projectId: string, source: IngestSource, batch: IngestBatch, admission?: { release(n?: number): void }): Promise<EnqueueResult>;
 }
 
-/** The queue slots an ingest request holds (the API's IngestAdmission): one from the door, more as it becomes jobs. */
+/** The queue slots an ingest request holds (src/ingest's IngestAdmission): one from the door, more as it becomes jobs. */
 export interface IngestSlots {
-  /** Holds `total` slots in all; throws the API's 503 (or 413) when they do not fit. */
+  /** Holds `total` slots in all; throws the catalogue's 503 (or 413, src/errors.ts) when they do not fit. */
   need(total: number): void;
   release(n?: number): void;
   /** Gives back what is still held (the request failed before enqueueing everything). */
@@ -92,7 +92,8 @@ export interface IngestSlots {
 
 /**
  * The HTTP ingest routes' door checks, for a receiver with its own listener (OTLP/gRPC): the same
- * tokens, scope, rate limit and queue depth, throwing the API's errors (401/403/429/503).
+ * tokens, scope, rate limit and queue depth, throwing the catalogue's errors (401/403/429/503,
+ * src/errors.ts). Built by src/ingest/door.ts.
  */
 export interface IngestDoor {
   /** The principal of an `authorization` value (`Bearer <token>`) with scope ingest, counted by the rate limiter. */

@@ -1,11 +1,12 @@
 // What the three ingest receivers share: one route shape (token scope ingest, backpressure,
-// decode → batches → durable enqueue → 202 with the receipt).
+// decode → batches → durable enqueue → 202 with the receipt). The door's checks and the enqueue
+// are src/ingest's; the route table that runs the route is the API's, reached through the Host.
 import { z } from 'zod';
 import type { IngestBatch, IngestSource } from '../domain/batch.js';
+import { errors } from '../errors.js';
+import { enqueueRequest, type UnstorableIssue } from '../ingest/enqueue.js';
 import type { Host, Receiver } from '../pipeline/component.js';
-import { defineRoute, type RouteContext } from '../api/route.js';
-import { errors, type ErrorIssue } from '../api/errors.js';
-import { sanitizeBatch, UnstorableError } from '../domain/storable.js';
+import { defineRoute, type RouteContext } from '../route-def.js';
 import { countRefusedBeforeAccept } from '../telemetry/component-stats.js';
 
 export const ingestReceiptSchema = z.object({
@@ -36,28 +37,8 @@ export interface IngestRouteSpec {
    * 202 answer (`answer`: OTLP's partial success, for spans refused one by one).
    */
   decode(body: unknown, ctx: RouteContext<unknown, unknown, unknown>): Promise<IngestBatch[] | DecodedRequest>;
-  /**
-   * The issue for a batch value the store cannot take, when the batch path alone would not tell
-   * the sender where it came from (JUnit: which testcase; OTLP: which trace and span).
-   */
-  unstorableIssue?(err: UnstorableError, batch: IngestBatch): ErrorIssue;
-}
-
-/**
- * Every batch of a request is checked (and its strings normalised) before any is enqueued: a
- * request is refused whole or accepted whole, and nothing accepted can fail in the worker for its
- * values (src/domain/storable.ts).
- */
-export function checkStorable(batches: readonly IngestBatch[], spec: Pick<IngestRouteSpec, 'unstorableIssue'> = {}): void {
-  for (const b of batches) {
-    try {
-      sanitizeBatch(b);
-    } catch (err) {
-      if (!(err instanceof UnstorableError)) throw err;
-      const issue = spec.unstorableIssue?.(err, b) ?? { path: err.path, message: err.reason };
-      throw errors.invalidPayload([issue], `${issue.path}: ${issue.message}`);
-    }
-  }
+  /** The issue for a batch value the store cannot take (src/ingest/enqueue.ts `UnstorableIssue`). */
+  unstorableIssue?: UnstorableIssue;
 }
 
 /** A hostile body nested deep enough to exhaust the stack while decoding is the sender's 400, not our 500. */
@@ -92,23 +73,16 @@ export function ingestRoute(spec: IngestRouteSpec): Receiver {
         successStatus: 202,
         async handler(ctx) {
           const { batches, answer } = await decodeGuarded(spec, ctx.body, ctx);
-          const projectId = ctx.principal!.projectId;
-          const receipts = [];
           // Batches never offered to `accept` are counted refused here (otelcol_receiver_refused_spans);
           // those offered are counted by the runtime's wrapper of `ingest` (telemetry/component-stats.ts).
-          let offered = 0;
-          try {
-            checkStorable(batches, spec);
-            // A request that becomes several jobs holds a slot for each before the first is enqueued.
-            ctx.admission?.need(batches.length);
-            for (const b of batches) {
-              offered++;
-              receipts.push(await ingest.accept(projectId, spec.source, b, ctx.admission));
-            }
-          } catch (err) {
-            countRefusedBeforeAccept(ingest, batches.slice(offered), 'http');
-            throw err;
-          }
+          const receipts = await enqueueRequest(ingest, {
+            projectId: ctx.principal!.projectId,
+            source: spec.source,
+            batches,
+            admission: ctx.admission,
+            unstorableIssue: spec.unstorableIssue,
+            refused: (notOffered) => countRefusedBeforeAccept(ingest, notOffered, 'http'),
+          });
           const first = receipts[0];
           return {
             receiptId: first?.receiptId ?? null,

@@ -9,7 +9,7 @@ import { ROOT_CONTEXT, SpanStatusCode, trace } from '@opentelemetry/api';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan, type SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { DEFAULT_PIPELINE } from '../../src/daemon.js';
-import { EXPORT_PATH, type ExportTraceResponse, traceServiceDefinition } from '../../src/receivers/otlp/grpc-service.js';
+import { EXPORT_PATH, type ExportTraceResponse, traceServiceDefinition } from '../../src/otlp/grpc-service.js';
 import { SCRATCH_DIR } from './scratch.js';
 
 /** pipelines/default.yaml with `otlp: { protocols: { grpc: { endpoint }, http: {} } }`; returns its path. */

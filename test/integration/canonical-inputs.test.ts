@@ -78,7 +78,7 @@ function otlpRequest(branch: string, cases: { title: string; attrs?: Record<stri
 
 const RequestType = (() => {
   const root = new protobuf.Root();
-  const dir = path.resolve(import.meta.dirname, '../../src/receivers/otlp/proto');
+  const dir = path.resolve(import.meta.dirname, '../../src/otlp/proto');
   root.resolvePath = (_origin, target) => path.join(dir, target);
   root.loadSync('opentelemetry/proto/collector/trace/v1/trace_service.proto');
   root.resolveAll();

@@ -120,7 +120,7 @@ describe.each([
     // Fixed: requeue. A job comes back with its frozen lease-mates, as that same lease.
     expect((await admin('POST', '/v1/admin/dead-jobs/01900000-0000-7000-8000-000000000000/requeue')).status).toBe(404);
     expect((await admin('POST', '/v1/admin/dead-jobs/not-an-id/requeue')).status).toBe(404);
-    const dead = td.daemon.queue.deadJobs(10);
+    const dead = await td.daemon.queue.deadJobs(10);
     const requeued = new Set<string>();
     for (const d of dead) {
       if (requeued.has(d.job.id)) continue;

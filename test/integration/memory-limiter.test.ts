@@ -8,7 +8,7 @@ import { status as GrpcStatus } from '@grpc/grpc-js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseDocument } from 'yaml';
 import { DEFAULT_PIPELINE } from '../../src/daemon.js';
-import { readRetryDelaySec } from '../../src/receivers/otlp/grpc-service.js';
+import { readRetryDelaySec } from '../../src/otlp/grpc-service.js';
 import { nativeBatch, startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { rawExport } from '../helpers/otlp-grpc.js';
 import { SCRATCH_DIR } from '../helpers/scratch.js';

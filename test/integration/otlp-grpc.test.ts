@@ -8,8 +8,8 @@ import { OTLPTraceExporter as GrpcExporter } from '@opentelemetry/exporter-trace
 import { CompressionAlgorithm } from '@opentelemetry/otlp-exporter-base';
 import { startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { exportSpans, grpcPipelineFile, rawExport, testRunSpans } from '../helpers/otlp-grpc.js';
-import { otlpProtoRoot } from '../../src/receivers/otlp/decode.js';
-import { readRetryDelaySec } from '../../src/receivers/otlp/grpc-service.js';
+import { otlpProtoRoot } from '../../src/otlp/proto.js';
+import { readRetryDelaySec } from '../../src/otlp/grpc-service.js';
 
 const EXPORT_SUCCESS = 0; // ExportResultCode.SUCCESS in @opentelemetry/core
 

@@ -69,10 +69,10 @@ describe.each([
     expect(await receipts(validIds)).toBe(50);
     expect(await receipts([poisonId])).toBe(0);
     expect(td.daemon.queue.stats().dead).toBe(deadBefore + 1);
-    const dead = td.daemon.queue.deadJob(poisonId)!;
+    const dead = (await td.daemon.queue.deadJob(poisonId))!;
     expect(dead.job.attempts).toBe(2);
     expect(dead.frozenLeaseId).toBeUndefined();
-    for (const id of validIds) expect(td.daemon.queue.deadJob(id)).toBeUndefined();
+    for (const id of validIds) expect(await td.daemon.queue.deadJob(id)).toBeUndefined();
     // The poison shared a lease with most of them (queued under `exclusive`, which holds the
     // worker's dequeue too, they are leased together).
     const splits = logLines.slice(logFrom).filter((l) => l.includes('split in halves')).map((l) => (JSON.parse(l) as { jobs: number }).jobs);
@@ -87,7 +87,7 @@ describe.each([
     // Unchecked, the rollups processor fails the whole lease on it (RangeError: Invalid time value).
     poison.executions[0]!.startedAt = 1e300;
     await poisonAmong50('check-stage', poison, 'alone');
-    const dead = td.daemon.queue.deadJobs(100).find((d) => d.job.batch.idempotencyKey === 'check-poison')!;
+    const dead = (await td.daemon.queue.deadJobs(100)).find((d) => d.job.batch.idempotencyKey === 'check-poison')!;
     expect(dead.error).toMatch(/^executions\.0\.startedAt: /);
   });
 
@@ -115,7 +115,7 @@ describe.each([
     } finally {
       await td.daemon.store.command(`ALTER TABLE ${td.daemon.store.table('executions')} DROP CONSTRAINT poison_probe`);
     }
-    const dead = td.daemon.queue.deadJobs(100).find((d) => d.job.batch.idempotencyKey === 'export-poison')!;
+    const dead = (await td.daemon.queue.deadJobs(100)).find((d) => d.job.batch.idempotencyKey === 'export-poison')!;
     expect(dead.error).toMatch(/poison row refused/);
   });
 

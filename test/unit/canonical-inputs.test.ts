@@ -236,7 +236,7 @@ function deepArray(levels: number): Record<string, unknown> {
 
 const RequestType = (() => {
   const root = new protobuf.Root();
-  const dir = path.resolve(import.meta.dirname, '../../src/receivers/otlp/proto');
+  const dir = path.resolve(import.meta.dirname, '../../src/otlp/proto');
   root.resolvePath = (_origin, target) => path.join(dir, target);
   root.loadSync('opentelemetry/proto/collector/trace/v1/trace_service.proto');
   root.resolveAll();

@@ -9,8 +9,8 @@ import { PipelineConfigError, validatePipelineDoc } from '../../src/pipeline/gra
 import { DEFAULT_PIPELINE } from '../../src/daemon.js';
 import { enabledProtocols, otlpConfigSchema } from '../../src/receivers/otlp/config.js';
 import { grpcErrorOf } from '../../src/receivers/otlp/grpc-status.js';
-import { readRetryDelaySec } from '../../src/receivers/otlp/grpc-service.js';
-import { errors } from '../../src/api/errors.js';
+import { readRetryDelaySec } from '../../src/otlp/grpc-service.js';
+import { errors } from '../../src/errors.js';
 
 function withOtlp(otlp: unknown): unknown {
   const doc = parse(readFileSync(DEFAULT_PIPELINE, 'utf8')) as { receivers: Record<string, unknown> };

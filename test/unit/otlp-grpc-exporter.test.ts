@@ -7,7 +7,7 @@ import { Metadata, Server, ServerCredentials, status as GrpcStatus, type sendUna
 import { otlpGrpcConfigSchema } from '../../src/exporters/otlp-grpc/config.js';
 import { createGrpcSender } from '../../src/exporters/otlp-grpc/send.js';
 import { PermanentExportError, RetryableExportError } from '../../src/exporters/otlp-http/retry.js';
-import { retryStatusDetails, traceServiceDefinition, type ExportTraceResponse } from '../../src/receivers/otlp/grpc-service.js';
+import { retryStatusDetails, traceServiceDefinition, type ExportTraceResponse } from '../../src/otlp/grpc-service.js';
 import { createLogger } from '../../src/logger.js';
 
 interface Seen {

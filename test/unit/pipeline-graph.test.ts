@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { builtinRegistry } from '../../src/builtin-components.js';
+import { processingRegistry } from '../../src/builtin-processing.js';
 import { loadPipelineFile, PipelineConfigError, validatePipelineDoc } from '../../src/pipeline/graph.js';
 
 const REPO_ROOT = path.resolve(import.meta.dirname, '../..');
@@ -365,5 +366,42 @@ describe('the shipped pipeline files', () => {
       const graph = loadPipelineFile(path.join(REPO_ROOT, file), registry, file, env);
       expect(graph.pipelines.length, file).toBeGreaterThan(0);
     }
+  });
+});
+
+describe("the pipeline thread's registry (receiver types by name only)", () => {
+  const threadRegistry = processingRegistry(registry.receiverTypes());
+
+  it('checks every shipped pipeline file as the full registry does, and builds no receiver', () => {
+    const env = { SERVICE_GATEWAY_ENDPOINT: 'http://gateway.example:4318', SERVICE_GATEWAY_TOKEN: 'fh_test' };
+    for (const file of ['pipelines/default.yaml', 'pipelines/agent.yaml']) {
+      const full = loadPipelineFile(path.join(REPO_ROOT, file), registry, file, env);
+      const thread = loadPipelineFile(path.join(REPO_ROOT, file), threadRegistry, file, env);
+      expect(thread.pipelines).toEqual(full.pipelines);
+      expect([...thread.components.keys()]).toEqual([...full.components.keys()]);
+      for (const [key, spec] of thread.components) {
+        if (spec.kind !== 'receiver') expect(spec.factory).toBe(full.components.get(key)!.factory);
+      }
+    }
+    const standIn = threadRegistry.get('receiver', 'otlp');
+    const real = registry.get('receiver', 'otlp');
+    if (standIn?.kind !== 'receiver' || real?.kind !== 'receiver') throw new Error('otlp is a receiver type in both registries');
+    expect(standIn.signals).toEqual(real.signals);
+    expect(() => standIn.create({}, { id: 'otlp', logger: undefined as never })).toThrow(/not built here/);
+  });
+
+  it('still refuses an unknown receiver type, and a receiver in a pipeline of a signal it does not feed', () => {
+    const doc = baseDoc();
+    doc.receivers['nosuch'] = {};
+    (doc.service.pipelines['executions']!['receivers'] as string[]).push('nosuch');
+    expect(() => validatePipelineDoc(doc, threadRegistry, SOURCE)).toThrow(/unknown receiver type "nosuch"/);
+    const events = baseDoc();
+    events.service.pipelines['events']!['receivers'] = ['events', 'junit'];
+    (events.service.pipelines['executions']!['receivers'] as string[]).splice(1, 1);
+    expect(() => validatePipelineDoc(events, threadRegistry, SOURCE)).toThrow(/receiver "junit" does not support events pipelines/);
+  });
+
+  it('a registry without the receiver types refuses a file that lists receivers', () => {
+    expect(() => validatePipelineDoc(baseDoc(), processingRegistry(), SOURCE)).toThrow(/unknown receiver type "otlp" \(known: none\)/);
   });
 });

@@ -1,9 +1,9 @@
 // The storage guard after a write met a full disk: the disk is re-read, so /health and the door see
 // space come back without waiting for a write; and the door's replays never spend the probe.
 import { describe, expect, it } from 'vitest';
-import { StorageGuard } from '../../src/api/storage-guard.js';
-import { ApiError } from '../../src/api/errors.js';
-import { IngestService } from '../../src/api/ingest-service.js';
+import { StorageGuard } from '../../src/ingest/storage-guard.js';
+import { ApiError } from '../../src/errors.js';
+import { IngestService } from '../../src/ingest/service.js';
 import type { IngestBatch } from '../../src/domain/batch.js';
 import type { EnqueueResult, NewJob, Queue } from '../../src/queue/types.js';
 

@@ -1,8 +1,8 @@
 // The door's storage check: free-space reserve, failed writes, probing, and one log line per transition.
 import { describe, expect, it } from 'vitest';
 import type { Logger } from 'pino';
-import { StorageGuard } from '../../src/api/storage-guard.js';
-import { ApiError } from '../../src/api/errors.js';
+import { StorageGuard } from '../../src/ingest/storage-guard.js';
+import { ApiError } from '../../src/errors.js';
 
 function recordingLogger(): { logger: Logger; lines: string[] } {
   const lines: string[] = [];

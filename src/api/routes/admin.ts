@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { UUID_RE } from '../../domain/ids.js';
 import { SCOPES, SLUG_RE, type ProjectRepo } from '../../store/projects.js';
 import type { Authenticator } from '../auth.js';
-import { errors } from '../errors.js';
+import { errors } from '../../errors.js';
 import { defineRoute, type AnyRouteDef } from '../route.js';
 
 const scopesSchema = z.array(z.enum(SCOPES)).max(SCOPES.length).default([]);

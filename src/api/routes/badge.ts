@@ -14,7 +14,7 @@ import { BadgeFactsRepo } from '../../store/badges.js';
 import type { Store } from '../../store/client.js';
 import { BADGE_TOKEN_RE, type ProjectRepo } from '../../store/projects.js';
 import type { TestRepo } from '../../store/tests.js';
-import { errors } from '../errors.js';
+import { errors } from '../../errors.js';
 import { defineRoute, type AnyRouteDef } from '../route.js';
 
 /** How long a badge may be cached by browsers and proxies (GitHub's camo honours it). */

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineRoute, type AnyRouteDef } from '../route.js';
-import type { StorageGuard } from '../storage-guard.js';
+import type { StorageGuard } from '../../ingest/storage-guard.js';
 
 const storageStatusSchema = z
   .object({

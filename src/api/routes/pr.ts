@@ -12,7 +12,7 @@ import type { Store } from '../../store/client.js';
 import type { CodeownersRepo } from '../../store/codeowners.js';
 import { PrSummaryRepo } from '../../store/pr-summary.js';
 import type { TestRepo } from '../../store/tests.js';
-import { errors } from '../errors.js';
+import { errors } from '../../errors.js';
 import { defineRoute, type AnyRouteDef } from '../route.js';
 
 export interface PrRouteDeps {

@@ -4,7 +4,7 @@
 import { z } from 'zod';
 import { UUID_RE } from '../../domain/ids.js';
 import type { RcaReport, RcaRepo } from '../../store/rca.js';
-import { errors } from '../errors.js';
+import { errors } from '../../errors.js';
 import { defineRoute, type AnyRouteDef } from '../route.js';
 
 export const rcaReportSchema = z

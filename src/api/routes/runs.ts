@@ -6,7 +6,7 @@ import { parseTimestamp } from '../../domain/time.js';
 import type { RunDetail, RunRepo } from '../../store/runs.js';
 import { artifactViewSchema, withArtifactLinks } from '../../artifacts/links.js';
 import type { ArtifactSigner } from '../../artifacts/s3.js';
-import { errors } from '../errors.js';
+import { errors } from '../../errors.js';
 import { defineRoute, type AnyRouteDef } from '../route.js';
 
 // Query strings give strings; procedure inputs may also give epoch milliseconds as numbers.

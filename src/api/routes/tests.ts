@@ -15,7 +15,7 @@ import type { BoardImpact } from '../../store/board-impact.js';
 import type { IdentityRepo } from '../../store/identities.js';
 import { artifactViewSchema, withArtifactLinks } from '../../artifacts/links.js';
 import type { ArtifactSigner } from '../../artifacts/s3.js';
-import { errors } from '../errors.js';
+import { errors } from '../../errors.js';
 import { defineRoute, type AnyRouteDef } from '../route.js';
 
 const bool = z.union([z.boolean(), z.enum(['true', 'false', '1', '0'])]).transform((v) => v === true || v === 'true' || v === '1');
@@ -163,7 +163,7 @@ export interface TestRouteDeps {
   tests: TestRepo;
   identities: IdentityRepo;
   codeowners: CodeownersRepo;
-  outbox: Outbox;
+  outbox: Pick<Outbox, 'append'>;
   /** Signs artifact download URLs on the test page; null or absent: refs are listed without URLs. */
   artifacts?: ArtifactSigner | null;
   /** The project's CI-minute rate and currency (its `cost` policy); absent: 0 USD. */

@@ -3,7 +3,7 @@
 // Only for handlers that read query, params, body and principal: request and reply are absent.
 import type { z } from 'zod';
 import type { TokenPrincipal } from '../../store/projects.js';
-import { errors, zodIssues } from '../errors.js';
+import { errors, zodIssues } from '../../errors.js';
 import type { AnyRouteDef } from '../route.js';
 
 export interface RestCall {

@@ -3,7 +3,7 @@ import { gateResponseSchema, summaryResponseSchema } from '../../domain/pr-schem
 import { toIso } from '../../domain/time.js';
 import { PrSummaryRepo } from '../../store/pr-summary.js';
 import { SuiteHealthRepo } from '../../store/suite-health.js';
-import { errors } from '../errors.js';
+import { errors } from '../../errors.js';
 import { projectHealth } from '../routes/project-health.js';
 import { rcaForExecution } from '../routes/rca.js';
 import { getRun, listRuns, runsQuerySchema } from '../routes/runs.js';

@@ -7,7 +7,7 @@ import { toIso } from '../../domain/time.js';
 import { ClusterRepo } from '../../store/clusters.js';
 import { ExecutionRepo } from '../../store/executions.js';
 import { QuarantineLogRepo } from '../../store/quarantine-log.js';
-import { errors } from '../errors.js';
+import { errors } from '../../errors.js';
 import { flakyBoard, testPage } from '../routes/tests.js';
 import type { ProcedureKinds } from './core.js';
 import type { TrpcDeps } from './deps.js';

@@ -5,7 +5,7 @@ import { BASELINE_DAYS, RECENT_DAYS, durationRegression, durationWindows } from 
 import { UUID_RE } from '../../domain/ids.js';
 import { toIso } from '../../domain/time.js';
 import { TestTrendsRepo } from '../../store/test-trends.js';
-import { errors } from '../errors.js';
+import { errors } from '../../errors.js';
 import type { ProcedureKinds } from './core.js';
 import type { TrpcDeps } from './deps.js';
 import { PROCEDURES } from './procedures.js';

@@ -8,7 +8,7 @@
 // permanent for this request. The loop and backoff are otlp_http's (../otlp-http/retry.ts).
 import { Client, credentials, Metadata, status as GrpcStatus, type ServiceError } from '@grpc/grpc-js';
 import type { Logger } from 'pino';
-import { EXPORT_PATH, readRetryDelaySec, traceServiceDefinition, type ExportTraceResponse } from '../../receivers/otlp/grpc-service.js';
+import { EXPORT_PATH, readRetryDelaySec, traceServiceDefinition, type ExportTraceResponse } from '../../otlp/grpc-service.js';
 import { errorText, PermanentExportError, withRetry, type Attempt, type Sleep } from '../otlp-http/retry.js';
 import type { OtlpGrpcConfig } from './config.js';
 

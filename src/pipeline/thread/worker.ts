@@ -1,14 +1,17 @@
 // The pipeline thread: processors, exporters, connectors and their loops, off the thread that
 // answers HTTP. Ingest acknowledgements then never wait behind a lease being processed; the
-// store and the queue stay on the main thread and are reached through `remote.ts`.
+// store and the queue stay on the main thread and are reached through `remote.ts`. It loads no
+// receiver: its registry knows the receiver types by name (PipelineThreadData.receivers), enough
+// to check a pipeline file that lists them.
 import { readlinkSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { ProjectConfigs } from '../../config/resolved-project-config.js';
 import type { LoadedServiceConfig } from '../../config/service-yml.js';
 import { createLogger } from '../../logger.js';
-import { builtinRegistry } from '../../builtin-components.js';
+import { processingRegistry } from '../../builtin-processing.js';
 import type { PipelineSettings } from '../component.js';
+import type { ReceiverType } from '../registry.js';
 import { loadPipelineFile, type PipelineGraph } from '../graph.js';
 import { buildHost } from '../host.js';
 import { ServiceExtensions } from '../extensions.js';
@@ -32,6 +35,8 @@ export interface PipelineThreadData {
   store: { database: string; embedded: boolean };
   work: boolean;
   pollIntervalMs: number;
+  /** The receiver types the main thread builds (Registry.receiverTypes): named in the pipeline file, never built here. */
+  receivers: ReceiverType[];
 }
 
 const port = parentPort;
@@ -46,7 +51,7 @@ const logger = createLogger(data.logLevel, { write: (line: string) => post({ kin
 const rpc = new RpcClient<MainCalls>(port);
 const store = remoteStore(rpc, data.store.database, data.store.embedded);
 const queue = remoteQueue(rpc);
-const graph = loadPipelineFile(data.pipelineFile, builtinRegistry(), data.displayName);
+const graph = loadPipelineFile(data.pipelineFile, processingRegistry(data.receivers), data.displayName);
 // Extensions (file_storage) run here, with the processors and exporters: started before them, shut down after.
 const extensions = new ServiceExtensions(graph.extensions, { dataDir: data.settings.dataDir, logger });
 const host = buildHost({ logger, store, projectConfigs: new ProjectConfigs(store, data.service, logger), settings: data.settings, outbox: queue.outbox, extensions });
@@ -85,7 +90,7 @@ serveRpc<WorkerCalls>(port, {
     resumers.delete(id);
   },
   reload: async () => {
-    const read = readPipelineFile(data.pipelineFile, builtinRegistry(), data.displayName);
+    const read = readPipelineFile(data.pipelineFile, processingRegistry(data.receivers), data.displayName);
     return read.ok ? runtime.reload(read.graph) : read;
   },
   shutdown: () =>

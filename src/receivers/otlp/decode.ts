@@ -1,10 +1,9 @@
 // OTLP/HTTP trace request decoding: protobuf and JSON bodies both normalize into one
 // internal representation (OtlpTraceRequest) that the mapper consumes.
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import protobuf from 'protobufjs';
+import type protobuf from 'protobufjs';
 import { z } from 'zod';
 import { STORABLE, TIME_WINDOW_TEXT } from '../../domain/storable.js';
+import { otlpProtoRoot } from '../../otlp/proto.js';
 
 /** Flattened attribute value: arrays and kvlists are JSON strings, bytes are base64. */
 export type AttrValue = string | number | boolean;
@@ -126,17 +125,6 @@ interface RawRequest {
 
 // ---------------------------------------------------------------------------------------------
 // Protobuf
-
-const PROTO_DIR = fileURLToPath(new URL('./proto/', import.meta.url));
-
-/** The vendored trace service protos, loaded once at module load (OTLP/gRPC reads its service from here too). */
-export const otlpProtoRoot: protobuf.Root = (() => {
-  const root = new protobuf.Root();
-  root.resolvePath = (_origin, target) => path.join(PROTO_DIR, target);
-  root.loadSync('opentelemetry/proto/collector/trace/v1/trace_service.proto');
-  root.resolveAll();
-  return root;
-})();
 
 // protobufjs generates the decoder lazily on first use.
 const RequestType: protobuf.Type = otlpProtoRoot.lookupType('opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest');

@@ -3,12 +3,12 @@
 // answer comes only once every job of the request is on disk, as the HTTP route's 202.
 import type { Metadata } from '@grpc/grpc-js';
 import { LIMITS } from '../../domain/batch.js';
-import { errors } from '../../api/errors.js';
+import { errors } from '../../errors.js';
 import type { IngestDoor, IngestPort } from '../../pipeline/component.js';
-import { checkStorable } from '../shared.js';
+import { enqueueRequest } from '../../ingest/enqueue.js';
 import { decodeOtlpProtobuf, OtlpDecodeError, type OtlpTraceRequest } from './decode.js';
 import { batchesOfRequest, otlpUnstorableIssue } from './request.js';
-import type { ExportTraceResponse } from './grpc-service.js';
+import type { ExportTraceResponse } from '../../otlp/grpc-service.js';
 
 export interface ExportDeps {
   door: IngestDoor;
@@ -42,10 +42,7 @@ export async function exportTraces(bytes: Buffer, metadata: Metadata, deps: Expo
       throw err;
     }
     const { batches, partialSuccess } = batchesOfRequest(req);
-    checkStorable(batches, { unstorableIssue: otlpUnstorableIssue });
-    // A request that becomes several jobs holds a slot for each before the first is enqueued.
-    admission.need(batches.length);
-    for (const b of batches) await deps.ingest.accept(projectId, 'otlp', b, admission);
+    await enqueueRequest(deps.ingest, { projectId, source: 'otlp', batches, admission, unstorableIssue: otlpUnstorableIssue });
     return partialSuccess ? { partialSuccess } : {};
   } catch (err) {
     // A hostile message nested deep enough to exhaust the stack while mapping is the sender's fault.

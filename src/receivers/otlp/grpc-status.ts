@@ -2,8 +2,8 @@
 // status, as the OTLP spec maps them: a client retries RESOURCE_EXHAUSTED only when the status
 // carries RetryInfo, so only the refusals that say "retry later" (429, 503, 507) carry it.
 import { Metadata, status as GrpcStatus, type ServerErrorResponse } from '@grpc/grpc-js';
-import type { ApiError } from '../../api/errors.js';
-import { retryStatusDetails } from './grpc-service.js';
+import type { ApiError } from '../../errors.js';
+import { retryStatusDetails } from '../../otlp/grpc-service.js';
 
 /** The HTTP statuses whose Retry-After becomes RetryInfo; the rest are final. */
 const RETRY_LATER = new Set([429, 503, 507]);

@@ -3,12 +3,12 @@
 // is a proxy's job, as for the HTTP listener.
 import { Server, ServerCredentials, type sendUnaryData, type ServerUnaryCall } from '@grpc/grpc-js';
 import type { Logger } from 'pino';
-import { ApiError } from '../../api/errors.js';
+import { ApiError } from '../../errors.js';
 import { LIMITS } from '../../domain/batch.js';
 import type { Host, Receiver } from '../../pipeline/component.js';
 import type { Endpoint } from './config.js';
 import { exportTraces } from './grpc-export.js';
-import { traceServiceDefinition, type ExportTraceResponse } from './grpc-service.js';
+import { traceServiceDefinition, type ExportTraceResponse } from '../../otlp/grpc-service.js';
 import { grpcErrorOf, grpcInternalError } from './grpc-status.js';
 
 /** How long shutdown lets calls in flight finish (each ends once its jobs are durable) before cutting them. */

@@ -4,7 +4,8 @@
 import { z } from 'zod';
 import type { IngestBatch } from '../../domain/batch.js';
 import type { UnstorableError } from '../../domain/storable.js';
-import type { ErrorIssue } from '../../api/errors.js';
+import type { ErrorIssue } from '../../errors.js';
+import type { PartialSuccess } from '../../otlp/proto.js';
 import type { OtlpTraceRequest, RejectedSpan } from './decode.js';
 import { mapOtlpToBatches } from './map.js';
 
@@ -20,10 +21,7 @@ const SOURCE_ATTRIBUTES: Record<string, string> = {
 /** Rejections named in a partial success's message; the count covers them all. */
 const MAX_NAMED_REJECTIONS = 5;
 
-export interface PartialSuccess {
-  rejectedSpans: number;
-  errorMessage: string;
-}
+export type { PartialSuccess };
 
 /**
  * OTLP partial success (ExportTracePartialSuccess in its JSON form): how many spans were refused

@@ -2,8 +2,7 @@
 // files OTLP/HTTP decodes with), and the google.rpc status details a RESOURCE_EXHAUSTED carries.
 import type { ServiceDefinition } from '@grpc/grpc-js';
 import protobuf from 'protobufjs';
-import { otlpProtoRoot } from './decode.js';
-import type { PartialSuccess } from './request.js';
+import { otlpProtoRoot, type PartialSuccess } from './proto.js';
 
 const TraceService = otlpProtoRoot.lookupService('opentelemetry.proto.collector.trace.v1.TraceService');
 const ExportMethod = TraceService.methods['Export']!;

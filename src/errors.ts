@@ -1,6 +1,9 @@
 // Errors as values with codes (docs/contract.md §5): `{ error, message?, issues? }`, never a stack trace.
+// The one catalogue, below the API layer: the API's routes, the ingest door (src/ingest) and the
+// receivers raise these, and the app (src/api/app.ts) and OTLP/gRPC (receivers/otlp/grpc-status.ts)
+// answer them.
 import type { z } from 'zod';
-import { zodIssuesToMessages } from '../config/errors.js';
+import { zodIssuesToMessages } from './config/errors.js';
 
 export interface ErrorIssue {
   path: string;

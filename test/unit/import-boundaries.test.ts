@@ -1,0 +1,173 @@
+// The layering .oxlintrc.json fences one import at a time, checked here through every import a
+// module makes at run time (docs/architecture.md, "Layers"): the ingest door (src/ingest) and the
+// receivers reach no API, store, pipeline thread or database client, however indirectly; and the
+// pipeline thread loads no receiver. The graph is read from the source with regular expressions:
+// static `import … from` / `export … from`, side-effect imports and `import('…')` with a literal
+// specifier are edges; `import type` and `export type` are not (they vanish at run time). An
+// import of inline types only (`import { type A } from`) is an edge: under verbatimModuleSyntax it
+// stays as `import {} from`, which loads the module.
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+const SRC = path.join(ROOT, 'src');
+
+/** Repository-relative paths (`src/api/route.ts`) of every module under src/. */
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) return sourceFiles(p);
+    return /\.(ts|mts|mjs)$/.test(e.name) && !e.name.endsWith('.d.ts') ? [path.relative(ROOT, p).split(path.sep).join('/')] : [];
+  });
+}
+
+/**
+ * The text without its comments, strings kept: a specifier named in a comment (a doc line saying
+ * "from src/api/…") is no import, and `/*` inside a string ('src/**\/*.ts') opens no comment.
+ */
+function withoutComments(text: string): string {
+  let out = '';
+  let i = 0;
+  while (i < text.length) {
+    const c = text[i]!;
+    const next = text[i + 1];
+    if (c === '/' && next === '/') {
+      while (i < text.length && text[i] !== '\n') i++;
+    } else if (c === '/' && next === '*') {
+      const end = text.indexOf('*/', i + 2);
+      i = end < 0 ? text.length : end + 2;
+      out += ' ';
+    } else if (c === "'" || c === '"' || c === '`') {
+      // A quoted string ends at its quote (or, for ' and ", the line's end); a template at its backtick.
+      let j = i + 1;
+      while (j < text.length && text[j] !== c && (c === '`' || text[j] !== '\n')) j += text[j] === '\\' ? 2 : 1;
+      out += text.slice(i, j + 1);
+      i = j + 1;
+    } else {
+      out += c;
+      i++;
+    }
+  }
+  return out;
+}
+
+const STATIC_IMPORT = /^[ \t]*import\s+(type\s+)?(?:[\w$]+\s*,?\s*)?(?:\*\s*as\s+[\w$]+|\{[^}]*\})?\s*from\s*(['"])([^'"\n]+)\2/gm;
+const SIDE_EFFECT_IMPORT = /^[ \t]*import\s*(['"])([^'"\n]+)\1/gm;
+const RE_EXPORT = /^[ \t]*export\s+(type\s+)?(?:\*(?:\s+as\s+[\w$]+)?|\{[^}]*\})\s*from\s*(['"])([^'"\n]+)\2/gm;
+const DYNAMIC_IMPORT = /\bimport\(\s*(['"])([^'"\n]+)\1\s*\)/g;
+
+/** The specifiers a module loads at run time. */
+function runtimeSpecifiers(text: string): string[] {
+  const code = withoutComments(text);
+  const out: string[] = [];
+  for (const m of code.matchAll(STATIC_IMPORT)) if (!m[1]) out.push(m[3]!);
+  for (const m of code.matchAll(SIDE_EFFECT_IMPORT)) out.push(m[2]!);
+  for (const m of code.matchAll(RE_EXPORT)) if (!m[1]) out.push(m[3]!);
+  for (const m of code.matchAll(DYNAMIC_IMPORT)) out.push(m[2]!);
+  return out;
+}
+
+/** A module of src/ (its path) or a package (its name: `chdb`, `@clickhouse/client`, `node:fs`). */
+function resolve(from: string, specifier: string, files: ReadonlySet<string>): string | null {
+  if (!specifier.startsWith('.')) {
+    const parts = specifier.split('/');
+    return specifier.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0]!;
+  }
+  const target = path.posix.normalize(path.posix.join(path.posix.dirname(from), specifier));
+  for (const candidate of [target.replace(/\.js$/, '.ts'), target.replace(/\.mjs$/, '.mts'), target]) {
+    if (files.has(candidate)) return candidate;
+  }
+  return null; // JSON, protobuf definitions and other files that are not modules of src/
+}
+
+interface ImportGraph {
+  edges: Map<string, string[]>;
+}
+
+function importGraph(): ImportGraph {
+  const list = sourceFiles(SRC);
+  const files = new Set(list);
+  const edges = new Map<string, string[]>();
+  for (const f of list) {
+    const text = readFileSync(path.join(ROOT, f), 'utf8');
+    const targets = runtimeSpecifiers(text)
+      .map((s) => resolve(f, s, files))
+      .filter((t): t is string => t !== null);
+    edges.set(f, [...new Set(targets)]);
+  }
+  return { edges };
+}
+
+/** Every module `start` loads, with the chain of imports that reaches it. */
+function reachable(graph: ImportGraph, start: string): Map<string, string[]> {
+  const via = new Map<string, string[]>([[start, [start]]]);
+  const queue = [start];
+  while (queue.length > 0) {
+    const at = queue.shift()!;
+    for (const to of graph.edges.get(at) ?? []) {
+      if (via.has(to)) continue;
+      via.set(to, [...via.get(at)!, to]);
+      if (graph.edges.has(to)) queue.push(to);
+    }
+  }
+  return via;
+}
+
+/** The chains from `start` to every module matching `forbidden`, as `a → b → c` lines. */
+function violations(graph: ImportGraph, start: string, forbidden: (target: string) => boolean): string[] {
+  return [...reachable(graph, start)].filter(([target]) => forbidden(target)).map(([, chain]) => chain.join(' → '));
+}
+
+const graph = importGraph();
+const under = (dir: string) => (target: string) => target.startsWith(`${dir}/`);
+const databaseClient = (target: string) => target === 'chdb' || target === '@clickhouse/client';
+
+describe('the import graph read from src/', () => {
+  it('follows static, re-exported and dynamic imports and skips type-only ones', () => {
+    expect(runtimeSpecifiers("import { a, type B } from './a.js';\nimport type { C } from './c.js';\nexport type { D } from './d.js';")).toEqual(['./a.js']);
+    expect(runtimeSpecifiers("import {\n  a,\n  b,\n} from './a.js';\nexport * from './e.js';\nexport { f } from './f.js';\nimport './g.js';\nconst h = await import('./h.js');")).toEqual([
+      './a.js',
+      './g.js',
+      './e.js',
+      './f.js',
+      './h.js',
+    ]);
+    expect(runtimeSpecifiers("// import { x } from './commented.js';\n/* import y from './block.js'; */\nconst glob = 'src/**/*.ts';\nimport { z } from './z.js';")).toEqual(['./z.js']);
+    // The walk reaches what the composition roots load: the daemon serves the API and the receivers.
+    const daemon = reachable(graph, 'src/daemon.ts');
+    expect(daemon.has('src/api/route.ts')).toBe(true);
+    expect(daemon.has('src/receivers/shared.ts')).toBe(true);
+    expect(daemon.has('src/store/client.ts')).toBe(true);
+    // A type-only import is no edge: route-def.ts names the store's types without loading it.
+    expect([...reachable(graph, 'src/route-def.ts').keys()].filter(under('src/store'))).toEqual([]);
+  });
+});
+
+describe('import boundaries', () => {
+  const doorAndReceivers = [...graph.edges.keys()].filter((f) => under('src/ingest')(f) || under('src/receivers')(f));
+
+  it('src/ingest and src/receivers hold modules', () => {
+    expect(doorAndReceivers.filter(under('src/ingest')).length).toBeGreaterThan(0);
+    expect(doorAndReceivers.filter(under('src/receivers')).length).toBeGreaterThan(0);
+  });
+
+  it.each([
+    ['src/api', under('src/api')],
+    ['src/store', under('src/store')],
+    ['src/pipeline/thread', under('src/pipeline/thread')],
+    ['a database client (chdb, @clickhouse/client)', databaseClient],
+  ])('nothing in src/ingest or src/receivers loads %s, directly or not', (_name, forbidden) => {
+    expect(doorAndReceivers.flatMap((f) => violations(graph, f, forbidden))).toEqual([]);
+  });
+
+  it('src/ingest loads no receiver: the door sits below them', () => {
+    expect(doorAndReceivers.filter(under('src/ingest')).flatMap((f) => violations(graph, f, under('src/receivers')))).toEqual([]);
+  });
+
+  it('the pipeline thread (src/pipeline/thread/worker.ts) loads no receiver', () => {
+    expect(violations(graph, 'src/pipeline/thread/worker.ts', under('src/receivers'))).toEqual([]);
+    // …while the registry of the thread that serves ingest has them.
+    expect(violations(graph, 'src/builtin-components.ts', under('src/receivers')).length).toBeGreaterThan(0);
+  });
+});
