@@ -42,13 +42,13 @@ export async function startNatsServer(opts: { port?: number } = {}): Promise<Nat
         const m = /Listening for client connections on [^\s:]+:(\d+)/.exec(log);
         if (m && log.includes('Server is ready')) {
           clearTimeout(timer);
-          proc.stderr!.off('data', onData);
-          proc.stderr!.resume();
-          proc.stdout!.resume();
+          proc.stderr.off('data', onData);
+          proc.stderr.resume();
+          proc.stdout.resume();
           resolve(Number(m[1]));
         }
       };
-      proc.stderr!.on('data', onData);
+      proc.stderr.on('data', onData);
       proc.once('exit', (code) => {
         clearTimeout(timer);
         reject(new Error(`nats-server exited with ${code} before it was ready:\n${log}`));

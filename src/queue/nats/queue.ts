@@ -1,0 +1,1004 @@
+// The queue on NATS JetStream: what lets ingest processes and workers run on several machines.
+// Streams and buckets (see names.ts): jobs `<P>_JOBS` (WorkQueue, one subject per partition,
+// partition = hash(project) mod P), dead letters `<P>_DEAD`, the outbox `<P>_OUTBOX`, and KV
+// buckets for receipts, frozen plans, charged attempts, outbox cursors and partition leases.
+//
+// How the contract (src/queue/types.ts) maps onto JetStream:
+//  - enqueue: the receipts KV answers replays; otherwise the job is published with msgID = the key's
+//    hash (a racing or retried publish inside the duplicate window answers the original seq, hence
+//    the same receipt) and resolves only on the stream's PubAck. A stream at its limits refuses the
+//    publish (DiscardPolicy.New): enqueue throws `errors.backpressure()` (503).
+//  - workers own partitions through PartitionLeases; on acquiring one the owner recreates its
+//    durable consumer, so every unacked message comes back at once, oldest first.
+//  - the owner holds what it pulled (partition.ts) and heartbeats it with `working()`. Visibility
+//    timeouts, splits, backoffs and frozen leases are run by the owner in memory, as the embedded
+//    queue does; JetStream's AckWait only redelivers when the owner stops heartbeating (it died
+//    or hung), and then the partition lease moves too.
+//  - charged attempts are kept in KV (attempts.ts), frozen plans in KV (plans.ts); dead jobs go to
+//    the dead stream, their receipts are marked dead.
+//  - a lease holds the jobs of one partition (its fence is checked before the ack commits), so
+//    receipt order holds per project, not across projects of different partitions.
+//  - stats()/depth() are synchronous: exact for what this process did, plus stream counts refreshed
+//    every second. Across processes they are approximate (another owner's in-flight jobs count as
+//    pending here); the stream limits are the hard backpressure.
+import { hostname } from 'node:os';
+import { randomUUID } from 'node:crypto';
+import {
+  AckPolicy,
+  DeliverPolicy,
+  connect,
+  headers,
+  nanos,
+  type JetStreamClient,
+  type JetStreamManager,
+  type JsMsg,
+  type NatsConnection,
+  type Subscription,
+} from 'nats';
+import type { Logger } from 'pino';
+import type {
+  DeadJob,
+  DeadJobAction,
+  DequeueOptions,
+  EnqueueResult,
+  Job,
+  Lease,
+  LeasePlan,
+  NackOptions,
+  NewJob,
+  Queue,
+  QueueStats,
+  StoredJob,
+} from '../types.js';
+import { Attempts } from './attempts.js';
+import { DeadLetters, type StoredDead } from './dead-letters.js';
+import { isNotFound, mapPublishError } from './errors.js';
+import { receiptIdFromSeq } from './ids.js';
+import { natsNames, type NatsNames } from './names.js';
+import { NatsOutbox } from './outbox.js';
+import { OwnedPartition, type HeldMsg } from './partition.js';
+import { PartitionLeases, openLeaseBucket, partitionOf } from './partition-leases.js';
+import { Plans, type PlanRecord } from './plans.js';
+import { Receipts } from './receipts.js';
+import { ensureQueueStreams, type QueueStreams } from './streams.js';
+
+export interface NatsQueueOptions {
+  /** nats:// URL(s) to connect to; or `connection`, an open connection (not closed by close()). */
+  servers?: string | string[];
+  connection?: NatsConnection;
+  /** Names every stream and bucket of this queue. */
+  prefix: string;
+  /** P: the number of partitions (default 16). Every process of one queue must use the same P. */
+  partitions?: number;
+  visibilityMs: number;
+  maxAttempts: number;
+  baseBackoffMs?: number;
+  maxBackoffMs?: number;
+  /** Jobs stream limits; at the limit enqueue throws the 503 backpressure error. */
+  maxBytes?: number;
+  maxMsgs?: number;
+  /** The stream's duplicate window (default 10 min). */
+  duplicateWindowMs?: number;
+  /** Unique per process (default hostname:pid:random). */
+  ownerId?: string;
+  /** Partition lease TTL (default 10 s). */
+  leaseTtlMs?: number;
+  /** False for an ingest-only process: enqueue, receipts and dead letters; no partitions, no consumers. */
+  consume?: boolean;
+  /**
+   * Deliveries (charged attempts, or JetStream deliveries) after which a job that was never acked
+   * nor failed (it crashed or hung its workers) is parked as dead. Default 20 × maxAttempts.
+   */
+  maxDeliver?: number;
+  /**
+   * The consumers' AckWait (default max(visibilityMs, 30 s)): JetStream redelivers a held message
+   * only when its owner stopped heartbeating it for this long. Heartbeats go every third of it.
+   */
+  ackWaitMs?: number;
+  /** Most messages one partition owner holds in memory (default 5,000). */
+  maxHeld?: number;
+  logger?: Logger;
+}
+
+interface ActiveLease {
+  id: string;
+  partition: number;
+  fence: number;
+  seqs: number[];
+  deadline: number;
+  frozen: boolean;
+}
+
+/** A job as published: `id` only when republished from the dead (a new message keeps its id). */
+type JobPayload = Omit<StoredJob, 'id'> & { id?: string };
+
+const enc = new TextEncoder();
+const dec = new TextDecoder();
+/** How often the stream counts behind stats() are re-read. */
+const REFRESH_MS = 1_000;
+/** The consumers' AckWait: redelivery only when the owner stops heartbeating (it is dead or hung). */
+const MIN_ACK_WAIT_MS = 30_000;
+const LEASE_HEADER = 'Fh-Lease';
+
+export class NatsQueue implements Queue {
+  readonly outbox: NatsOutbox;
+  private readonly names: NatsNames;
+  private readonly partitions: number;
+  private readonly visibilityMs: number;
+  private readonly maxAttempts: number;
+  private readonly baseBackoffMs: number;
+  private readonly maxBackoffMs: number;
+  private readonly maxDeliver: number;
+  private readonly maxHeld: number;
+  private readonly ackWaitMs: number;
+  private readonly consume: boolean;
+  private readonly logger: Logger | undefined;
+  private readonly receipts: Receipts;
+  private readonly plans: Plans;
+  private readonly attempts: Attempts;
+  private readonly dead: DeadLetters;
+  private readonly parts = new Map<number, OwnedPartition>();
+  private readonly leases = new Map<string, ActiveLease>();
+  private readonly acquiring = new Set<Promise<void>>();
+  private readonly enqueuing = new Map<string, Promise<EnqueueResult>>();
+  private ownership: PartitionLeases | undefined;
+  private readonly subs: Subscription[] = [];
+  private timers: NodeJS.Timeout[] = [];
+  private workWaiters: (() => void)[] = [];
+  private deadOps: Promise<unknown> = Promise.resolve();
+  /** Jobs taken off a lease and not yet placed back: counted as in flight. */
+  private releasing = 0;
+  /** Stream counts at the last refresh, and what this process changed since. */
+  private storedBase = 0;
+  private storedDelta = 0;
+  private deadBase = 0;
+  private deadDelta = 0;
+  /** Mutations of the stream counts in progress / started: a refresh overlapping one is discarded. */
+  private mutating = 0;
+  private mutGen = 0;
+  private spaceFailures = 0;
+  private closed = false;
+
+  private constructor(
+    private readonly nc: NatsConnection,
+    private readonly ownsConnection: boolean,
+    private readonly js: JetStreamClient,
+    private readonly jsm: JetStreamManager,
+    private readonly streams: QueueStreams,
+    opts: NatsQueueOptions,
+  ) {
+    this.names = natsNames(opts.prefix);
+    this.partitions = opts.partitions ?? 16;
+    this.visibilityMs = opts.visibilityMs;
+    this.maxAttempts = opts.maxAttempts;
+    this.baseBackoffMs = opts.baseBackoffMs ?? 1000;
+    this.maxBackoffMs = opts.maxBackoffMs ?? 60_000;
+    this.maxDeliver = opts.maxDeliver ?? 20 * opts.maxAttempts;
+    this.maxHeld = opts.maxHeld ?? 5_000;
+    this.ackWaitMs = opts.ackWaitMs ?? Math.max(opts.visibilityMs, MIN_ACK_WAIT_MS);
+    this.consume = opts.consume ?? true;
+    this.logger = opts.logger;
+    this.receipts = new Receipts(streams.receipts);
+    this.plans = new Plans(streams.plans);
+    this.attempts = new Attempts(streams.attempts);
+    this.dead = new DeadLetters(js, jsm, this.names);
+    this.outbox = new NatsOutbox(nc, js, jsm, this.names, streams.cursors);
+  }
+
+  static async open(opts: NatsQueueOptions): Promise<NatsQueue> {
+    const ownsConnection = opts.connection === undefined;
+    const nc = opts.connection ?? (await connect({ servers: opts.servers ?? 'nats://127.0.0.1:4222', maxReconnectAttempts: -1 }));
+    try {
+      const jsm = await nc.jetstreamManager();
+      const js = nc.jetstream();
+      const names = natsNames(opts.prefix);
+      const streams = await ensureQueueStreams(js, jsm, names, {
+        duplicateWindowMs: opts.duplicateWindowMs ?? 10 * 60_000,
+        ...(opts.maxMsgs !== undefined ? { maxMsgs: opts.maxMsgs } : {}),
+        ...(opts.maxBytes !== undefined ? { maxBytes: opts.maxBytes } : {}),
+      });
+      const q = new NatsQueue(nc, ownsConnection, js, jsm, streams, opts);
+      await q.start(opts);
+      return q;
+    } catch (err) {
+      if (ownsConnection) await nc.close();
+      throw err;
+    }
+  }
+
+  private async start(opts: NatsQueueOptions): Promise<void> {
+    await this.refresh();
+    const refresher = setInterval(() => void this.refresh().catch(() => undefined), REFRESH_MS);
+    refresher.unref?.();
+    this.timers.push(refresher);
+    if (!this.consume) return;
+    // Work published by any process rings the partition's doorbell (not the jobs subject itself:
+    // every payload would be copied to every worker).
+    this.subs.push(
+      this.nc.subscribe(this.names.workWildcard, {
+        callback: (_err, msg) => {
+          const part = this.parts.get(Number(msg.subject.slice(msg.subject.lastIndexOf('.') + 1)));
+          if (part) {
+            part.arrivals++;
+            part.maybeMore = true;
+          }
+          this.wake();
+        },
+      }),
+    );
+    this.subs.push(
+      this.nc.subscribe(`$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.${this.names.jobsStream}.*`, {
+        callback: (err, msg) => {
+          if (err) return;
+          void this.onMaxDeliveries(msg.data).catch((e: unknown) => this.logger?.error({ err: e }, 'nats queue: max-deliveries advisory failed'));
+        },
+      }),
+    );
+    const heartbeat = setInterval(() => this.heartbeat(), Math.max(100, Math.floor(this.ackWaitMs / 3)));
+    heartbeat.unref?.();
+    this.timers.push(heartbeat);
+    const kv = await openLeaseBucket(this.js, this.names.leasesBucket);
+    this.ownership = new PartitionLeases({
+      kv,
+      partitions: this.partitions,
+      ownerId: opts.ownerId ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
+      ttlMs: opts.leaseTtlMs ?? 10_000,
+      onAcquire: (p, fence) => this.track(this.acquire(p, fence)),
+      onLose: (p, voluntary) => this.lose(p, voluntary),
+      ...(this.logger ? { logger: this.logger } : {}),
+    });
+    await this.ownership.start();
+    await this.settleAcquisitions();
+  }
+
+  // --- partitions ---------------------------------------------------------------------------
+
+  private track(work: Promise<void>): Promise<void> {
+    this.acquiring.add(work);
+    void work.finally(() => this.acquiring.delete(work)).catch(() => undefined);
+    return work;
+  }
+
+  private async settleAcquisitions(): Promise<void> {
+    // onAcquire runs in a microtask after the claim: one turn, then whatever is in flight.
+    await new Promise((r) => setImmediate(r));
+    while (this.acquiring.size > 0) await Promise.allSettled([...this.acquiring]);
+  }
+
+  /** A new owner of p: recreate its consumer (unacked messages come back, oldest first), load its plans and attempts. */
+  private async acquire(p: number, fence: number): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.acquireOnce(p, fence);
+      } catch (err) {
+        if (this.closed || attempt >= 5 || this.ownership?.owned().get(p) !== fence) throw err;
+        this.logger?.warn({ err, partition: p, attempt }, 'nats queue: setting up an acquired partition failed; retrying');
+        await new Promise((r) => setTimeout(r, 200 * attempt));
+      }
+    }
+  }
+
+  private async acquireOnce(p: number, fence: number): Promise<void> {
+    if (this.closed) return;
+    const name = this.names.consumer(p);
+    await this.jsm.consumers.delete(this.names.jobsStream, name).catch((err: unknown) => {
+      if (!isNotFound(err)) throw err;
+    });
+    const info = await this.jsm.consumers.add(this.names.jobsStream, {
+      durable_name: name,
+      filter_subject: this.names.jobsSubject(p),
+      deliver_policy: DeliverPolicy.All,
+      ack_policy: AckPolicy.Explicit,
+      ack_wait: nanos(this.ackWaitMs),
+      max_deliver: this.maxDeliver,
+      max_ack_pending: Math.max(this.maxHeld * 2, 10_000),
+    });
+    const part = new OwnedPartition(p, fence);
+    // A new consumer: everything unacked in p is pending on it.
+    part.maybeMore = info.num_pending > 0;
+    const [plans] = await Promise.all([this.plans.listLive(p), this.attempts.load(p)]);
+    for (const rec of plans) part.addPlan(rec);
+    this.parts.set(p, part);
+    this.logger?.info({ partition: p, fence, frozenLeases: plans.length }, 'nats queue: partition acquired');
+    this.wake();
+  }
+
+  /**
+   * p is gone (handed back or lost): stop pulling; what was held comes back to the next owner. When
+   * handed back for balance (not on close), leases already out are given up to visibilityMs to
+   * finish first (the lease is still renewed meanwhile): their acks still count.
+   */
+  private async lose(p: number, voluntary: boolean): Promise<void> {
+    const part = this.parts.get(p);
+    if (!part) return;
+    part.draining = true;
+    if (voluntary && !this.closed) {
+      const until = Date.now() + this.visibilityMs;
+      while (Date.now() < until && [...this.leases.values()].some((l) => l.partition === p && l.fence === part.fence && l.deadline > Date.now())) {
+        await new Promise((r) => setTimeout(r, 50));
+        if (this.closed) break;
+      }
+    }
+    if (this.parts.get(p) !== part) return;
+    part.closed = true;
+    this.parts.delete(p);
+    this.attempts.forget(p);
+    for (const lease of this.leases.values()) if (lease.partition === p) this.leases.delete(lease.id);
+    this.logger?.info({ partition: p, voluntary }, 'nats queue: partition released');
+  }
+
+  private heartbeat(): void {
+    for (const part of this.parts.values()) for (const h of part.held.values()) h.msg.working();
+  }
+
+  // --- enqueue ------------------------------------------------------------------------------
+
+  async accepted(projectId: string, idempotencyKey: string): Promise<EnqueueResult | undefined> {
+    this.assertOpen();
+    return Receipts.answer(await this.receipts.get(Receipts.key(projectId, idempotencyKey)));
+  }
+
+  async enqueue(job: NewJob): Promise<EnqueueResult> {
+    this.assertOpen();
+    const key = Receipts.key(job.projectId, job.batch.idempotencyKey);
+    const racing = this.enqueuing.get(key);
+    if (racing) return { ...(await racing), deduplicated: true };
+    const write = this.publishJob(key, job);
+    this.enqueuing.set(key, write);
+    try {
+      return await write;
+    } finally {
+      this.enqueuing.delete(key);
+    }
+  }
+
+  private async publishJob(key: string, job: NewJob): Promise<EnqueueResult> {
+    const existing = await this.receipts.get(key);
+    const answer = Receipts.answer(existing);
+    if (answer) return answer;
+    const gen = existing?.gen ?? 0;
+    const payload: JobPayload = { projectId: job.projectId, source: job.source, batch: job.batch, receivedAt: Date.now() };
+    const acceptedExecutions = job.batch.executions.length;
+    this.beginMutation();
+    try {
+      let ack;
+      try {
+        ack = await this.js.publish(this.names.jobsSubject(partitionOf(job.projectId, this.partitions)), enc.encode(JSON.stringify(payload)), {
+          msgID: Receipts.msgId(key, gen),
+          expect: { streamName: this.names.jobsStream },
+        });
+      } catch (err) {
+        throw mapPublishError(err);
+      }
+      const receiptId = receiptIdFromSeq(this.streams.jobsCreatedMs, ack.seq);
+      // Written after the PubAck: a crash in between leaves a stored job whose replay the duplicate
+      // window still answers with the same receipt.
+      await this.receipts.put(key, { receiptId, acceptedExecutions, seq: ack.seq, gen });
+      if (!ack.duplicate) this.storedDelta++;
+      this.ring(job.projectId);
+      return { receiptId, acceptedExecutions, deduplicated: ack.duplicate };
+    } finally {
+      this.endMutation();
+    }
+  }
+
+  /** Tells the owner of the project's partition (whichever process) that a job is there. */
+  private ring(projectId: string): void {
+    try {
+      this.nc.publish(this.names.workSubject(partitionOf(projectId, this.partitions)));
+    } catch {
+      // Closed or draining: the owner's next poll finds the job.
+    }
+    this.wake();
+  }
+
+  // --- leases -------------------------------------------------------------------------------
+
+  async dequeue(opts: DequeueOptions): Promise<Lease | null> {
+    this.assertOpen();
+    if (!this.consume) return null;
+    if (this.acquiring.size > 0) await this.settleAcquisitions();
+    const owned = this.ownership?.owned() ?? new Map<number, number>();
+    const parts = [...this.parts.values()].filter((part) => owned.get(part.p) === part.fence && !part.draining);
+    if (parts.length === 0) return null;
+    const now = Date.now();
+    this.expireLeases(now);
+    for (const part of parts) part.promote(now);
+    let part = parts.find((x) => x.frozenReady.length > 0 || x.groups.length > 0);
+    if (!part) {
+      await Promise.all(parts.map((x) => this.fill(x, opts.maxJobs)));
+      part = parts.find((x) => !x.closed && (x.frozenReady.length > 0 || x.groups.length > 0));
+      // Oldest first across partitions (one lease holds the jobs of one partition only).
+      part ??= parts.filter((x) => !x.closed && x.ready.length > 0).sort((a, b) => a.ready[0]! - b.ready[0]!)[0];
+    }
+    if (!part || part.closed) return null;
+    return this.lease(part, opts);
+  }
+
+  /** Pulls from p's consumer until `want` jobs are ready (or it has no more), and while a frozen lease is incomplete. */
+  private async fill(part: OwnedPartition, want: number): Promise<void> {
+    if (part.filling) return part.filling;
+    const run = this.pull(part, want).finally(() => {
+      part.filling = undefined;
+    });
+    part.filling = run;
+    return run;
+  }
+
+  private async pull(part: OwnedPartition, want: number): Promise<void> {
+    while (!part.closed && (part.ready.length < want || part.gathering.size > 0) && part.held.size < this.maxHeld) {
+      const batch = Math.max(1, Math.min(500, this.maxHeld - part.held.size, part.gathering.size > 0 ? 500 : want - part.ready.length));
+      const arrivals = part.arrivals;
+      const msgs: JsMsg[] = [];
+      try {
+        const it = this.js.fetch(this.names.jobsStream, this.names.consumer(part.p), { batch, no_wait: true });
+        for await (const m of it) msgs.push(m);
+      } catch (err) {
+        // The consumer is being recreated (a takeover) or NATS is unreachable: nothing this time.
+        this.logger?.warn({ err, partition: part.p }, 'nats queue: pulling jobs failed');
+        for (const m of msgs) await this.admit(part, m);
+        return;
+      }
+      for (const m of msgs) await this.admit(part, m);
+      if (msgs.length < batch) {
+        if (part.arrivals === arrivals) part.maybeMore = false;
+        break;
+      }
+    }
+  }
+
+  /** A message pulled from the consumer: ready, part of a frozen lease, or (delivered too often) dead. */
+  private async admit(part: OwnedPartition, m: JsMsg): Promise<void> {
+    if (part.closed) return;
+    const known = part.held.get(m.seq);
+    if (known) {
+      known.msg = m;
+      return;
+    }
+    let payload: JobPayload;
+    try {
+      payload = JSON.parse(dec.decode(m.data)) as JobPayload;
+    } catch (err) {
+      // Not a job this queue wrote: nothing to retry or dead-letter as a job.
+      this.logger?.error({ err, partition: part.p, seq: m.seq }, 'nats queue: undecodable job message terminated');
+      m.term();
+      return;
+    }
+    const job: StoredJob = {
+      id: payload.id ?? receiptIdFromSeq(this.streams.jobsCreatedMs, m.seq),
+      projectId: payload.projectId,
+      source: payload.source,
+      batch: payload.batch,
+      receivedAt: payload.receivedAt,
+    };
+    const h: HeldMsg = { seq: m.seq, msg: m, job, bytes: m.data.length, executions: job.batch.executions.length };
+    part.hold(h);
+    const leaseId = part.seqToPlan.get(m.seq) ?? m.headers?.get(LEASE_HEADER) ?? '';
+    if (leaseId !== '') {
+      let rec = part.plans.get(leaseId);
+      if (!rec) {
+        rec = await this.plans.getLive(part.p, leaseId);
+        if (rec && !part.closed) part.addPlan(rec);
+      }
+      if (rec && rec.jobIds.includes(job.id)) {
+        const inHand = part.gathering.get(leaseId) ?? new Set<string>();
+        inHand.add(job.id);
+        if (inHand.size >= rec.jobIds.length) {
+          part.gathering.delete(leaseId);
+          part.frozenReady.push(leaseId);
+        } else {
+          part.gathering.set(leaseId, inHand);
+        }
+        return;
+      }
+    }
+    if (this.attempts.get(part.p, m.seq).n >= this.maxDeliver) {
+      await this.whileReleasing(1, () => this.bury(part, [m.seq], `delivered ${this.maxDeliver} times without being acked or failed (it crashed or hung its workers)`));
+      return;
+    }
+    part.putReady([m.seq]);
+  }
+
+  private async lease(part: OwnedPartition, opts: DequeueOptions): Promise<Lease | null> {
+    const now = Date.now();
+    let id: string;
+    let seqs: number[];
+    let frozen: PlanRecord | undefined;
+    const frozenId = part.frozenReady.shift();
+    if (frozenId !== undefined) {
+      frozen = part.plans.get(frozenId);
+      if (!frozen) return this.lease(part, opts);
+      id = frozenId;
+      seqs = frozen.jobIds.map((j) => part.byJob.get(j)).filter((s): s is number => s !== undefined);
+    } else {
+      const group = part.groups.shift();
+      if (group !== undefined) {
+        id = randomUUID();
+        seqs = group;
+      } else {
+        id = randomUUID();
+        seqs = [];
+        let executions = 0;
+        while (part.ready.length > 0 && seqs.length < opts.maxJobs) {
+          const seq = part.ready[0]!;
+          const h = part.held.get(seq);
+          if (!h) {
+            part.ready.shift();
+            continue;
+          }
+          if (seqs.length > 0 && executions + h.executions > opts.maxExecutions) break;
+          part.ready.shift();
+          seqs.push(seq);
+          executions += h.executions;
+        }
+        if (seqs.length === 0) return null;
+      }
+    }
+    // Leased before the await: in between, the jobs would be counted nowhere.
+    const lease: ActiveLease = { id, partition: part.p, fence: part.fence, seqs, deadline: now + this.visibilityMs, frozen: frozen !== undefined };
+    this.leases.set(id, lease);
+    const counts = await Promise.all(
+      seqs.map(async (seq) => {
+        const rec = this.attempts.get(part.p, seq);
+        const next = { ...rec, n: rec.n + 1 };
+        await this.attempts.set(part.p, seq, next);
+        return next.n;
+      }),
+    );
+    const attempt = Math.max(1, ...counts);
+    if (frozen && attempt > this.maxDeliver) {
+      this.leases.delete(id);
+      await this.whileReleasing(seqs.length, () => this.bury(part, seqs, `delivered ${this.maxDeliver} times without being acked or failed`, id));
+      return null;
+    }
+    const jobs: Job[] = [];
+    seqs.forEach((seq, i) => {
+      const h = part.held.get(seq);
+      if (h) jobs.push({ ...h.job, receiptId: h.job.id, attempts: frozen ? attempt : counts[i]! });
+    });
+    return { id, jobs, attempt, ...(frozen ? { plan: frozen.plan } : {}) };
+  }
+
+  private expireLeases(now: number): void {
+    for (const lease of this.leases.values()) {
+      if (lease.deadline > now) continue;
+      this.leases.delete(lease.id);
+      const part = this.parts.get(lease.partition);
+      if (!part || part.fence !== lease.fence) continue;
+      this.logger?.warn({ leaseId: lease.id, jobs: lease.seqs.length }, 'lease visibility timeout: redelivering');
+      if (lease.frozen) part.frozenReady.push(lease.id);
+      else part.putReady(lease.seqs);
+    }
+  }
+
+  private requireLease(leaseId: string): { lease: ActiveLease; part: OwnedPartition } {
+    const lease = this.leases.get(leaseId);
+    const part = lease ? this.parts.get(lease.partition) : undefined;
+    if (!lease || !part || part.fence !== lease.fence) throw new Error(`unknown or expired lease ${leaseId}`);
+    return { lease, part };
+  }
+
+  async savePlan(leaseId: string, plan: LeasePlan): Promise<void> {
+    const { lease, part } = this.requireLease(leaseId);
+    const jobIds = lease.seqs.map((s) => part.held.get(s)?.job.id).filter((j): j is string => j !== undefined);
+    const rec: PlanRecord = { leaseId, partition: part.p, jobIds, seqs: [...lease.seqs], plan };
+    await this.plans.putLive(rec);
+    part.addPlan(rec);
+    lease.frozen = true;
+  }
+
+  async ack(leaseId: string): Promise<void> {
+    const lease = this.leases.get(leaseId);
+    // A lease that expired and was handed out again is finished by its new holder.
+    if (!lease) return;
+    await this.ownership?.assertFence(lease.partition, lease.fence);
+    const part = this.parts.get(lease.partition);
+    if (!part || part.fence !== lease.fence || !this.leases.has(leaseId)) return;
+    this.leases.delete(leaseId);
+    const plan = part.plans.get(leaseId);
+    this.beginMutation();
+    this.releasing += lease.seqs.length;
+    try {
+      // Outbox first, with ids derived from the lease: a crash before the acks below redelivers
+      // the lease, and its second ack's events are deduplicated by the stream.
+      if (plan && plan.plan.events.length > 0) {
+        await this.outbox.publish(
+          plan.plan.events,
+          plan.plan.events.map((_, i) => `${leaseId}:${i}`),
+        );
+      }
+      await this.ackMessages(part, lease.seqs);
+      if (plan) {
+        await this.plans.removeLive(part.p, leaseId);
+        part.dropPlan(leaseId);
+      }
+      await Promise.all(lease.seqs.map((s) => this.attempts.remove(part.p, s)));
+      this.spaceFailures = 0;
+    } finally {
+      this.releasing -= lease.seqs.length;
+      this.endMutation();
+    }
+  }
+
+  /** Acks (and forgets) job messages; WorkQueue retention removes them from the stream. */
+  private async ackMessages(part: OwnedPartition, seqs: readonly number[]): Promise<void> {
+    const msgs = seqs.map((s) => part.held.get(s)).filter((h): h is HeldMsg => h !== undefined);
+    const oks = await Promise.all(msgs.map((h) => h.msg.ackAck({ timeout: 5_000 }).catch(() => false)));
+    if (oks.some((ok) => !ok)) this.logger?.warn({ partition: part.p, seqs }, 'nats queue: an ack was not confirmed');
+    for (const h of msgs) part.release(h.seq);
+    this.storedDelta -= msgs.length;
+  }
+
+  async failJob(leaseId: string, jobId: string, error: string): Promise<void> {
+    const { lease, part } = this.requireLease(leaseId);
+    if (lease.frozen) throw new Error('failJob on a frozen lease: nack the whole lease');
+    const seq = part.byJob.get(jobId);
+    if (seq === undefined || !lease.seqs.includes(seq)) throw new Error(`job ${jobId} is not in lease ${leaseId}`);
+    lease.seqs = lease.seqs.filter((s) => s !== seq);
+    await this.whileReleasing(1, () => this.retryOrBury(part, [seq], error));
+  }
+
+  async nack(leaseId: string, error: string, opts: NackOptions = {}): Promise<void> {
+    const lease = this.leases.get(leaseId);
+    if (!lease) return;
+    this.leases.delete(leaseId);
+    const part = this.parts.get(lease.partition);
+    if (!part || part.fence !== lease.fence) return;
+    await this.whileReleasing(lease.seqs.length, () => this.placeNacked(part, lease, error, opts));
+  }
+
+  private async whileReleasing(n: number, place: () => Promise<void>): Promise<void> {
+    this.releasing += n;
+    try {
+      await place();
+    } finally {
+      this.releasing -= n;
+    }
+  }
+
+  private async placeNacked(part: OwnedPartition, lease: ActiveLease, error: string, opts: NackOptions): Promise<void> {
+    const leaseId = lease.id;
+    if (opts.outOfSpace) {
+      await this.refund(part, lease.seqs);
+      const availableAt = Date.now() + this.backoff(++this.spaceFailures);
+      if (lease.frozen) part.delayed.push({ frozen: true, id: leaseId, availableAt });
+      else if (lease.seqs.length > 0) part.delayed.push({ frozen: false, seqs: lease.seqs, availableAt });
+      this.logger?.warn({ leaseId, jobs: lease.seqs.length, error }, 'storage out of space: lease retried later, no attempt charged');
+      return;
+    }
+    if (lease.frozen && opts.unfreeze) {
+      await this.plans.removeLive(part.p, leaseId);
+      part.dropPlan(leaseId);
+      lease.frozen = false;
+    }
+    if (lease.frozen) {
+      const attempts = Math.max(...lease.seqs.map((s) => this.attempts.get(part.p, s).n || 1));
+      if (attempts >= this.maxAttempts) {
+        await this.bury(part, lease.seqs, error, leaseId);
+      } else {
+        await this.noteFirstErrors(part, lease.seqs, error);
+        part.delayed.push({ frozen: true, id: leaseId, availableAt: Date.now() + this.backoff(attempts) });
+      }
+      return;
+    }
+    if (lease.seqs.length > 1) {
+      await this.refund(part, lease.seqs);
+      const mid = Math.ceil(lease.seqs.length / 2);
+      part.groups.unshift(lease.seqs.slice(0, mid), lease.seqs.slice(mid));
+      this.wake();
+      this.logger?.info({ leaseId, jobs: lease.seqs.length, error }, 'lease failed: split in halves to find the failing job');
+      return;
+    }
+    await this.retryOrBury(part, lease.seqs, error);
+  }
+
+  /** Takes back the attempt charged when these jobs were leased. */
+  private async refund(part: OwnedPartition, seqs: readonly number[]): Promise<void> {
+    await Promise.all(
+      seqs.map((s) => {
+        const rec = this.attempts.get(part.p, s);
+        return rec.n <= 1 && rec.firstError === undefined ? this.attempts.remove(part.p, s) : this.attempts.set(part.p, s, { ...rec, n: Math.max(0, rec.n - 1) });
+      }),
+    );
+  }
+
+  private async noteFirstErrors(part: OwnedPartition, seqs: readonly number[], error: string): Promise<void> {
+    await Promise.all(
+      seqs.map((s) => {
+        const rec = this.attempts.get(part.p, s);
+        return rec.firstError === undefined ? this.attempts.set(part.p, s, { ...rec, firstError: error }) : Promise.resolve();
+      }),
+    );
+  }
+
+  private async retryOrBury(part: OwnedPartition, seqs: readonly number[], error: string): Promise<void> {
+    const toBury: number[] = [];
+    const retry: number[] = [];
+    for (const s of seqs) {
+      if ((this.attempts.get(part.p, s).n || 1) >= this.maxAttempts) toBury.push(s);
+      else retry.push(s);
+    }
+    await this.noteFirstErrors(part, retry, error);
+    if (toBury.length > 0) await this.bury(part, toBury, error);
+    const now = Date.now();
+    for (const s of retry) part.delayed.push({ frozen: false, seqs: [s], availableAt: now + this.backoff(this.attempts.get(part.p, s).n || 1) });
+  }
+
+  /** Parks jobs as dead: the dead record first, then the receipt, the plan, and the job message last. */
+  private async bury(part: OwnedPartition, seqs: readonly number[], error: string, planId?: string): Promise<void> {
+    const diedAt = Date.now();
+    this.beginMutation();
+    try {
+      const held = seqs.map((s) => part.held.get(s)).filter((h): h is HeldMsg => h !== undefined);
+      for (const h of held) {
+        const rec = this.attempts.get(part.p, h.seq);
+        const dead: DeadJob = {
+          job: { ...h.job, receiptId: h.job.id, attempts: rec.n || 1 },
+          error,
+          firstError: rec.firstError ?? error,
+          diedAt,
+          sizeBytes: h.bytes,
+          ...(planId !== undefined ? { frozenLeaseId: planId } : {}),
+        };
+        await this.dead.append(dead, `dead:${h.job.id}:${h.seq}`);
+        await this.receipts.update(Receipts.key(h.job.projectId, h.job.batch.idempotencyKey), (r) => ({ ...r, dead: true }));
+        this.logger?.error({ jobId: h.job.id, projectId: h.job.projectId, attempts: dead.job.attempts, frozenLeaseId: planId, error }, 'job parked as dead after repeated failures');
+      }
+      if (planId !== undefined) {
+        const plan = part.plans.get(planId);
+        if (plan) await this.plans.putDead(plan);
+        await this.plans.removeLive(part.p, planId);
+        part.dropPlan(planId);
+      }
+      await this.ackMessages(part, seqs);
+      await Promise.all(seqs.map((s) => this.attempts.remove(part.p, s)));
+      this.deadDelta += held.length;
+    } finally {
+      this.endMutation();
+    }
+  }
+
+  /** JetStream gave up on a message (MaxDeliver: its owner kept dying or hanging on it): dead-letter it. */
+  private async onMaxDeliveries(data: Uint8Array): Promise<void> {
+    const adv = JSON.parse(dec.decode(data)) as { stream?: string; consumer?: string; stream_seq?: number };
+    if (adv.stream !== this.names.jobsStream || typeof adv.stream_seq !== 'number') return;
+    const seq = adv.stream_seq;
+    const part = [...this.parts.values()].find((x) => this.names.consumer(x.p) === adv.consumer);
+    if (!part) return;
+    const h = part.held.get(seq);
+    if (h) {
+      const now = Date.now();
+      for (const l of this.leases.values()) if (l.deadline > now && l.seqs.includes(seq)) return; // in hand: its holder decides
+      part.ready = part.ready.filter((s) => s !== seq);
+      await this.whileReleasing(1, () => this.bury(part, [seq], `JetStream delivered it ${this.maxDeliver} times without an ack`));
+      return;
+    }
+    const stored = await this.jsm.streams.getMessage(this.names.jobsStream, { seq }).catch(() => null);
+    if (!stored) return;
+    const payload = JSON.parse(dec.decode(stored.data)) as JobPayload;
+    const id = payload.id ?? receiptIdFromSeq(this.streams.jobsCreatedMs, seq);
+    const job: StoredJob = { id, projectId: payload.projectId, source: payload.source, batch: payload.batch, receivedAt: payload.receivedAt };
+    this.beginMutation();
+    try {
+      const error = `JetStream delivered it ${this.maxDeliver} times without an ack`;
+      await this.dead.append({ job: { ...job, receiptId: id, attempts: this.maxDeliver }, error, firstError: error, diedAt: Date.now(), sizeBytes: stored.data.length }, `dead:${id}:${seq}`);
+      await this.receipts.update(Receipts.key(job.projectId, job.batch.idempotencyKey), (r) => ({ ...r, dead: true }));
+      await this.jsm.streams.deleteMessage(this.names.jobsStream, seq, false);
+      this.storedDelta--;
+      this.deadDelta++;
+    } finally {
+      this.endMutation();
+    }
+  }
+
+  private backoff(attempts: number): number {
+    const exp = Math.min(this.maxBackoffMs, this.baseBackoffMs * 2 ** Math.max(0, attempts - 1));
+    return Math.round(exp * (0.75 + Math.random() * 0.5));
+  }
+
+  // --- waiting and counting ------------------------------------------------------------------
+
+  waitForWork(timeoutMs: number): Promise<void> {
+    const parts = [...this.parts.values()];
+    if (this.consume && parts.some((x) => x.hasWork())) return Promise.resolve();
+    const now = Date.now();
+    let waitMs = timeoutMs;
+    for (const x of parts) waitMs = Math.min(waitMs, Math.max(0, x.nextDueAt() - now));
+    return new Promise((resolve) => {
+      const t = setTimeout(() => {
+        this.workWaiters = this.workWaiters.filter((w) => w !== done);
+        resolve();
+      }, waitMs);
+      const done = (): void => {
+        clearTimeout(t);
+        resolve();
+      };
+      this.workWaiters.push(done);
+    });
+  }
+
+  private wake(): void {
+    const w = this.workWaiters;
+    this.workWaiters = [];
+    for (const f of w) f();
+  }
+
+  stats(): QueueStats {
+    let inflight = this.releasing;
+    for (const l of this.leases.values()) inflight += l.seqs.length;
+    let delayed = 0;
+    for (const x of this.parts.values()) delayed += x.delayedJobs();
+    const total = Math.max(0, this.storedBase + this.storedDelta);
+    return { pending: Math.max(0, total - inflight), inflight, dead: Math.max(0, this.deadBase + this.deadDelta), delayed };
+  }
+
+  depth(): number {
+    const s = this.stats();
+    return s.pending + s.inflight;
+  }
+
+  private beginMutation(): void {
+    this.mutating++;
+    this.mutGen++;
+  }
+
+  private endMutation(): void {
+    this.mutating--;
+    this.mutGen++;
+  }
+
+  /** Re-reads the stream counts, unless a mutation of this process overlapped the read. */
+  private async refresh(): Promise<void> {
+    if (this.closed || this.mutating > 0) return;
+    const gen = this.mutGen;
+    const [jobs, dead] = await Promise.all([this.jsm.streams.info(this.names.jobsStream), this.jsm.streams.info(this.names.deadStream)]);
+    if (this.mutating > 0 || gen !== this.mutGen) return;
+    this.storedBase = jobs.state.messages;
+    this.storedDelta = 0;
+    this.deadBase = dead.state.messages;
+    this.deadDelta = 0;
+  }
+
+  // --- dead letters ----------------------------------------------------------------------------
+
+  async deadJobs(limit = 100, after?: string): Promise<DeadJob[]> {
+    const all = await this.dead.all();
+    return all
+      .filter((d) => after === undefined || d.dead.job.id > after)
+      .slice(0, limit)
+      .map((d) => d.dead);
+  }
+
+  async deadJob(id: string): Promise<DeadJob | undefined> {
+    return (await this.dead.get(id))?.dead;
+  }
+
+  private async deadGroup(id: string): Promise<{ records: StoredDead[]; plan?: PlanRecord; frozenLeaseId?: string } | null> {
+    const all = await this.dead.all();
+    const d = all.find((x) => x.dead.job.id === id);
+    if (!d) return null;
+    const frozenLeaseId = d.dead.frozenLeaseId;
+    if (frozenLeaseId === undefined) return { records: [d] };
+    const plan = await this.plans.getDead(frozenLeaseId);
+    const ids = plan?.jobIds ?? [id];
+    const records = all.filter((x) => ids.includes(x.dead.job.id));
+    return { records, frozenLeaseId, ...(plan ? { plan } : {}) };
+  }
+
+  requeueDead(id: string): Promise<DeadJobAction | null> {
+    return this.deadOp(async () => {
+      const group = await this.deadGroup(id);
+      if (!group) return null;
+      const { records, plan, frozenLeaseId } = group;
+      this.beginMutation();
+      try {
+        if (frozenLeaseId !== undefined && plan) {
+          // The plan first, under the partition its jobs go to: an owner meeting one of them (by
+          // the lease header) finds the plan and holds the jobs until all of them are back.
+          const p = partitionOf(records[0]!.dead.job.projectId, this.partitions);
+          await this.plans.putLive({ ...plan, partition: p, seqs: [] });
+        }
+        for (const d of records) {
+          const j = d.dead.job;
+          const stored: StoredJob = { id: j.id, projectId: j.projectId, source: j.source, batch: j.batch, receivedAt: j.receivedAt };
+          const h = headers();
+          if (frozenLeaseId !== undefined && plan) h.set(LEASE_HEADER, frozenLeaseId);
+          let ack;
+          try {
+            ack = await this.js.publish(this.names.jobsSubject(partitionOf(j.projectId, this.partitions)), enc.encode(JSON.stringify(stored)), {
+              msgID: `requeue:${j.id}:${d.seq}`,
+              headers: h,
+              expect: { streamName: this.names.jobsStream },
+            });
+          } catch (err) {
+            throw mapPublishError(err);
+          }
+          await this.receipts.update(Receipts.key(j.projectId, j.batch.idempotencyKey), (r) => {
+            const { dead: _dead, ...rest } = r;
+            return { ...rest, seq: ack.seq };
+          });
+          await this.dead.remove(d.seq);
+          this.ring(j.projectId);
+          if (!ack.duplicate) this.storedDelta++;
+          this.deadDelta--;
+        }
+        if (frozenLeaseId !== undefined) await this.plans.removeDead(frozenLeaseId);
+      } finally {
+        this.endMutation();
+      }
+      this.wake();
+      const jobIds = records.map((d) => d.dead.job.id);
+      this.logger?.info({ jobIds, frozenLeaseId }, 'dead job requeued');
+      return { jobIds, ...(frozenLeaseId !== undefined ? { frozenLeaseId } : {}) };
+    });
+  }
+
+  dropDead(id: string): Promise<DeadJobAction | null> {
+    return this.deadOp(async () => {
+      const group = await this.deadGroup(id);
+      if (!group) return null;
+      const { records, frozenLeaseId } = group;
+      this.beginMutation();
+      try {
+        for (const d of records) {
+          const j = d.dead.job;
+          // Released: the same batch may be sent again, as a new job under a new msgID.
+          await this.receipts.update(Receipts.key(j.projectId, j.batch.idempotencyKey), (r) => {
+            const { dead: _dead, ...rest } = r;
+            return { ...rest, gen: r.gen + 1, released: true };
+          });
+          await this.dead.remove(d.seq);
+          this.deadDelta--;
+        }
+        if (frozenLeaseId !== undefined) await this.plans.removeDead(frozenLeaseId);
+      } finally {
+        this.endMutation();
+      }
+      const jobIds = records.map((d) => d.dead.job.id);
+      this.logger?.info({ jobIds, frozenLeaseId }, 'dead job dropped; idempotency key released');
+      return { jobIds, ...(frozenLeaseId !== undefined ? { frozenLeaseId } : {}) };
+    });
+  }
+
+  private deadOp<T>(f: () => Promise<T>): Promise<T> {
+    const run = this.deadOps.then(f, f);
+    this.deadOps = run.catch(() => undefined);
+    return run;
+  }
+
+  // --- lifecycle -------------------------------------------------------------------------------
+
+  private assertOpen(): void {
+    if (this.closed) throw new Error('queue is closed');
+  }
+
+  private stopLocal(): void {
+    this.closed = true;
+    for (const t of this.timers) clearInterval(t);
+    this.timers = [];
+    for (const s of this.subs) s.unsubscribe();
+    this.subs.length = 0;
+    this.outbox.close();
+    this.wake();
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.stopLocal();
+    // Graceful: the partitions are handed back (their unacked jobs go to the next owner).
+    await this.ownership?.stop().catch((err: unknown) => this.logger?.warn({ err }, 'nats queue: releasing partitions failed'));
+    this.parts.clear();
+    this.leases.clear();
+    if (this.ownsConnection) await this.nc.drain().catch(() => this.nc.close());
+  }
+
+  /** For tests: as if the process were killed (nothing acked or released; the connection dropped). */
+  async abandon(): Promise<void> {
+    if (this.closed) return;
+    this.stopLocal();
+    this.ownership?.abandon();
+    this.parts.clear();
+    this.leases.clear();
+    if (this.ownsConnection) await this.nc.close();
+  }
+}

@@ -1,0 +1,274 @@
+// The queue contract against the NATS JetStream backend (a real nats-server), plus what only this
+// backend promises: duplicate publishes, stream limits as backpressure, an ingest-only process,
+// takeover after a crash, and MaxDeliver.
+import { randomUUID } from 'node:crypto';
+import path from 'node:path';
+import { connect } from 'nats';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { ApiError } from '../../src/errors.js';
+import { NatsQueue, type NatsQueueOptions } from '../../src/queue/nats/index.js';
+import { partitionOf } from '../../src/queue/nats/partition-leases.js';
+import { Receipts } from '../../src/queue/nats/receipts.js';
+import type { DequeueOptions, Lease, NewJob } from '../../src/queue/types.js';
+import { startNatsServer, type NatsServer } from '../helpers/nats.js';
+import { makeBatch, makeEvent, queueContract } from './queue-contract.js';
+
+let server: NatsServer;
+
+beforeAll(async () => {
+  server = await startNatsServer();
+});
+
+afterAll(async () => {
+  await server?.close();
+});
+
+/** A stream/bucket prefix per contract test dir: a reopen on the same dir finds the same streams. */
+const prefixOf = (dir: string): string => `c_${path.basename(dir).replace(/[^A-Za-z0-9]/g, '_')}`;
+
+// One partition: every contract test as written, including one lease across projects in global
+// receipt order (a lease holds the jobs of one partition only).
+queueContract('nats jetstream (1 partition)', {
+  open: (dir, opts) => NatsQueue.open({ servers: server.url, prefix: prefixOf(dir), partitions: 1, ...opts }),
+});
+
+// Partitioned as deployed: projects spread over partitions, so receipt order holds per project.
+queueContract(
+  'nats jetstream (4 partitions)',
+  { open: (dir, opts) => NatsQueue.open({ servers: server.url, prefix: `${prefixOf(dir)}_p4`, partitions: 4, ...opts }) },
+  { leasesSpanProjects: false },
+);
+
+describe('nats jetstream specifics', () => {
+  const cleanups: (() => Promise<void>)[] = [];
+  afterEach(async () => {
+    for (const c of cleanups.splice(0).reverse()) await c().catch(() => undefined);
+  });
+
+  const OPTS = { visibilityMs: 60_000, maxAttempts: 3, baseBackoffMs: 50, maxBackoffMs: 200 };
+  let n = 0;
+  const freshPrefix = (): string => `s${++n}_${randomUUID().slice(0, 8)}`;
+
+  async function open(opts: Partial<NatsQueueOptions> & { prefix: string }): Promise<NatsQueue> {
+    const q = await NatsQueue.open({ servers: server.url, ...OPTS, ...opts });
+    cleanups.push(() => q.close());
+    return q;
+  }
+
+  const job = (key: string, projectId = 'proj-1', executions = 1): NewJob => ({ projectId, source: 'native', batch: makeBatch(key, executions) });
+
+  /** Two project ids that land in different partitions of P. */
+  function projectsInDistinctPartitions(P: number, count: number): string[] {
+    const out: string[] = [];
+    const seen = new Set<number>();
+    for (let i = 0; out.length < count; i++) {
+      const id = `proj-${i}`;
+      const p = partitionOf(id, P);
+      if (!seen.has(p)) {
+        seen.add(p);
+        out.push(id);
+      }
+    }
+    return out;
+  }
+
+  async function dequeueWithin(q: NatsQueue, ms: number, opts: DequeueOptions = { maxJobs: 100, maxExecutions: 10_000 }): Promise<Lease> {
+    const deadline = Date.now() + ms;
+    for (;;) {
+      const lease = await q.dequeue(opts);
+      if (lease) return lease;
+      if (Date.now() > deadline) throw new Error(`no lease within ${ms} ms`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+
+  it('a duplicate publish within the window answers the first receipt, also from another process', async () => {
+    const prefix = freshPrefix();
+    const a = await open({ prefix, partitions: 4 });
+    const b = await open({ prefix, partitions: 4, consume: false });
+    const first = await a.enqueue(job('key-natsdup-01', 'proj-1', 2));
+    // A crash between the PubAck and the receipt write: the receipt is missing, the job is stored.
+    const nc = await connect({ servers: server.url });
+    const kv = await nc.jetstream().views.kv(`${prefix}_receipts`);
+    await kv.purge(Receipts.key('proj-1', 'key-natsdup-01'));
+    await nc.close();
+    expect(await b.accepted('proj-1', 'key-natsdup-01')).toBeUndefined();
+    const again = await b.enqueue(job('key-natsdup-01', 'proj-1', 2));
+    expect(again).toEqual({ receiptId: first.receiptId, acceptedExecutions: 2, deduplicated: true });
+    expect(await b.accepted('proj-1', 'key-natsdup-01')).toEqual({ receiptId: first.receiptId, acceptedExecutions: 2, deduplicated: true });
+    // Two processes racing on one key make one job.
+    const raced = await Promise.all([a.enqueue(job('key-natsdup-02')), b.enqueue(job('key-natsdup-02')), a.enqueue(job('key-natsdup-02'))]);
+    expect(new Set(raced.map((r) => r.receiptId)).size).toBe(1);
+    const lease = await a.dequeue({ maxJobs: 100, maxExecutions: 100 });
+    const leased = [lease, await a.dequeue({ maxJobs: 100, maxExecutions: 100 })].flatMap((l) => l?.jobs.map((j) => j.receiptId) ?? []);
+    expect(leased.sort()).toEqual([first.receiptId, raced[0].receiptId].sort());
+    expect(await a.dequeue({ maxJobs: 100, maxExecutions: 100 })).toBeNull();
+  });
+
+  it('a full stream refuses enqueue with the backpressure error, and loses nothing it accepted', async () => {
+    const q = await open({ prefix: freshPrefix(), partitions: 2, maxMsgs: 3 });
+    const accepted = [];
+    for (let i = 0; i < 3; i++) accepted.push(await q.enqueue(job(`key-full-${i}`, `proj-${i}`)));
+    const refused = await q.enqueue(job('key-full-3')).then(
+      () => null,
+      (err: unknown) => err,
+    );
+    expect(refused).toBeInstanceOf(ApiError);
+    expect(refused).toMatchObject({ statusCode: 503, code: 'backpressure' });
+    // Nothing stored for the refused key: it is free.
+    expect(await q.accepted('proj-1', 'key-full-3')).toBeUndefined();
+    const seen: string[] = [];
+    for (let lease = await q.dequeue({ maxJobs: 10, maxExecutions: 100 }); lease; lease = await q.dequeue({ maxJobs: 10, maxExecutions: 100 })) {
+      seen.push(...lease.jobs.map((j) => j.receiptId));
+      await q.ack(lease.id);
+    }
+    expect(seen.sort()).toEqual(accepted.map((r) => r.receiptId).sort());
+    // Room again.
+    expect((await q.enqueue(job('key-full-3'))).deduplicated).toBe(false);
+  });
+
+  it('an ingest-only process (consume: false) enqueues; the worker process dequeues', async () => {
+    const prefix = freshPrefix();
+    const worker = await open({ prefix, partitions: 4 });
+    const ingest = await open({ prefix, partitions: 4, consume: false });
+    expect(await ingest.dequeue({ maxJobs: 10, maxExecutions: 100 })).toBeNull();
+    const t0 = Date.now();
+    const waiting = worker.waitForWork(10_000);
+    const r = await ingest.enqueue(job('key-ingest-01', 'proj-x', 3));
+    await waiting;
+    expect(Date.now() - t0).toBeLessThan(3_000);
+    const lease = await dequeueWithin(worker, 3_000);
+    expect(lease.jobs.map((j) => [j.receiptId, j.batch.executions.length])).toEqual([[r.receiptId, 3]]);
+    await worker.savePlan(lease.id, { events: [makeEvent(1)] });
+    await worker.ack(lease.id);
+    expect((await ingest.outbox.read(0, 10)).map((e) => e.event.data.n)).toEqual([1]);
+    expect(await ingest.enqueue(job('key-ingest-01', 'proj-x', 3))).toEqual({ ...r, deduplicated: true });
+  });
+
+  it('after the worker is killed, a new worker gets every unacked job back in per-project order, the frozen lease whole', async () => {
+    const prefix = freshPrefix();
+    const P = 4;
+    const projects = projectsInDistinctPartitions(P, 2);
+    const a = await NatsQueue.open({ servers: server.url, ...OPTS, prefix, partitions: P, leaseTtlMs: 600, ownerId: 'worker-a' });
+    cleanups.push(() => a.close());
+    const receipts = new Map<string, string[]>(projects.map((p) => [p, []]));
+    for (let i = 0; i < 8; i++) {
+      const projectId = projects[i % 2]!;
+      receipts.get(projectId)!.push((await a.enqueue(job(`key-kill-${i}`, projectId))).receiptId);
+    }
+    const frozen = await a.dequeue({ maxJobs: 2, maxExecutions: 100 });
+    expect(frozen?.jobs).toHaveLength(2);
+    const plan = { events: [makeEvent(7)] };
+    await a.savePlan(frozen!.id, plan);
+    const other = await a.dequeue({ maxJobs: 2, maxExecutions: 100 });
+    expect(other?.jobs).toHaveLength(2);
+    // kill -9: nothing acked, nothing released.
+    await a.abandon();
+
+    const b = await open({ prefix, partitions: P, leaseTtlMs: 600, ownerId: 'worker-b' });
+    const seen = new Map<string, string[]>(projects.map((p) => [p, []]));
+    let again: Lease | undefined;
+    const deadline = Date.now() + 10_000;
+    while ([...seen.values()].flat().length < 8) {
+      if (Date.now() > deadline) throw new Error(`only ${[...seen.values()].flat().length} jobs came back`);
+      const lease = await b.dequeue({ maxJobs: 3, maxExecutions: 100 });
+      if (!lease) {
+        await new Promise((r) => setTimeout(r, 20));
+        continue;
+      }
+      if (lease.id === frozen!.id) again = lease;
+      for (const j of lease.jobs) seen.get(j.projectId)!.push(j.receiptId);
+      await b.ack(lease.id);
+    }
+    expect(seen).toEqual(receipts);
+    expect(again).toBeDefined();
+    expect(again!.jobs.map((j) => j.id).sort()).toEqual(frozen!.jobs.map((j) => j.id).sort());
+    expect(again!.plan).toEqual(plan);
+    expect(again!.attempt).toBe(2);
+    expect((await b.outbox.read(0, 10)).map((e) => e.event.data.n)).toEqual([7]);
+    expect(b.depth()).toBe(0);
+  });
+
+  it('two workers share the partitions: every job once, in per-project order, also while they rebalance', async () => {
+    const prefix = freshPrefix();
+    const P = 4;
+    const a = await open({ prefix, partitions: P, leaseTtlMs: 600, ownerId: 'share-a' });
+    const ingest = await open({ prefix, partitions: P, consume: false });
+    const sent = new Map<string, string[]>();
+    for (let i = 0; i < 40; i++) {
+      const projectId = `proj-${i % 8}`;
+      const r = await ingest.enqueue(job(`key-share-${i}`, projectId));
+      sent.set(projectId, [...(sent.get(projectId) ?? []), r.receiptId]);
+    }
+    // A holds a lease when B joins: the partitions A hands back for balance drain first.
+    const held = await a.dequeue({ maxJobs: 2, maxExecutions: 100 });
+    const b = await open({ prefix, partitions: P, leaseTtlMs: 600, ownerId: 'share-b' });
+    const done = new Map<string, string[]>();
+    const note = (l: Lease): void => {
+      for (const j of l.jobs) done.set(j.projectId, [...(done.get(j.projectId) ?? []), j.receiptId]);
+    };
+    await new Promise((r) => setTimeout(r, 300));
+    await a.ack(held!.id);
+    note(held!);
+    const byWorker = { a: 0, b: 0 };
+    const deadline = Date.now() + 15_000;
+    while ([...done.values()].flat().length < 40 && Date.now() < deadline) {
+      for (const [name, q] of [['a', a], ['b', b]] as const) {
+        const l = await q.dequeue({ maxJobs: 3, maxExecutions: 100 });
+        if (!l) continue;
+        byWorker[name] += l.jobs.length;
+        await q.ack(l.id);
+        note(l);
+      }
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    expect(done).toEqual(sent);
+    expect(byWorker.b).toBeGreaterThan(0);
+  });
+
+  it('heartbeats what it holds: JetStream does not redeliver a lease held past AckWait', async () => {
+    const prefix = freshPrefix();
+    const q = await open({ prefix, partitions: 1, ackWaitMs: 600 });
+    await q.enqueue(job('key-held-01'));
+    const lease = await q.dequeue({ maxJobs: 1, maxExecutions: 100 });
+    expect(lease?.jobs).toHaveLength(1);
+    await new Promise((r) => setTimeout(r, 1_500));
+    // Another puller on the partition's consumer: an expired message would be redelivered to it.
+    const nc = await connect({ servers: server.url });
+    const pulled = [];
+    for await (const m of nc.jetstream().fetch(`${prefix}_JOBS`, `${prefix}_jobs_0`, { batch: 10, no_wait: true })) pulled.push(m);
+    const info = await (await nc.jetstreamManager()).consumers.info(`${prefix}_JOBS`, `${prefix}_jobs_0`);
+    await nc.close();
+    expect(pulled).toHaveLength(0);
+    expect(info.num_redelivered).toBe(0);
+    await q.ack(lease!.id);
+    expect(await q.dequeue({ maxJobs: 10, maxExecutions: 100 })).toBeNull();
+    expect(q.depth()).toBe(0);
+  });
+
+  it('a job delivered past maxDeliver (it keeps killing its workers) ends in deadJobs()', async () => {
+    const prefix = freshPrefix();
+    const opts = { servers: server.url, ...OPTS, prefix, partitions: 1, maxDeliver: 2, ownerId: 'crashy' };
+    const r = await (async () => {
+      const q = await NatsQueue.open(opts);
+      const res = await q.enqueue(job('key-poison-01'));
+      await q.enqueue(job('key-fine-01'));
+      expect((await q.dequeue({ maxJobs: 1, maxExecutions: 100 }))?.attempt).toBe(1);
+      await q.abandon();
+      return res;
+    })();
+    // The same owner id comes back: it takes its partitions over at once.
+    const q2 = await NatsQueue.open(opts);
+    expect((await dequeueWithin(q2, 5_000, { maxJobs: 1, maxExecutions: 100 })).attempt).toBe(2);
+    await q2.abandon();
+    const q3 = await open(opts);
+    const lease = await dequeueWithin(q3, 5_000);
+    expect(lease.jobs.map((j) => j.batch.idempotencyKey)).toEqual(['key-fine-01']);
+    await q3.ack(lease.id);
+    const dead = await q3.deadJobs();
+    expect(dead.map((d) => [d.job.receiptId, d.job.attempts])).toEqual([[r.receiptId, 2]]);
+    expect(dead[0]!.error).toMatch(/delivered 2 times/);
+    expect(q3.stats()).toEqual({ pending: 0, inflight: 0, dead: 1, delayed: 0 });
+    expect(await q3.enqueue(job('key-poison-01'))).toEqual({ receiptId: r.receiptId, acceptedExecutions: 1, deduplicated: true, dead: true });
+  });
+});
