@@ -13,6 +13,11 @@ export interface StoreOptions {
   password?: string;
   /** Database that holds our tables (created if missing). */
   database: string;
+  /**
+   * ClickHouse cluster (a server's remote_servers name; requires `url`): migrations create replicated
+   * tables behind Distributed ones, ON CLUSTER (cluster-ddl.ts), and inserts wait for the shards.
+   */
+  cluster?: string;
 }
 
 /**
@@ -22,6 +27,8 @@ export interface StoreOptions {
 export interface Store {
   readonly database: string;
   readonly embedded: boolean;
+  /** The ClickHouse cluster the tables span (StoreOptions.cluster); undefined on one server or chDB. */
+  readonly cluster?: string;
   /** Fully qualified, quoted table name. */
   table(name: string): string;
   query<T>(sql: string, params?: Record<string, unknown>): Promise<T[]>;
@@ -72,9 +79,12 @@ export interface ReadSession {
 }
 
 const DB_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
+const CLUSTER_NAME = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/;
 
 export async function openStore(opts: StoreOptions): Promise<OpenedStore> {
   if (!DB_NAME.test(opts.database)) throw new Error(`invalid ClickHouse database name: ${opts.database}`);
+  if (opts.cluster !== undefined && !opts.url) throw new Error('a ClickHouse cluster needs a ClickHouse server URL (chDB is one process)');
+  if (opts.cluster !== undefined && !CLUSTER_NAME.test(opts.cluster)) throw new Error(`invalid ClickHouse cluster name: ${opts.cluster}`);
   let client: ClickHouseClient;
   let embedded = false;
   // Embedded only: chDB's raw insert hands the body to the engine as bytes, zero-copy, and builds
@@ -88,7 +98,7 @@ export async function openStore(opts: StoreOptions): Promise<OpenedStore> {
       url: opts.url,
       username: opts.user ?? 'default',
       password: opts.password ?? '',
-      clickhouse_settings: { output_format_json_quote_64bit_integers: 1 },
+      clickhouse_settings: { output_format_json_quote_64bit_integers: 1, ...(opts.cluster !== undefined ? CLUSTER_QUERY_SETTINGS : {}) },
     });
   } else {
     if (!opts.chdbPath) throw new Error('either a ClickHouse URL or an embedded chDB path is required');
@@ -105,12 +115,17 @@ export async function openStore(opts: StoreOptions): Promise<OpenedStore> {
   }
   const database = opts.database;
   const native = await nativeSessions(embedded ? opts.chdbPath : undefined);
-  await client.command({ query: `CREATE DATABASE IF NOT EXISTS \`${database}\`` });
+  const clustered = opts.cluster !== undefined;
+  await client.command({
+    query: clustered ? `CREATE DATABASE IF NOT EXISTS \`${database}\` ON CLUSTER '${opts.cluster}'` : `CREATE DATABASE IF NOT EXISTS \`${database}\``,
+  });
+  const dedupSettings = (token: string) => insertSettings(token, clustered);
 
   const store: OpenedStore = {
     client,
     database,
     embedded,
+    ...(clustered ? { cluster: opts.cluster } : {}),
     table: (name) => `\`${database}\`.\`${name}\``,
     async query<T>(sql: string, params?: Record<string, unknown>) {
       if (native) return parseJsonEachRow<T>(await native.pointQuery(sql, params));
@@ -191,9 +206,31 @@ type RawInsert = (params: {
   settings: Record<string, string | number>;
 }) => Promise<unknown>;
 
-/** Every insert names its deduplication token (see `Store.insert`), also for the views it feeds. */
-function dedupSettings(token: string): Record<string, string | number> {
-  return { insert_deduplication_token: token, deduplicate_blocks_in_dependent_materialized_views: 1 };
+/**
+ * Every query's settings on a cluster (docs/clickhouse-cluster.md "Sharding key"). Every table is
+ * sharded by the project (cityHash64(project_id), projects by its id: the same hash), so a project's rows of
+ * every table sit on one shard: an IN/JOIN subquery over another Distributed table can read that
+ * table's local replica on each shard (`local`; the default `deny` refuses it), and a query naming
+ * one project reads one shard. `in_order` sends reads and writes to the first live replica of each
+ * shard, so a process reads what it just wrote (the other replica may not have fetched it yet).
+ */
+export const CLUSTER_QUERY_SETTINGS = {
+  distributed_product_mode: 'local',
+  optimize_skip_unused_shards: 1,
+  load_balancing: 'in_order',
+} as const satisfies ClickHouseSettings;
+
+/**
+ * Every insert names its deduplication token (see `Store.insert`), also for the views it feeds. On a
+ * cluster (docs/clickhouse-cluster.md) the insert goes through a Distributed table: in the foreground,
+ * so it returns once every shard's replicated table has its block (the worker commits a lease only
+ * then, and reads its own writes next), and with deduplication on explicitly, so a retried insert
+ * with the same token is dropped by each shard's replicated table and by the views fed there.
+ */
+export function insertSettings(token: string, clustered: boolean): Record<string, string | number> {
+  const settings: Record<string, string | number> = { insert_deduplication_token: token, deduplicate_blocks_in_dependent_materialized_views: 1 };
+  if (clustered) Object.assign(settings, { insert_deduplicate: 1, distributed_foreground_insert: 1 });
+  return settings;
 }
 
 type NativeSessions = ((sql: string, params: Record<string, unknown> | undefined, signal: AbortSignal | undefined) => AsyncGenerator<Buffer>) & {
