@@ -22,7 +22,7 @@ import { redactLiteral } from './log-redaction.js';
 import type { PipelineGraph } from './pipeline/graph.js';
 import { buildHost, pipelineSettings } from './pipeline/host.js';
 import { PipelineRuntime } from './pipeline/runtime.js';
-import type { EmbeddedQueue } from './queue/embedded.js';
+import type { Queue } from './queue/types.js';
 import { ingestDoor, openIntake } from './intake.js';
 import type { ProjectRepo } from './store/projects.js';
 import { executionsExporterIds } from './telemetry/collector-metrics.js';
@@ -51,7 +51,8 @@ export interface Agent {
   url: string;
   app: App;
   port: number;
-  queue: EmbeddedQueue;
+  /** The on-disk queue, or NATS JetStream (SERVICE_QUEUE_URL). */
+  queue: Queue;
   /** Receivers, processors and exporters, all on this thread. */
   runtime: PipelineRuntime;
   telemetry: SelfTelemetry;
@@ -77,7 +78,10 @@ export async function startAgent(opts: AgentOptions): Promise<Agent> {
   redactLiteral(agentToken);
   redactLiteral(adminToken);
 
-  const { queue, storage, ingest } = openIntake(settings, logger);
+  const intake = await openIntake(settings, logger);
+  const { queue, storage, ingest } = intake;
+  // `worker` (with the queue on NATS): processors and exporters only; `ingest` processes receive.
+  const servesIngest = settings.role !== 'worker';
   const auth = new AgentAuthenticator(agentToken, adminToken);
   // Every sender is the agent's one principal: SERVICE_RATE_LIMIT_MAX is the budget of them all.
   const rateLimiter = new RateLimiter(settings.rateLimit.max, settings.rateLimit.windowMs, opts.rateLimitClock);
@@ -110,8 +114,7 @@ export async function startAgent(opts: AgentOptions): Promise<Agent> {
     settings: pipelineSettings(settings),
     outbox: queue.outbox,
     http: app.routes,
-    ingest,
-    ingestDoor: door,
+    ...(servesIngest ? { ingest, ingestDoor: door } : {}),
     listeners: { add: (name, address) => void listeners.set(name, address) },
     admission: { add: (check) => ingest.addCheck(check) },
   });
@@ -146,7 +149,7 @@ export async function startAgent(opts: AgentOptions): Promise<Agent> {
         await app.fastify.close();
         await runtime.shutdown();
         await telemetry.shutdown();
-        await queue.close();
+        await intake.close();
       })();
       return closing;
     },

@@ -30,8 +30,10 @@ import { readPipelineFile, reloadRefusal, ReloadablePipeline, type ReloadResult 
 import { buildHost, pipelineSettings } from './pipeline/host.js';
 import { ServiceExtensions } from './pipeline/extensions.js';
 import { PipelineThread } from './pipeline/thread/threaded.js';
-import type { EmbeddedQueue } from './queue/embedded.js';
+import type { Queue } from './queue/types.js';
 import { ingestDoor, openIntake } from './intake.js';
+import type { NatsConnection } from 'nats';
+import { snapshotBucketName, TokenSnapshotPublisher } from './tokens/snapshot.js';
 import { openStore, type OpenedStore } from './store/client.js';
 import { migrate } from './store/migrate.js';
 import { ProjectRepo, SCOPES } from './store/projects.js';
@@ -86,7 +88,8 @@ export interface Daemon {
   app: App;
   port: number;
   store: OpenedStore;
-  queue: EmbeddedQueue;
+  /** The on-disk queue, or NATS JetStream (SERVICE_QUEUE_URL). */
+  queue: Queue;
   /** The processing pipeline (its own thread by default): events and counters. */
   runtime: PipelineHandle;
   /** Self-telemetry: GET /metrics and the OTLP export (SERVICE_SELF_OTEL_ENDPOINT). */
@@ -134,6 +137,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     user: settings.clickhouse.user,
     password: settings.clickhouse.password,
     database: settings.clickhouse.database,
+    cluster: settings.clickhouse.cluster,
   });
   const applied = await migrate(store);
   if (applied.length > 0) logger.info({ applied }, 'migrations applied');
@@ -144,7 +148,12 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   redactLiteral(adminToken);
   const bootstrapToken = await bootstrap(projects, settings.dataDir, announce);
 
-  const { queue, storage, ingest } = openIntake(settings, logger);
+  const intake = await openIntake(settings, logger);
+  const { queue, storage, ingest } = intake;
+  // With the queue on NATS, the workers publish the project tokens for ingest-only processes.
+  const tokenPublisher = intake.nats ? await startTokenPublisher(intake.nats, settings.queue.prefix, projects, logger) : undefined;
+  // `worker`: the pipeline, the query API and the dashboard; the receivers run in `ingest` processes.
+  const servesIngest = settings.role !== 'worker';
   const auth = new Authenticator(projects, adminToken);
   // One limiter for REST and the procedures: a project's requests count once, whichever way they come.
   const rateLimiter = new RateLimiter(settings.rateLimit.max, settings.rateLimit.windowMs, opts.rateLimitClock);
@@ -213,7 +222,10 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   const door = ingestDoor(auth, rateLimiter, ingest);
   const listeners = new Map<string, string>();
   // Extensions (file_storage) run where processors and exporters do: here only without the pipeline thread.
-  const extensions = settings.pipelineThread ? undefined : new ServiceExtensions(graph.extensions, { dataDir: settings.dataDir, logger });
+  // The pipeline thread reads the embedded queue's leases raw; with NATS the pipeline runs here.
+  const threaded = settings.pipelineThread && intake.embedded !== undefined;
+  if (settings.pipelineThread && !threaded) logger.debug('the pipeline runs on the main thread: the queue is on NATS');
+  const extensions = threaded ? undefined : new ServiceExtensions(graph.extensions, { dataDir: settings.dataDir, logger });
   const host = buildHost({
     logger,
     store,
@@ -221,8 +233,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     settings: componentSettings,
     outbox: queue.outbox,
     http: app.routes,
-    ingest,
-    ingestDoor: door,
+    ...(servesIngest ? { ingest, ingestDoor: door } : {}),
     listeners: { add: (name, address) => void listeners.set(name, address) },
     admission: { add: (check) => ingest.addCheck(check) },
     ...(extensions ? { extensions } : {}),
@@ -231,13 +242,13 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   // which reaches the store and the queue through this one, or (SERVICE_PIPELINE_THREAD=false) on
   // this thread as a runtime of their own, which a reload swaps (src/pipeline/reload.ts).
   const receivers = new PipelineRuntime({ graph, host, queue, work: false, role: 'receivers', pollIntervalMs: settings.queue.pollIntervalMs });
-  const local = settings.pipelineThread
+  const local = threaded
     ? undefined
     : new ReloadablePipeline(graph, extensions!.guard((g) => new PipelineRuntime({ graph: g, host, queue, work, role: 'processing', pollIntervalMs: settings.queue.pollIntervalMs })));
-  const pipeline = settings.pipelineThread
+  const pipeline = threaded
     ? new PipelineThread({
         store,
-        queue,
+        queue: intake.embedded!,
         logger,
         data: {
           pipelineFile: path.resolve(opts.pipelineFile ?? DEFAULT_PIPELINE),
@@ -248,6 +259,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
           store: { database: store.database, embedded: store.embedded },
           work,
           pollIntervalMs: settings.queue.pollIntervalMs,
+          receivers: builtinRegistry().receiverTypes(),
         },
       })
     : undefined;
@@ -295,6 +307,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     routes: () => app.routes.routes,
     sessions: callers.sessions,
     notifications: settings.notifications,
+    ai: settings.ai,
     pipeline: pipelineView,
   });
   await registerTrpc(app.fastify, router, callers);
@@ -373,7 +386,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
         await extensions?.shutdown();
         // After the worker stopped: the last export carries its final numbers.
         await telemetry.shutdown();
-        await queue.close();
+        await tokenPublisher?.stop();
+        await intake.close();
         await store.close();
         projectConfigs.close();
         artifacts?.close();
@@ -416,4 +430,12 @@ async function bootstrap(projects: ProjectRepo, dataDir: string, announce: (line
   announce(`It is shown once and saved to ${file} (mode 0600).`);
   announce('');
   return token;
+}
+
+/** Publishes the live project tokens to JetStream KV for `ingest` processes (src/tokens/snapshot.ts). */
+async function startTokenPublisher(nats: NatsConnection, prefix: string, projects: ProjectRepo, logger: Logger): Promise<TokenSnapshotPublisher> {
+  const kv = await nats.jetstream().views.kv(snapshotBucketName(prefix), { history: 1 });
+  const publisher = new TokenSnapshotPublisher(kv, projects, { logger: logger.child({ component: 'tokens' }) });
+  await publisher.start();
+  return publisher;
 }

@@ -1,25 +1,35 @@
 // What both composition roots (daemon.ts, agent.ts) open to accept test runs: the durable queue
-// under the data dir, the storage guard in front of it, the ingest service the receivers hand
-// batches to, and the door checks for receivers that serve their own listener (OTLP/gRPC): the
-// same token, scope, rate limit and queue slot as the HTTP ingest routes' onRequest (src/api/route.ts).
+// (under the data dir, or on NATS JetStream with SERVICE_QUEUE_URL), the storage guard in front of
+// it, the ingest service the receivers hand batches to (all three from src/ingest but the queue),
+// and the door checks for receivers that serve their own listener (OTLP/gRPC), wired to the API's
+// authenticator and rate limiter. (An ingest-only process opens its own: src/ingest-process.ts.)
 import path from 'node:path';
 import type { Logger } from 'pino';
 import { requireAnyScope } from './api/auth.js';
-import { errors } from './api/errors.js';
-import { IngestService } from './api/ingest-service.js';
 import type { RateLimiter } from './api/rate-limit.js';
-import { StorageGuard } from './api/storage-guard.js';
+import { ingestDoor as door } from './ingest/door.js';
+import { IngestService } from './ingest/service.js';
+import { StorageGuard } from './ingest/storage-guard.js';
 import type { ServerSettings } from './config/daemon-env.js';
+import type { NatsConnection } from 'nats';
 import type { IngestDoor } from './pipeline/component.js';
 import { EmbeddedQueue } from './queue/embedded.js';
+import type { Queue } from './queue/types.js';
 
 export interface Intake {
-  queue: EmbeddedQueue;
+  queue: Queue;
+  /** The on-disk queue when it is the one in use: the pipeline thread reads its leases raw. */
+  embedded?: EmbeddedQueue;
+  /** The process's NATS connection when the queue is on JetStream (the token snapshot shares it). */
+  nats?: NatsConnection;
   storage: StorageGuard;
   ingest: IngestService;
+  /** Closes the queue (and the NATS connection). */
+  close(): Promise<void>;
 }
 
-export function openIntake(settings: ServerSettings, logger: Logger): Intake {
+export async function openIntake(settings: ServerSettings, logger: Logger): Promise<Intake> {
+  if (settings.queue.url !== undefined) return openNatsIntake(settings, settings.queue.url, logger);
   const queue = EmbeddedQueue.open({
     path: path.join(settings.dataDir, 'queue'),
     visibilityMs: settings.queue.visibilityMs,
@@ -36,26 +46,58 @@ export function openIntake(settings: ServerSettings, logger: Logger): Intake {
     logger: logger.child({ component: 'storage' }),
     queueHasRoom: () => queue.hasRoom(),
   });
-  return { queue, storage, ingest: new IngestService(queue, settings.queue.maxDepth, storage) };
+  return { queue, embedded: queue, storage, ingest: new IngestService(queue, settings.queue.maxDepth, storage), close: () => queue.close() };
+}
+
+/**
+ * The queue on NATS JetStream (loaded only then): this process consumes its share of the
+ * partitions. The storage guard still watches the data dir's disk (the worker's chDB writes there);
+ * the stream's own limits answer for the queue's room.
+ */
+async function openNatsIntake(settings: ServerSettings, url: string, logger: Logger): Promise<Intake> {
+  const { connectNats, openNatsQueue } = await import('./queue/nats/connect.js');
+  const nats = await connectNats(url, `flakehouse-${settings.role}`, logger);
+  let queue;
+  try {
+    queue = await openNatsQueue(settings, nats, true, logger);
+  } catch (err) {
+    await nats.close();
+    throw err;
+  }
+  const storage = new StorageGuard({
+    dir: settings.dataDir,
+    minFreeBytes: settings.minFreeBytes,
+    logger: logger.child({ component: 'storage' }),
+  });
+  const q = queue;
+  return {
+    queue,
+    nats,
+    storage,
+    ingest: new IngestService(queue, settings.queue.maxDepth, storage),
+    async close() {
+      await q.close();
+      await nats.drain().catch(() => undefined);
+    },
+  };
 }
 
 /** Who a token is (the API's or the agent's authenticator says). */
 type Principal = Parameters<typeof requireAnyScope>[0];
 
-/** The ingest routes' door checks, for receivers with their own listener. */
+/** The ingest routes' door checks (src/ingest/door.ts), for receivers with their own listener: the token's scope checked here. */
 export function ingestDoor(
   auth: { authenticate(header: string | undefined): Promise<Principal> },
   rateLimiter: RateLimiter,
   ingest: IngestService,
 ): IngestDoor {
-  return {
-    async authenticate(authorization) {
+  return door(
+    async (authorization) => {
       const principal = await auth.authenticate(authorization);
       requireAnyScope(principal, ['ingest']);
-      const wait = rateLimiter.hit(principal.projectId);
-      if (wait > 0) throw errors.rateLimited(wait);
       return principal;
     },
-    admit: () => ingest.admit(),
-  };
+    rateLimiter,
+    ingest,
+  );
 }

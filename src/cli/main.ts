@@ -21,8 +21,10 @@ import { UsageError } from './usage-error.js';
 const USAGE = `usage: flakehouse <command> [options]
 
 commands:
-  serve [--pipeline FILE]          run the API and the worker (embedded chDB + on-disk queue by default); a
-                                   pipeline that needs no store (pipelines/agent.yaml) runs as an agent, without one
+  serve [--pipeline FILE] [--role all|ingest|worker]
+                                   run the API and the worker (embedded chDB + on-disk queue by default); a
+                                   pipeline that needs no store (pipelines/agent.yaml) runs as an agent, without one;
+                                   --role ingest|worker splits them over processes sharing SERVICE_QUEUE_URL (NATS)
   validate [FILE]                  check a pipeline file (default pipelines/default.yaml) without starting anything
   config [--json] [--project SLUG] print the config file in use, whether a token is set, and the resolved config
                                    with each key's source; --project adds that project's settings layer
@@ -141,8 +143,9 @@ function isPipelineConfigError(err: unknown): err is PipelineConfigError {
 }
 
 async function serve(args: string[], env: NodeJS.ProcessEnv, cwd: string, io: CliIo): Promise<number> {
-  const { values } = parseArgs({ args, options: { pipeline: { type: 'string' } }, strict: true });
-  const settings = loadServerSettings(env, cwd);
+  const { values } = parseArgs({ args, options: { pipeline: { type: 'string' }, role: { type: 'string' } }, strict: true });
+  // --role is SERVICE_ROLE, checked (and named in errors) as the variable is.
+  const settings = loadServerSettings(values.role !== undefined ? { ...env, SERVICE_ROLE: values.role } : env, cwd);
   const service = loadServiceConfig({ env, cwd });
   const logger = (await import('../logger.js')).createLogger(settings.logLevel);
   const pipelineFile = values.pipeline ? path.resolve(cwd, values.pipeline) : undefined;
@@ -169,7 +172,12 @@ async function serve(args: string[], env: NodeJS.ProcessEnv, cwd: string, io: Cl
   const { storeUsers } = await import('../agent/mode.js');
   const needStore = storeUsers(graph);
   let daemon: { url: string; close(): Promise<void> };
-  if (needStore.length === 0) {
+  if (settings.role === 'ingest') {
+    // Receivers only: no store, no pipeline; tokens from the snapshot the workers publish (README "Scaling out").
+    const { startIngestProcess } = await import('../ingest-process.js');
+    daemon = await startIngestProcess({ settings, service, logger, graph });
+    io.stdout.write(`Flakehouse ingest is listening on ${daemon.url} (queue: ${settings.queue.url})\n`);
+  } else if (needStore.length === 0) {
     logger.info({ pipeline: graph.source }, 'agent mode: no component of the pipeline needs the store; starting without a database');
     const { startAgent } = await import('../agent.js');
     daemon = await startAgent({ settings, service, logger, graph });

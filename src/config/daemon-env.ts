@@ -10,6 +10,9 @@ import type { S3Settings } from '../artifacts/s3.js';
 import { loadIntegrationSettings, type NotificationSettings, type TrackerSettings } from './integrations.js';
 import { loadAiSettings, type AiSettings } from './ai.js';
 
+export const PROCESS_ROLES = ['all', 'ingest', 'worker'] as const;
+export type ServiceRole = (typeof PROCESS_ROLES)[number];
+
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
@@ -24,6 +27,8 @@ export interface ServerSettings {
     user?: string;
     password?: string;
     database: string;
+    /** A ClickHouse cluster name (requires url): replicated tables behind Distributed ones (docs/clickhouse-cluster.md). */
+    cluster?: string;
   };
   adminToken?: string;
   /** The bearer token senders present to an agent (a graph that needs no store, src/agent.ts); unset: generated. */
@@ -41,7 +46,17 @@ export interface ServerSettings {
     retryBackoffMs: number;
     /** Bytes the queue's stored data may take before ingest answers 507; 0: only the disk limits it. */
     maxBytes: number;
+    /** NATS JetStream (nats://host:port[,...]); unset: the embedded on-disk queue under dataDir. */
+    url?: string;
+    /** Streams, subjects and KV buckets are named after it (several deployments may share one NATS). */
+    prefix: string;
+    /** Partition subjects jobs are spread over by project; each is owned by one worker at a time. */
+    partitions: number;
+    /** A worker's partition lease not renewed for this long is taken over by another worker (ms). */
+    leaseTtlMs: number;
   };
+  /** What this process runs: `all` (today's daemon), `ingest` (receivers only, no storage) or `worker` (pipeline + query API). */
+  role: ServiceRole;
   /** Free bytes on the data dir's disk below which ingest answers 507; 0 turns the check off. */
   minFreeBytes: number;
   rateLimit: { max: number; windowMs: number };
@@ -136,6 +151,28 @@ const databaseField: Field<string> = {
   schema: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/),
 };
 
+// Interpolated into DDL (ON CLUSTER '<name>', Distributed('<name>', ...)): the names remote_servers allows.
+const clusterField: Field<string> = {
+  kind: 'string',
+  desc: 'a cluster name ([A-Za-z0-9_.-]*)',
+  schema: z.string().regex(/^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/),
+};
+
+const roleField: Field<ServiceRole> = {
+  kind: 'string',
+  desc: `one of ${PROCESS_ROLES.join(', ')}`,
+  schema: z.enum(PROCESS_ROLES, { error: expected(`one of ${PROCESS_ROLES.join(', ')}`) }),
+};
+
+const natsUrlField: Field<string> = {
+  kind: 'string',
+  desc: 'nats://host:port (comma-separated for several servers)',
+  schema: z.string().refine(
+    (value) => value.split(',').every((u) => URL.canParse(u.trim()) && ['nats:', 'tls:'].includes(new URL(u.trim()).protocol)),
+    { error: expected('nats://host:port (comma-separated for several servers)') },
+  ),
+};
+
 const VARS = {
   port: d({ name: 'SERVICE_PORT', description: 'HTTP listen port; 0 picks a free port (tests)', field: intField(0, 65535), default: 8080 }),
   host: d({ name: 'SERVICE_HOST', description: 'HTTP listen address', field: stringField(), default: '127.0.0.1' }),
@@ -154,6 +191,12 @@ const VARS = {
   // Verbatim: whitespace may be part of a password.
   clickhousePassword: o({ name: 'SERVICE_CLICKHOUSE_PASSWORD', description: 'ClickHouse password', field: { ...stringField(), verbatim: true } }),
   clickhouseDatabase: d({ name: 'SERVICE_CLICKHOUSE_DATABASE', description: 'ClickHouse database', field: databaseField, default: 'flakehouse' }),
+  clickhouseCluster: o({
+    name: 'SERVICE_CLICKHOUSE_CLUSTER',
+    description:
+      'ClickHouse cluster (a remote_servers name) the tables span: replicated tables ON CLUSTER behind Distributed ones (docs/clickhouse-cluster.md); requires SERVICE_CLICKHOUSE_URL',
+    field: clusterField,
+  }),
   adminToken: o({
     name: 'SERVICE_ADMIN_TOKEN',
     description: 'bearer token for the admin API (projects, tokens); unset disables it',
@@ -211,6 +254,35 @@ const VARS = {
     description: "free bytes to keep on the data dir's disk: below this, ingest answers 507 insufficient_storage so the worker can still write what is queued; 0 turns the check off (Flakehouse addition)",
     field: intField(0),
     default: 64 * 1024 * 1024,
+  }),
+  role: d<ServiceRole>({
+    name: 'SERVICE_ROLE',
+    description: 'what this process runs: all (receivers, queue, pipeline, API), ingest (receivers only, enqueueing to SERVICE_QUEUE_URL; no storage) or worker (pipeline, query API and dashboard); `serve --role` sets it too (README "Scaling out")',
+    field: roleField,
+    default: 'all',
+  }),
+  queueUrl: o({
+    name: 'SERVICE_QUEUE_URL',
+    description: 'NATS JetStream server(s) for the queue, nats://host:4222 (comma-separated for a cluster); unset: the embedded on-disk queue. Required by the ingest and worker roles',
+    field: natsUrlField,
+  }),
+  queuePrefix: d({
+    name: 'SERVICE_QUEUE_PREFIX',
+    description: 'prefix of the NATS streams, subjects and KV buckets (letters, digits, _), so deployments can share one NATS',
+    field: { kind: 'string', desc: 'letters, digits and _ ([A-Za-z][A-Za-z0-9_]*)', schema: z.string().regex(/^[A-Za-z][A-Za-z0-9_]{0,31}$/) },
+    default: 'flakehouse',
+  }),
+  queuePartitions: d({
+    name: 'SERVICE_QUEUE_PARTITIONS',
+    description: 'partition subjects jobs are spread over by a hash of the project, each owned by one worker at a time (NATS queue only; fixed for the life of the stream)',
+    field: intField(1, 1024),
+    default: 16,
+  }),
+  partitionLeaseTtlMs: d({
+    name: 'SERVICE_PARTITION_LEASE_TTL_MS',
+    description: "how long a worker's partition lease lasts unrenewed before another worker takes the partition over (ms; NATS queue only)",
+    field: intField(500),
+    default: 15_000,
   }),
   rateLimitMax: d({ name: 'SERVICE_RATE_LIMIT_MAX', description: 'requests per project per window; 0 disables the limit', field: intField(0), default: 600 }),
   rateLimitWindowMs: d({ name: 'SERVICE_RATE_LIMIT_WINDOW_MS', description: 'rate-limit window (ms)', field: intField(1), default: 60_000 }),
@@ -445,6 +517,7 @@ export function loadServerSettings(env: NodeJS.ProcessEnv, cwd: string): ServerS
       user: opt(VARS.clickhouseUser),
       password: opt(VARS.clickhousePassword),
       database: req(VARS.clickhouseDatabase),
+      cluster: opt(VARS.clickhouseCluster),
     },
     adminToken: opt(VARS.adminToken),
     agentToken: opt(VARS.agentToken),
@@ -457,7 +530,12 @@ export function loadServerSettings(env: NodeJS.ProcessEnv, cwd: string): ServerS
       maxAttempts: req(VARS.maxAttempts),
       retryBackoffMs: req(VARS.retryBackoffMs),
       maxBytes: req(VARS.queueMaxBytes),
+      url: opt(VARS.queueUrl),
+      prefix: req(VARS.queuePrefix),
+      partitions: req(VARS.queuePartitions),
+      leaseTtlMs: req(VARS.partitionLeaseTtlMs),
     },
+    role: req(VARS.role),
     minFreeBytes: req(VARS.minFreeBytes),
     rateLimit: { max: req(VARS.rateLimitMax), windowMs: req(VARS.rateLimitWindowMs) },
     clusterThreshold: req(VARS.clusterThreshold),
@@ -490,6 +568,14 @@ export function loadServerSettings(env: NodeJS.ProcessEnv, cwd: string): ServerS
       bodyWaitMs: req(VARS.bodyWait),
     },
   };
+  // chDB is one process in this one: a cluster needs servers.
+  if (settings.clickhouse.cluster !== undefined && settings.clickhouse.url === undefined) {
+    errors.push(new ConfigError('env', VARS.clickhouseCluster.name, `requires ${VARS.clickhouseUrl.name} (a cluster is of ClickHouse servers; the embedded chDB is not one)`));
+  }
+  // Several processes share work only through a queue they all reach.
+  if (settings.role !== 'all' && settings.queue.url === undefined) {
+    errors.push(new ConfigError('env', VARS.queueUrl.name, `required with ${VARS.role.name}=${settings.role} (ingest and worker processes share the queue on NATS JetStream; README "Scaling out")`));
+  }
   // Node refuses a header timeout longer than the whole request's.
   if (settings.door.headersTimeoutMs > settings.door.requestTimeoutMs) {
     errors.push(new ConfigError('env', VARS.headersTimeout.name, `must not exceed ${VARS.requestTimeout.name} (${settings.door.requestTimeoutMs})`));

@@ -51,7 +51,20 @@ function toProject(r: ProjectRow): Project {
 }
 
 export class ProjectRepo {
+  /** Told after a token is created or revoked here (the token snapshot for ingest processes republishes). */
+  private readonly tokenListeners = new Set<() => void>();
+
   constructor(private readonly store: Store) {}
+
+  /** Calls `listener` after every token created or revoked through this repository; returns the unsubscribe. */
+  onTokensChanged(listener: () => void): () => void {
+    this.tokenListeners.add(listener);
+    return () => this.tokenListeners.delete(listener);
+  }
+
+  private tokensChanged(): void {
+    for (const l of this.tokenListeners) l();
+  }
 
   async list(): Promise<Project[]> {
     const rows = await this.store.query<ProjectRow>(
@@ -123,6 +136,7 @@ export class ProjectRepo {
       [{ id, project_id: projectId, token_hash: sha256Hex(token), prefix: token.slice(0, 10), scopes, created_at: now, revoked_at: null, version: now }],
       `token:${id}`,
     );
+    this.tokensChanged();
     return { id, token, scopes };
   }
 
@@ -140,6 +154,7 @@ export class ProjectRepo {
       [{ ...row, created_at: toNumber(row.created_at), revoked_at: now, version: now }],
       `token-revoke:${id}:${now}`,
     );
+    this.tokensChanged();
     return true;
   }
 
@@ -167,5 +182,13 @@ export class ProjectRepo {
     const r = rows[0];
     if (!r) return null;
     return { tokenId: r.id, projectId: r.project_id, scopes: r.scopes, revoked: Boolean(Number(r.revoked)) };
+  }
+
+  /** Every live (unrevoked) token by its SHA-256: what the token snapshot publishes for ingest processes. */
+  async livePrincipals(): Promise<{ hash: string; principal: TokenPrincipal }[]> {
+    const rows = await this.store.query<{ id: string; project_id: string; token_hash: string; scopes: Scope[] }>(
+      `SELECT id, project_id, token_hash, scopes FROM ${this.store.table('tokens')} FINAL WHERE revoked_at IS NULL ORDER BY id`,
+    );
+    return rows.map((r) => ({ hash: r.token_hash, principal: { tokenId: r.id, projectId: r.project_id, scopes: r.scopes } }));
   }
 }

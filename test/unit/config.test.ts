@@ -373,7 +373,8 @@ describe('loadServerSettings', () => {
       clickhouse: { database: 'flakehouse' },
       logLevel: 'info',
       logRequests: false,
-      queue: { visibilityMs: 300_000, maxDepth: 10_000, pollIntervalMs: 250, maxAttempts: 8, retryBackoffMs: 1000, maxBytes: 0 },
+      queue: { visibilityMs: 300_000, maxDepth: 10_000, pollIntervalMs: 250, maxAttempts: 8, retryBackoffMs: 1000, maxBytes: 0, prefix: 'flakehouse', partitions: 16, leaseTtlMs: 15_000 },
+      role: 'all',
       minFreeBytes: 64 * 1024 * 1024,
       rateLimit: { max: 600, windowMs: 60_000 },
       clusterThreshold: 0.5,
@@ -407,6 +408,11 @@ describe('loadServerSettings', () => {
         SERVICE_QUEUE_MAX_ATTEMPTS: '3',
         SERVICE_QUEUE_RETRY_BACKOFF_MS: '250',
         SERVICE_QUEUE_MAX_BYTES: '1048576',
+        SERVICE_ROLE: 'Worker'.toLowerCase(),
+        SERVICE_QUEUE_URL: 'nats://nats-a:4222,nats://nats-b:4222',
+        SERVICE_QUEUE_PREFIX: 'fh_ci',
+        SERVICE_QUEUE_PARTITIONS: '8',
+        SERVICE_PARTITION_LEASE_TTL_MS: '5000',
         SERVICE_MIN_FREE_BYTES: '0',
         SERVICE_RATE_LIMIT_MAX: '5',
         SERVICE_RATE_LIMIT_WINDOW_MS: '1000',
@@ -444,7 +450,19 @@ describe('loadServerSettings', () => {
       adminToken: 'admin-secret',
       logLevel: 'debug',
       logRequests: true,
-      queue: { visibilityMs: 500, maxDepth: 0, pollIntervalMs: 10, maxAttempts: 3, retryBackoffMs: 250, maxBytes: 1_048_576 },
+      queue: {
+        visibilityMs: 500,
+        maxDepth: 0,
+        pollIntervalMs: 10,
+        maxAttempts: 3,
+        retryBackoffMs: 250,
+        maxBytes: 1_048_576,
+        url: 'nats://nats-a:4222,nats://nats-b:4222',
+        prefix: 'fh_ci',
+        partitions: 8,
+        leaseTtlMs: 5000,
+      },
+      role: 'worker',
       minFreeBytes: 0,
       rateLimit: { max: 5, windowMs: 1000 },
       clusterThreshold: 0.75,
@@ -461,6 +479,13 @@ describe('loadServerSettings', () => {
       dashboard: { enabled: false, sessionTtlHours: 2 },
       door: { headersTimeoutMs: 500, requestTimeoutMs: 5000, maxConnections: 100, maxConnectionsPerAddress: 10, maxConcurrentBodies: 2, bodyWaitMs: 0 },
     });
+  });
+
+  it('refuses the ingest and worker roles without a queue they can share, naming the variables', () => {
+    expect(() => loadServerSettings({ SERVICE_ROLE: 'ingest' }, dir)).toThrow(/env: SERVICE_QUEUE_URL: required with SERVICE_ROLE=ingest/);
+    expect(() => loadServerSettings({ SERVICE_ROLE: 'leader' }, dir)).toThrow(/env: SERVICE_ROLE: expected one of all, ingest, worker/);
+    expect(() => loadServerSettings({ SERVICE_QUEUE_URL: 'http://nats:4222' }, dir)).toThrow(/env: SERVICE_QUEUE_URL: expected nats:\/\/host:port/);
+    expect(loadServerSettings({ SERVICE_QUEUE_URL: 'nats://127.0.0.1:4222' }, dir).role).toBe('all');
   });
 
   it('refuses a header timeout longer than the request timeout, naming the variable', () => {
@@ -521,6 +546,11 @@ describe('loadServerSettings', () => {
         'SERVICE_QUEUE_MAX_ATTEMPTS',
         'SERVICE_QUEUE_RETRY_BACKOFF_MS',
         'SERVICE_QUEUE_MAX_BYTES',
+        'SERVICE_ROLE',
+        'SERVICE_QUEUE_URL',
+        'SERVICE_QUEUE_PREFIX',
+        'SERVICE_QUEUE_PARTITIONS',
+        'SERVICE_PARTITION_LEASE_TTL_MS',
         'SERVICE_MIN_FREE_BYTES',
         'SERVICE_RATE_LIMIT_MAX',
         'SERVICE_RATE_LIMIT_WINDOW_MS',
@@ -556,7 +586,7 @@ describe('loadServerSettings', () => {
         'SERVICE_BODY_WAIT_MS',
       ]),
     );
-    expect(names).toHaveLength(50);
+    expect(names).toHaveLength(56);
     expect(SERVER_ENV_VARS.find((v) => v.name === 'SERVICE_PORT')?.default).toBe('8080');
     expect(SERVER_ENV_VARS.find((v) => v.name === 'SERVICE_ADMIN_TOKEN')?.default).toBeUndefined();
     expect(SERVER_ENV_VARS.every((v) => v.description.length > 0)).toBe(true);

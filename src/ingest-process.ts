@@ -1,0 +1,154 @@
+// `flakehouse serve --role ingest`: the receivers alone, for running any number of them behind a
+// load balancer (README "Scaling out"). The composition root beside daemon.ts and agent.ts, with
+// no storage at all: batches go to the queue on NATS JetStream (202 once the stream acknowledged
+// the publish), project tokens are checked against the snapshot the workers publish to JetStream
+// KV (src/tokens/snapshot.ts), and nothing is processed here. /health, /metrics and
+// /v1/admin/stats (admin token) are served; the query API and the dashboard are the workers'.
+//
+// Nothing here may import the store or the pipeline's processors, even transitively
+// (test/unit/import-boundaries.test.ts).
+import { mkdirSync } from 'node:fs';
+import type { NatsConnection } from 'nats';
+import type { Logger } from 'pino';
+import { buildApp, type App } from './api/app.js';
+import { requireAnyScope } from './api/auth.js';
+import { RateLimiter } from './api/rate-limit.js';
+import { healthRoutes } from './api/routes/daemon-health.js';
+import { metricsRoute } from './api/routes/metrics.js';
+import { statsRoute } from './api/routes/stats.js';
+import type { ServerSettings } from './config/daemon-env.js';
+import type { LoadedServiceConfig } from './config/service-yml.js';
+import { ingestDoor } from './ingest/door.js';
+import { IngestService } from './ingest/service.js';
+import { redactLiteral } from './log-redaction.js';
+import type { PipelineGraph } from './pipeline/graph.js';
+import { buildHost, pipelineSettings } from './pipeline/host.js';
+import { PipelineRuntime } from './pipeline/runtime.js';
+import { connectNats, openNatsQueue } from './queue/nats/connect.js';
+import type { NatsQueue } from './queue/nats/queue.js';
+import { resolveAdminToken } from './agent/auth.js';
+import { noStore, storelessProjectConfigs } from './agent/no-store.js';
+import { executionsExporterIds } from './telemetry/collector-metrics.js';
+import { SelfTelemetry } from './telemetry/self-telemetry.js';
+import { snapshotBucketName, TokenSnapshot } from './tokens/snapshot.js';
+import { SnapshotAuthenticator } from './tokens/snapshot-authenticator.js';
+
+export interface IngestProcessOptions {
+  settings: ServerSettings;
+  service: LoadedServiceConfig;
+  logger: Logger;
+  /** The pipeline file's graph: its receivers are served here, nothing else of it runs. */
+  graph: PipelineGraph;
+  /** The rate limiter's clock (default Date.now). */
+  rateLimitClock?: () => number;
+}
+
+export interface IngestProcess {
+  url: string;
+  app: App;
+  port: number;
+  queue: NatsQueue;
+  tokens: TokenSnapshot;
+  /** Receivers' own listeners by name (`otlp:grpc` → `127.0.0.1:4317`). */
+  listeners: ReadonlyMap<string, string>;
+  close(): Promise<void>;
+}
+
+export async function startIngestProcess(opts: IngestProcessOptions): Promise<IngestProcess> {
+  const { settings, logger, graph } = opts;
+  if (!settings.queue.url) throw new Error('the ingest role needs SERVICE_QUEUE_URL (NATS JetStream)');
+  mkdirSync(settings.dataDir, { recursive: true });
+  const adminToken = resolveAdminToken({ token: settings.adminToken, dataDir: settings.dataDir, logger });
+  redactLiteral(adminToken);
+
+  const nc: NatsConnection = await connectNats(settings.queue.url, 'flakehouse-ingest', logger);
+  let queue: NatsQueue | undefined;
+  let tokens: TokenSnapshot | undefined;
+  try {
+    queue = await openNatsQueue(settings, nc, false, logger);
+    const kv = await nc.jetstream().views.kv(snapshotBucketName(settings.queue.prefix), { history: 1 });
+    tokens = new TokenSnapshot(kv, logger.child({ component: 'tokens' }));
+    await tokens.start();
+  } catch (err) {
+    await queue?.close().catch(() => undefined);
+    await nc.close();
+    throw err;
+  }
+  if (tokens.size === 0) logger.warn('no project tokens in the snapshot yet: a worker publishes them when it starts');
+
+  const auth = new SnapshotAuthenticator(tokens, adminToken);
+  // No storage guard: nothing is written here; the stream's limits answer 503 when NATS is full.
+  const ingest = new IngestService(queue, settings.queue.maxDepth);
+  const rateLimiter = new RateLimiter(settings.rateLimit.max, settings.rateLimit.windowMs, opts.rateLimitClock);
+  const q = queue;
+  const telemetry = await SelfTelemetry.create({
+    endpoint: settings.selfOtelEndpoint,
+    intervalMs: settings.selfOtelIntervalMs,
+    logger: logger.child({ component: 'self-telemetry' }),
+    queue: () => q.stats(),
+    queueExporters: executionsExporterIds(graph),
+    queueCapacity: settings.queue.maxDepth,
+  });
+  const app = buildApp({
+    logger,
+    deps: { auth, rateLimiter, admitIngest: () => ingest.admit() },
+    door: settings.door,
+    logRequests: settings.logRequests,
+    observe: (r) => telemetry.recordRequest(r),
+  });
+  for (const r of healthRoutes()) app.routes.add(r);
+
+  const door = ingestDoor(
+    async (authorization) => {
+      const principal = await auth.authenticate(authorization);
+      requireAnyScope(principal, ['ingest']);
+      return principal;
+    },
+    rateLimiter,
+    ingest,
+  );
+  const listeners = new Map<string, string>();
+  const host = buildHost({
+    logger,
+    store: noStore(),
+    projectConfigs: storelessProjectConfigs(opts.service),
+    settings: pipelineSettings(settings),
+    outbox: queue.outbox,
+    http: app.routes,
+    ingest,
+    ingestDoor: door,
+    listeners: { add: (name, address) => void listeners.set(name, address) },
+    admission: { add: (check) => ingest.addCheck(check) },
+  });
+  // Receivers only: the processors and exporters of the graph run on the workers.
+  const receivers = new PipelineRuntime({ graph, host, queue, work: false, role: 'receivers', pollIntervalMs: settings.queue.pollIntervalMs });
+  app.routes.add(statsRoute(queue, receivers));
+  app.routes.add(metricsRoute(telemetry));
+  telemetry.attachReceivers(() => receivers.receiverStats);
+  await receivers.start();
+  const address = await app.fastify.listen({ port: settings.port, host: settings.host });
+  const port = (app.fastify.server.address() as { port: number }).port;
+  logger.info({ address, queue: settings.queue.url, prefix: settings.queue.prefix, tokens: tokens.size }, 'flakehouse ingest listening (role ingest: no storage)');
+
+  let closing: Promise<void> | undefined;
+  const snapshot = tokens;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    app,
+    port,
+    queue,
+    tokens,
+    listeners,
+    close() {
+      closing ??= (async () => {
+        await app.fastify.close();
+        await receivers.shutdown();
+        await telemetry.shutdown();
+        snapshot.stop();
+        await q.close();
+        await nc.drain().catch(() => undefined);
+      })();
+      return closing;
+    },
+  };
+}
