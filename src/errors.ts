@@ -50,6 +50,15 @@ export const errors = {
   backpressure: () =>
     new ApiError(503, 'backpressure', 'the ingest queue is full; retry shortly', { headers: { 'retry-after': '1' } }),
   /**
+   * 503: the queue's server (NATS JetStream, SERVICE_QUEUE_URL) cannot be reached or did not
+   * acknowledge in time. Not `backpressure` (the queue is reachable and full). A publish whose
+   * answer was lost may have landed: a retry with the same idempotencyKey gets its receipt.
+   */
+  queueUnavailable: () =>
+    new ApiError(503, 'queue_unavailable', 'the queue server did not acknowledge the batch; retry shortly with the same idempotencyKey', {
+      headers: { 'retry-after': '5' },
+    }),
+  /**
    * 503: the door is at a cap (docs/api.md "Limits at the door"): too many connections, or too many
    * request bodies being received at once. Not `backpressure`, which says the queue is full.
    */

@@ -358,7 +358,22 @@ export class PipelineRuntime implements PipelineHandle {
     const outOfSpace = isOutOfSpace(err);
     const unfreeze = delivery.frozenHere && !delivery.writes.wrote;
     this.logger.warn({ err, lease: lease.id, attempt: lease.attempt, jobs: lease.jobs.length, outOfSpace, frozen: delivery.frozenHere && !unfreeze }, 'lease failed; handed back');
-    await this.opts.queue.nack(lease.id, errorMessage(err), { outOfSpace, unfreeze }).catch((e: unknown) => this.logger.error({ err: e }, 'nack failed'));
+    // A queue across the network (NATS) may be away right now, the likely reason the lease failed:
+    // the nack is retried until it lands, or the process stops (then the lease is redelivered to
+    // the partition's next owner). A lease neither acked nor handed back would wait out its visibility.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.opts.queue.nack(lease.id, errorMessage(err), { outOfSpace, unfreeze });
+        return;
+      } catch (e) {
+        if (this.stopping || attempt >= NACK_TRIES) {
+          this.logger.error({ err: e, lease: lease.id, attempt }, 'nack failed; the lease is redelivered when its visibility ends');
+          return;
+        }
+        if (attempt === 1) this.logger.warn({ err: e, lease: lease.id }, 'nack failed; retrying');
+        await sleep(Math.min(5_000, 250 * 2 ** attempt));
+      }
+    }
   }
 
   private async timed(stage: string, f: () => Promise<void>): Promise<void> {
@@ -375,18 +390,31 @@ export class PipelineRuntime implements PipelineHandle {
     const cursorName = `pipeline:${p.spec.id}`;
     const allCursors = this.events.map((e) => `pipeline:${e.spec.id}`);
     while (!this.stopping) {
-      const entries = await outbox.read(await outbox.cursor(cursorName), 200);
-      if (entries.length === 0) {
-        await outbox.waitForEntries(this.opts.pollIntervalMs);
+      // Another worker on the same queue dispatches (see OutboxReader.dispatchesHere).
+      if (outbox.dispatchesHere && !outbox.dispatchesHere()) {
+        await sleep(this.opts.pollIntervalMs);
         continue;
       }
-      for (const { seq, event } of entries) {
-        // Not delivered because we are stopping: the cursor stays, the event goes out after restart.
-        if (!(await this.deliver(p, event))) break;
-        await outbox.setCursor(cursorName, seq);
+      try {
+        const entries = await outbox.read(await outbox.cursor(cursorName), 200);
+        if (entries.length === 0) {
+          await outbox.waitForEntries(this.opts.pollIntervalMs);
+          continue;
+        }
+        for (const { seq, event } of entries) {
+          // Not delivered because we are stopping: the cursor stays, the event goes out after restart.
+          if (!(await this.deliver(p, event))) break;
+          await outbox.setCursor(cursorName, seq);
+          if (this.stopping) break;
+        }
+        await outbox.trim(allCursors);
+      } catch (err) {
+        // An outbox across the network (NATS) can be away for a while: the cursor stays where it
+        // was, and the events go out once it is back (at least once: one may be delivered again).
         if (this.stopping) break;
+        this.logger.warn({ err, pipeline: p.spec.id }, 'outbox unreachable; retrying');
+        await sleep(Math.max(this.opts.pollIntervalMs, 1_000));
       }
-      await outbox.trim(allCursors);
     }
   }
 
@@ -451,6 +479,9 @@ class WorkLock {
 function errorMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
+
+/** Tries of a nack before the lease is left to its visibility timeout (about five minutes of retries). */
+const NACK_TRIES = 64;
 
 function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));

@@ -176,6 +176,12 @@ export interface OutboxReader {
   trim(subscribers: readonly string[]): Promise<void>;
   /** Resolves when new entries are appended (or after `timeoutMs`). */
   waitForEntries(timeoutMs: number): Promise<void>;
+  /**
+   * Whether this process delivers the outbox's events now. Absent: always (one process owns the
+   * queue). With several workers on one NATS queue only one dispatches at a time, or every
+   * notification would go out once per worker.
+   */
+  dispatchesHere?(): boolean;
 }
 
 /**

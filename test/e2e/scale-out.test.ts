@@ -57,12 +57,13 @@ async function listRuns(url: string, token: string, branch: string): Promise<any
   return items;
 }
 
-async function waitFor<T>(what: string, f: () => Promise<T | undefined | false>, timeoutMs: number): Promise<T> {
+/** Polls `f` until it answers; on time-out the error carries `explain()` (a process's log, say). */
+async function waitFor<T>(what: string, f: () => Promise<T | undefined | false>, timeoutMs: number, explain?: () => string): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const v = await f();
     if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${explain ? `\n${explain()}` : ''}`);
     await new Promise((r) => setTimeout(r, 100));
   }
 }
@@ -159,5 +160,45 @@ describe('ingest and worker processes on NATS JetStream', () => {
     const revokedAfterMs = Date.now() - t1;
     expect(createdAfterMs).toBeLessThan(5_000);
     expect(revokedAfterMs).toBeLessThan(5_000);
+  }, 90_000);
+
+  it('answers 503 with Retry-After while NATS is unreachable, and 202 once it is back, the retried batch stored once', async () => {
+    const common = { SERVICE_QUEUE_URL: nats.url, SERVICE_QUEUE_PREFIX: 'outage', SERVICE_QUEUE_PARTITIONS: '2' };
+    const workerDir = tempDir('worker-outage');
+    const worker = await startServerProcess({ ...common, SERVICE_DATA_DIR: workerDir, SERVICE_ROLE: 'worker', SERVICE_DASHBOARD_ENABLED: 'false', LOG_LEVEL: 'info' });
+    processes.push(worker);
+    const token = bootstrapToken(workerDir);
+    const ingest = await startServerProcess({ ...common, SERVICE_DATA_DIR: tempDir('ingest-outage'), SERVICE_ROLE: 'ingest' });
+    processes.push(ingest);
+    await waitFor('the token snapshot', async () => (await post(ingest.url, token, nativeBatch({ n: 1, resource: { branch: 'outage' } }))).status === 202, 10_000);
+
+    await nats.stop();
+    const res = await fetch(`${ingest.url}/v1/ingest`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify(nativeBatch({ n: 1, resource: { branch: 'outage' } })),
+    });
+    const body = (await res.json()) as { error: string };
+    expect(res.status).toBe(503);
+    expect(body.error).toBe('queue_unavailable');
+    expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
+
+    await nats.start();
+    // As a CI client retries: the same batch, so a publish that landed although its answer was lost
+    // is answered with its receipt instead of being stored twice.
+    const retried = nativeBatch({ n: 2, resource: { branch: 'outage' } });
+    const accepted = await waitFor(
+      '202 after NATS is back',
+      async () => {
+        const r = await post(ingest.url, token, retried);
+        return r.status === 202 ? r : undefined;
+      },
+      20_000,
+    );
+    expect(accepted.json.acceptedExecutions).toBe(2);
+    // The worker reconnected too: both accepted runs are stored (the first one's lease may have
+    // failed while NATS was away: handed back once it returned, and processed then).
+    await waitFor('the runs stored', async () => (await listRuns(worker.url, token, 'outage')).length >= 2, 30_000, () => worker.output());
+    expect(await listRuns(worker.url, token, 'outage')).toHaveLength(2);
   }, 90_000);
 });

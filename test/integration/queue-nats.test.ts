@@ -226,6 +226,24 @@ describe('nats jetstream specifics', () => {
     expect(byWorker.b).toBeGreaterThan(0);
   });
 
+  it('one worker dispatches the outbox at a time (the owner of partition 0), and another takes over when it leaves', async () => {
+    const prefix = freshPrefix();
+    const a = await open({ prefix, partitions: 3, leaseTtlMs: 600, ownerId: 'disp-a' });
+    const b = await open({ prefix, partitions: 3, leaseTtlMs: 600, ownerId: 'disp-b' });
+    const ingest = await open({ prefix, partitions: 3, consume: false });
+    const settle = async (ok: () => boolean): Promise<void> => {
+      const deadline = Date.now() + 5_000;
+      while (!ok() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    };
+    await settle(() => [a, b].filter((q) => q.outbox.dispatchesHere()).length === 1);
+    expect([a, b].filter((q) => q.outbox.dispatchesHere())).toHaveLength(1);
+    expect(ingest.outbox.dispatchesHere()).toBe(false);
+    const [seat, other] = a.outbox.dispatchesHere() ? [a, b] : [b, a];
+    await seat.close();
+    await settle(() => other.outbox.dispatchesHere());
+    expect(other.outbox.dispatchesHere()).toBe(true);
+  });
+
   it('heartbeats what it holds: JetStream does not redeliver a lease held past AckWait', async () => {
     const prefix = freshPrefix();
     const q = await open({ prefix, partitions: 1, ackWaitMs: 600 });

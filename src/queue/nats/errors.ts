@@ -20,6 +20,23 @@ export function mapPublishError(err: unknown): unknown {
   return Object.assign(e, { cause: err });
 }
 
+/**
+ * Whether NATS could not be reached or did not answer: a timeout, no responders (no JetStream
+ * leader while the server restarts), a connection closed, reconnecting or draining.
+ */
+export function isUnavailable(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code === 'string' && ['TIMEOUT', '503', 'CONNECTION_CLOSED', 'CONNECTION_DRAINING', 'CONNECTION_REFUSED', 'DISCONNECT', 'CONNECTION_TIMEOUT'].includes(code)) return true;
+  const message = err instanceof Error ? err.message : String(err);
+  return /timeout|no responders|connection (closed|draining|refused)|disconnect/i.test(message);
+}
+
+/** An unreachable queue server as the door's 503 `queue_unavailable`; any other error unchanged. */
+export function mapUnavailable(err: unknown): unknown {
+  if (!isUnavailable(err)) return err;
+  return Object.assign(errors.queueUnavailable(), { cause: err });
+}
+
 /** The server's "not found" answers (stream, consumer, message, KV key). */
 export function isNotFound(err: unknown): boolean {
   const message = err instanceof Error ? err.message : String(err);

@@ -14,6 +14,8 @@ const dec = new TextDecoder();
 export class NatsOutbox implements OutboxReader {
   private waiters: (() => void)[] = [];
   private readonly sub: Subscription;
+  /** Set by the queue: true while this process owns partition 0, the dispatcher's seat. */
+  dispatchesHere: () => boolean = () => true;
 
   constructor(
     nc: NatsConnection,

@@ -52,7 +52,7 @@ import type {
 } from '../types.js';
 import { Attempts } from './attempts.js';
 import { DeadLetters, type StoredDead } from './dead-letters.js';
-import { isNotFound, mapPublishError } from './errors.js';
+import { isNotFound, mapPublishError, mapUnavailable } from './errors.js';
 import { receiptIdFromSeq } from './ids.js';
 import { natsNames, type NatsNames } from './names.js';
 import { NatsOutbox } from './outbox.js';
@@ -183,6 +183,9 @@ export class NatsQueue implements Queue {
     this.attempts = new Attempts(streams.attempts);
     this.dead = new DeadLetters(js, jsm, this.names);
     this.outbox = new NatsOutbox(nc, js, jsm, this.names, streams.cursors);
+    // One dispatcher among the workers: the owner of partition 0 (it moves with the partition; the
+    // cursor is in KV, so the next owner goes on where the last one stopped, at least once).
+    this.outbox.dispatchesHere = () => this.consume && (this.ownership?.owned().has(0) ?? false);
   }
 
   static async open(opts: NatsQueueOptions): Promise<NatsQueue> {
@@ -335,7 +338,11 @@ export class NatsQueue implements Queue {
 
   async accepted(projectId: string, idempotencyKey: string): Promise<EnqueueResult | undefined> {
     this.assertOpen();
-    return Receipts.answer(await this.receipts.get(Receipts.key(projectId, idempotencyKey)));
+    try {
+      return Receipts.answer(await this.receipts.get(Receipts.key(projectId, idempotencyKey)));
+    } catch (err) {
+      throw mapUnavailable(err);
+    }
   }
 
   async enqueue(job: NewJob): Promise<EnqueueResult> {
@@ -347,6 +354,10 @@ export class NatsQueue implements Queue {
     this.enqueuing.set(key, write);
     try {
       return await write;
+    } catch (err) {
+      // NATS away: 503 queue_unavailable (a job published before the failure is answered with its
+      // receipt when the sender retries within the duplicate window).
+      throw mapUnavailable(err);
     } finally {
       this.enqueuing.delete(key);
     }
@@ -644,7 +655,14 @@ export class NatsQueue implements Queue {
     this.leases.delete(leaseId);
     const part = this.parts.get(lease.partition);
     if (!part || part.fence !== lease.fence) return;
-    await this.whileReleasing(lease.seqs.length, () => this.placeNacked(part, lease, error, opts));
+    try {
+      await this.whileReleasing(lease.seqs.length, () => this.placeNacked(part, lease, error, opts));
+    } catch (err) {
+      // NATS away mid-way: the lease is still ours and in hand, so the caller's retry finds it
+      // (forgotten here, its jobs would sit held and heartbeated until the partition changed owner).
+      if (this.parts.get(lease.partition) === part) this.leases.set(leaseId, lease);
+      throw err;
+    }
   }
 
   private async whileReleasing(n: number, place: () => Promise<void>): Promise<void> {
