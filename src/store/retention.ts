@@ -45,14 +45,23 @@ export class RetentionRepo {
     return rows.map((r) => ({ partition: r.partition, projectId: r.project_id, rows: toNumber(r.rows), expired: toNumber(r.expired) }));
   }
 
+  /**
+   * What a mutation names: the table itself, or on a cluster its replicated local table on every
+   * shard (a Distributed table takes neither DROP PARTITION nor DELETE; docs/clickhouse-cluster.md).
+   */
+  private mutated(name: string): string {
+    const cluster = this.store.cluster;
+    return cluster === undefined ? this.store.table(name) : `${this.store.table(`${name}_local`)} ON CLUSTER '${cluster}'`;
+  }
+
   async dropExecutionPartition(partitionId: string): Promise<void> {
     if (!PARTITION_ID.test(partitionId)) throw new Error(`unexpected partition id of executions: ${JSON.stringify(partitionId)}`);
-    await this.store.command(`ALTER TABLE ${this.store.table('executions')} DROP PARTITION ID '${partitionId}'`);
+    await this.store.command(`ALTER TABLE ${this.mutated('executions')} DROP PARTITION ID '${partitionId}'`);
   }
 
   async deleteExecutions(projectId: string, cutoffDay: string): Promise<void> {
     await this.store.command(
-      `DELETE FROM ${this.store.table('executions')} WHERE project_id = {projectId:UUID} AND day < {cutoffDay:Date}`,
+      `DELETE FROM ${this.mutated('executions')} WHERE project_id = {projectId:UUID} AND day < {cutoffDay:Date}`,
       { projectId, cutoffDay },
       SYNC_DELETE,
     );
@@ -65,7 +74,7 @@ export class RetentionRepo {
     const [row] = await this.store.query<{ n: number | string }>(`SELECT count() AS n FROM ${t} WHERE ${where}`, { projectId, cutoffDay });
     const n = toNumber(row?.n);
     // No rows, no DELETE: every DELETE is a mutation ClickHouse keeps a record of.
-    if (n > 0) await this.store.command(`DELETE FROM ${t} WHERE ${where}`, { projectId, cutoffDay }, SYNC_DELETE);
+    if (n > 0) await this.store.command(`DELETE FROM ${this.mutated('test_recent')} WHERE ${where}`, { projectId, cutoffDay }, SYNC_DELETE);
     return n;
   }
 }

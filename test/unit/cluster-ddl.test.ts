@@ -13,6 +13,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ClusterDdlError, clusterStatements, LOCAL_SUFFIX } from '../../src/store/cluster-ddl.js';
 import { loadMigrations, migrate, SCHEMA_MIGRATIONS_DDL, statementsFor } from '../../src/store/migrate.js';
+import { RetentionRepo } from '../../src/store/retention.js';
 import { CLUSTER_QUERY_SETTINGS, insertSettings, type Store } from '../../src/store/client.js';
 import { loadServerSettings, SERVER_ENV_VARS } from '../../src/config/daemon-env.js';
 
@@ -249,5 +250,34 @@ describe('migrate() with a cluster (a recording store: no server here)', () => {
 
   it('sets the query settings a sharded schema needs', () => {
     expect(CLUSTER_QUERY_SETTINGS).toEqual({ distributed_product_mode: 'local', optimize_skip_unused_shards: 1, load_balancing: 'in_order' });
+  });
+});
+
+describe('retention mutations on a cluster', () => {
+  function recordingStore(cluster: string | undefined) {
+    const commands: string[] = [];
+    const store = {
+      cluster,
+      table: (name: string) => `\`flakehouse\`.\`${name}\``,
+      command: async (sql: string) => void commands.push(sql),
+      query: async () => [{ n: 3 }],
+    } as unknown as Store;
+    return { store, commands };
+  }
+
+  it('name the local tables ON CLUSTER (a Distributed table takes no DROP PARTITION or DELETE), and the tables themselves elsewhere', async () => {
+    const clustered = recordingStore('flakehouse');
+    const repo = new RetentionRepo(clustered.store);
+    await repo.dropExecutionPartition('202601');
+    await repo.deleteExecutions('00000000-0000-4000-8000-000000000001', '2026-01-01');
+    await repo.pruneTestRecent('00000000-0000-4000-8000-000000000001', '2026-01-01');
+    expect(clustered.commands.map((c) => c.split(' WHERE ')[0])).toEqual([
+      "ALTER TABLE `flakehouse`.`executions_local` ON CLUSTER 'flakehouse' DROP PARTITION ID '202601'",
+      "DELETE FROM `flakehouse`.`executions_local` ON CLUSTER 'flakehouse'",
+      "DELETE FROM `flakehouse`.`test_recent_local` ON CLUSTER 'flakehouse'",
+    ]);
+    const single = recordingStore(undefined);
+    await new RetentionRepo(single.store).dropExecutionPartition('202601');
+    expect(single.commands).toEqual(["ALTER TABLE `flakehouse`.`executions` DROP PARTITION ID '202601'"]);
   });
 });
