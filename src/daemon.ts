@@ -222,9 +222,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   const door = ingestDoor(auth, rateLimiter, ingest);
   const listeners = new Map<string, string>();
   // Extensions (file_storage) run where processors and exporters do: here only without the pipeline thread.
-  // The pipeline thread reads the embedded queue's leases raw; with NATS the pipeline runs here.
-  const threaded = settings.pipelineThread && intake.embedded !== undefined;
-  if (settings.pipelineThread && !threaded) logger.debug('the pipeline runs on the main thread: the queue is on NATS');
+  const threaded = settings.pipelineThread;
   const extensions = threaded ? undefined : new ServiceExtensions(graph.extensions, { dataDir: settings.dataDir, logger });
   const host = buildHost({
     logger,
@@ -248,7 +246,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   const pipeline = threaded
     ? new PipelineThread({
         store,
-        queue: intake.embedded!,
+        queue,
         logger,
         data: {
           pipelineFile: path.resolve(opts.pipelineFile ?? DEFAULT_PIPELINE),

@@ -14,11 +14,12 @@ import type { ServerSettings } from './config/daemon-env.js';
 import type { NatsConnection } from 'nats';
 import type { IngestDoor } from './pipeline/component.js';
 import { EmbeddedQueue } from './queue/embedded.js';
-import type { Queue } from './queue/types.js';
+import type { Queue, RawLeaseSource } from './queue/types.js';
 
 export interface Intake {
-  queue: Queue;
-  /** The on-disk queue when it is the one in use: the pipeline thread reads its leases raw. */
+  /** Either backend hands leases to the pipeline thread as bytes (RawLeaseSource). */
+  queue: Queue & RawLeaseSource;
+  /** The on-disk queue when it is the one in use. */
   embedded?: EmbeddedQueue;
   /** The process's NATS connection when the queue is on JetStream (the token snapshot shares it). */
   nats?: NatsConnection;

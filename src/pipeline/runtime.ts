@@ -391,7 +391,7 @@ export class PipelineRuntime implements PipelineHandle {
     const allCursors = this.events.map((e) => `pipeline:${e.spec.id}`);
     while (!this.stopping) {
       // Another worker on the same queue dispatches (see OutboxReader.dispatchesHere).
-      if (outbox.dispatchesHere && !outbox.dispatchesHere()) {
+      if (outbox.dispatchesHere && !(await outbox.dispatchesHere())) {
         await sleep(this.opts.pollIntervalMs);
         continue;
       }

@@ -26,6 +26,7 @@ import type {
   QueueStats,
   RawLease,
   RawLeaseJob,
+  RawLeaseSource,
   StoredJob,
 } from './types.js';
 
@@ -76,7 +77,7 @@ interface TakenLease {
 /** A frozen lease (by id) or a group of jobs leased together, waiting out a backoff. */
 type Delayed = { availableAt: number } & ({ frozen: true; id: string } | { frozen: false; ids: string[] });
 
-export class EmbeddedQueue implements Queue {
+export class EmbeddedQueue implements Queue, RawLeaseSource {
   private readonly root: RootDatabase;
   /** Job records as JSON bytes: payloads vary in shape, which makes LMDB's shared-structure msgpack slow. */
   private readonly jobs: Database<Buffer, string>;

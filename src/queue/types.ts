@@ -68,9 +68,11 @@ export interface RawLeaseJob {
   json: Uint8Array;
 }
 
-/** A job as the embedded queue stores it. */
+/** A job as the embedded queue stores it (and as a raw lease carries it to the pipeline thread). */
 export interface StoredJob {
   id: string;
+  /** The receipt the door answered, when it is not the job id (the NATS queue's jobs). */
+  receiptId?: string;
   projectId: string;
   source: IngestSource;
   batch: IngestBatch;
@@ -181,7 +183,15 @@ export interface OutboxReader {
    * queue). With several workers on one NATS queue only one dispatches at a time, or every
    * notification would go out once per worker.
    */
-  dispatchesHere?(): boolean;
+  dispatchesHere?(): boolean | Promise<boolean>;
+}
+
+/**
+ * A queue whose leases can cross to the pipeline thread as bytes (src/pipeline/thread): the jobs of
+ * a lease as UTF-8 JSON of `StoredJob`, each in its own transferable buffer.
+ */
+export interface RawLeaseSource {
+  dequeueRaw(opts: DequeueOptions): Promise<RawLease | null>;
 }
 
 /**

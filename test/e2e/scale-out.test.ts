@@ -72,7 +72,8 @@ describe('ingest and worker processes on NATS JetStream', () => {
   it('keeps answering 202 while the worker is killed, and stores every accepted run once after it restarts', async () => {
     const common = { SERVICE_QUEUE_URL: nats.url, SERVICE_QUEUE_PREFIX: 'e2e', SERVICE_QUEUE_PARTITIONS: '4', SERVICE_PARTITION_LEASE_TTL_MS: '1500' };
     const workerDir = tempDir('worker');
-    const workerEnv = { ...common, SERVICE_DATA_DIR: workerDir, SERVICE_ROLE: 'worker', SERVICE_DASHBOARD_ENABLED: 'false' };
+    // The production default: the pipeline on its own thread, fed leases from the NATS queue.
+    const workerEnv = { ...common, SERVICE_DATA_DIR: workerDir, SERVICE_ROLE: 'worker', SERVICE_DASHBOARD_ENABLED: 'false', SERVICE_PIPELINE_THREAD: 'true' };
     let worker = await startServerProcess(workerEnv);
     processes.push(worker);
     const token = bootstrapToken(workerDir);

@@ -30,6 +30,8 @@ export interface MainCalls {
   'outbox.setCursor': (subscriber: string, seq: number) => void;
   'outbox.trim': (subscribers: readonly string[]) => void;
   'outbox.waitForEntries': (timeoutMs: number) => void;
+  /** Whether this process dispatches the outbox now (OutboxReader.dispatchesHere; always, on one process). */
+  'outbox.dispatchesHere': () => boolean;
 }
 
 /** Calls the main thread makes to the pipeline thread. */

@@ -66,6 +66,7 @@ export function remoteQueue(rpc: MainRpc): WorkerQueue {
     setCursor: (subscriber: string, seq: number) => rpc.call('outbox.setCursor', subscriber, seq),
     trim: (subscribers: readonly string[]) => rpc.call('outbox.trim', subscribers),
     waitForEntries: (timeoutMs: number) => rpc.call('outbox.waitForEntries', timeoutMs),
+    dispatchesHere: () => rpc.call('outbox.dispatchesHere'),
   };
   return {
     async dequeue(opts: DequeueOptions): Promise<Lease | null> {
@@ -73,7 +74,7 @@ export function remoteQueue(rpc: MainRpc): WorkerQueue {
       if (!raw) return null;
       const jobs: Job[] = raw.jobs.map((j) => {
         const rec = JSON.parse(decoder.decode(j.json)) as StoredJob;
-        return { ...rec, receiptId: rec.id, attempts: j.attempts };
+        return { ...rec, receiptId: rec.receiptId ?? rec.id, attempts: j.attempts };
       });
       return { id: raw.id, jobs, attempt: raw.attempt, ...(raw.plan ? { plan: raw.plan } : {}) };
     },

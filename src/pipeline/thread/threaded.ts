@@ -5,7 +5,7 @@ import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import pino from 'pino';
 import type { DomainEvent } from '../../domain/events.js';
-import type { EmbeddedQueue } from '../../queue/embedded.js';
+import type { OutboxReader, Queue, RawLeaseSource } from '../../queue/types.js';
 import type { Store } from '../../store/client.js';
 import { newLagStats } from '../../domain/metrics.js';
 import { newComponentStats } from '../../telemetry/component-stats.js';
@@ -18,7 +18,8 @@ import type { PipelineThreadData } from './worker.js';
 export interface PipelineThreadOptions {
   data: PipelineThreadData;
   store: Store;
-  queue: EmbeddedQueue;
+  /** The embedded queue, or the NATS one: leases cross to the thread as bytes. */
+  queue: Pick<Queue, 'savePlan' | 'ack' | 'nack' | 'failJob' | 'waitForWork'> & RawLeaseSource & { readonly outbox: OutboxReader };
   logger: Logger;
 }
 
@@ -178,6 +179,7 @@ export class PipelineThread {
       'outbox.setCursor': (subscriber, seq) => outbox.setCursor(subscriber, seq),
       'outbox.trim': (subscribers) => outbox.trim(subscribers),
       'outbox.waitForEntries': (timeoutMs) => outbox.waitForEntries(timeoutMs),
+      'outbox.dispatchesHere': () => outbox.dispatchesHere?.() ?? true,
     });
   }
 }

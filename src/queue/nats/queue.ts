@@ -48,6 +48,8 @@ import type {
   NewJob,
   Queue,
   QueueStats,
+  RawLease,
+  RawLeaseSource,
   StoredJob,
 } from '../types.js';
 import { Attempts } from './attempts.js';
@@ -120,7 +122,7 @@ const REFRESH_MS = 1_000;
 const MIN_ACK_WAIT_MS = 30_000;
 const LEASE_HEADER = 'Fh-Lease';
 
-export class NatsQueue implements Queue {
+export class NatsQueue implements Queue, RawLeaseSource {
   readonly outbox: NatsOutbox;
   private readonly names: NatsNames;
   private readonly partitions: number;
@@ -404,6 +406,17 @@ export class NatsQueue implements Queue {
   }
 
   // --- leases -------------------------------------------------------------------------------
+
+  /** A lease for the pipeline thread: each job as the UTF-8 JSON of `StoredJob`, in a buffer of its own. */
+  async dequeueRaw(opts: DequeueOptions): Promise<RawLease | null> {
+    const lease = await this.dequeue(opts);
+    if (!lease) return null;
+    const jobs = lease.jobs.map((j) => {
+      const stored: StoredJob = { id: j.id, receiptId: j.receiptId, projectId: j.projectId, source: j.source, batch: j.batch, receivedAt: j.receivedAt };
+      return { attempts: j.attempts, json: enc.encode(JSON.stringify(stored)) };
+    });
+    return { id: lease.id, jobs, attempt: lease.attempt, ...(lease.plan ? { plan: lease.plan } : {}) };
+  }
 
   async dequeue(opts: DequeueOptions): Promise<Lease | null> {
     this.assertOpen();
