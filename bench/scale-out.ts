@@ -1,5 +1,5 @@
 // `npm run bench -- scale-out [--clients 16] [--seconds 10] [--batch 50] [--warmup 2] [--drain-cap 60]
-//                             [--partitions 16] [--phases single,nats-1,nats-2,nats-3]`
+//                             [--partitions 16] [--phases single,nats-1,nats-2,nats-3]`  (also nats-N-mainthread: the worker's pipeline on its main thread)
 //
 // Does scaling out on NATS JetStream buy ack throughput on this machine? In ONE run, on loopback,
 // each phase on fresh data dirs (and a fresh nats-server):
@@ -274,7 +274,7 @@ async function startSingle(): Promise<Target> {
   };
 }
 
-async function startNats(ingestCount: number, p: Params, phase: string): Promise<Target> {
+async function startNats(ingestCount: number, p: Params, phase: string, workerThread = true): Promise<Target> {
   const t0 = performance.now();
   const nats = await startNatsServer();
   liveNats.add(nats);
@@ -287,7 +287,7 @@ async function startNats(ingestCount: number, p: Params, phase: string): Promise
   });
   const common = { ...COMMON_ENV, SERVICE_QUEUE_URL: nats.url, SERVICE_QUEUE_PREFIX: `bench_${phase.replace(/\W/g, '_')}`, SERVICE_QUEUE_PARTITIONS: String(p.partitions) };
   const workerDir = tempDir(`${phase}-worker`);
-  const worker = await start(`${phase} worker`, { ...common, SERVICE_DATA_DIR: workerDir, SERVICE_ROLE: 'worker' });
+  const worker = await start(`${phase} worker`, { ...common, SERVICE_DATA_DIR: workerDir, SERVICE_ROLE: 'worker', SERVICE_PIPELINE_THREAD: String(workerThread) });
   const token = bootstrapToken(workerDir);
   const ingest = await Promise.all(Array.from({ length: ingestCount }, (_, i) => start(`${phase} ingest${i + 1}`, { ...common, SERVICE_DATA_DIR: tempDir(`${phase}-ingest${i}`) }, ['--role', 'ingest'])));
   // An ingest process knows the token once the worker's snapshot reached it: poll until a POST is accepted.
@@ -501,9 +501,10 @@ export async function run(argv: string[]): Promise<number> {
   try {
     for (const ph of phases) {
       try {
-        const m = /^nats-(\d+)$/.exec(ph);
+        // nats-N-mainthread: the worker's pipeline on its main thread (SERVICE_PIPELINE_THREAD=false), for before/after.
+        const m = /^nats-(\d+)(-mainthread)?$/.exec(ph);
         if (ph !== 'single' && !m) throw new Error(`unknown phase ${ph}`);
-        const target = m ? await startNats(Number(m[1]), p, ph) : await startSingle();
+        const target = m ? await startNats(Number(m[1]), p, ph, m[2] === undefined) : await startSingle();
         console.log(`${ph}: started in ${target.startupS}s (${Object.keys(target.pids).join(', ')})`);
         const r = await runPhase(ph, target, p, templates);
         results.push(r);
@@ -554,7 +555,7 @@ export async function run(argv: string[]): Promise<number> {
       ...p,
       phases,
       servers: cliFrom,
-      env: { ...COMMON_ENV, SERVICE_MAX_QUEUE_DEPTH: 'server default (10000)', natsWorker: 'SERVICE_PIPELINE_THREAD is ignored on NATS: the pipeline runs on the main thread' },
+      env: { ...COMMON_ENV, SERVICE_MAX_QUEUE_DEPTH: 'server default (10000)', natsWorker: 'the worker runs its pipeline on its own thread (SERVICE_PIPELINE_THREAD=true) except in nats-N-mainthread phases' },
       loadGenerator: 'closed loop, fetch (undici keep-alive), one in-flight request per client, round-robin over the ingest processes; warm-up excluded from latency, acks/s and CPU',
       drain: 'after the load: until the worker queue depth (GET /v1/admin/stats) is 0 and its executions counter covers every accepted execution (warm-up included), capped',
     },

@@ -113,7 +113,7 @@ for (const thread of ['true', 'false']) {
       await td.settled(20_000);
       for (const b of branches) expect(await titlesOf(td, b)).toEqual(['dropme please', 'kept one']);
       // The counters go on across the swap (/metrics reads them as monotonic counters).
-      await td.waitFor(async () => td.daemon.runtime.stats.executions === counted + 2 * branches.length);
+      await td.waitFor(async () => td.daemon.runtime.stats.executions === counted + 2 * branches.length, 20_000);
       const dead = await td.request('GET', '/v1/admin/dead-jobs', { token: td.adminToken });
       expect(dead.json.items).toEqual([]);
     });
