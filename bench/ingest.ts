@@ -22,7 +22,8 @@ import type { IngestBatch } from '../src/domain/batch.js';
 import { startServerProcess, bootstrapToken } from '../test/helpers/process.js';
 
 
-function makeBatch(i: number, size: number, tests: number): IngestBatch {
+/** A native batch of `size` executions over `tests` distinct tests (bench/scale-out.ts sends the same). */
+export function makeBatch(i: number, size: number, tests: number): IngestBatch {
   const startedAt = Date.now() - 60_000 + i;
   return {
     contractVersion: '0.1.0',

@@ -22,38 +22,14 @@ import { parseArgs } from 'node:util';
 import { randomBytes } from 'node:crypto';
 import { parseProcStat } from './proc-stat.js';
 import { writeResult } from './results.js';
-import type { IngestBatch } from '../src/domain/batch.js';
 import { BIN, bootstrapToken, type ServerProcess } from '../test/helpers/process.js';
 import { natsServerAvailable, startNatsServer, type NatsServer } from '../test/helpers/nats.js';
 import { freshBuild } from '../bin/built-cli.js';
+import { makeBatch } from './ingest.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const round = (n: number, d = 2): number => Math.round(n * 10 ** d) / 10 ** d;
 
-/** A native batch as bench/ingest.ts builds it. */
-function makeBatch(i: number, size: number, tests: number): IngestBatch {
-  const startedAt = Date.now() - 60_000 + i;
-  return {
-    contractVersion: '0.1.0',
-    idempotencyKey: `bench-${randomBytes(8).toString('hex')}-${i}`,
-    resource: { ciProvider: 'github_actions', commitSha: randomBytes(20).toString('hex'), branch: 'main', trigger: 'push' },
-    run: { status: 'passed', startedAt },
-    executions: Array.from({ length: size }, (_, j) => {
-      const t = (i * size + j) % tests;
-      const fail = (i + j) % 37 === 0;
-      return {
-        filePath: `src/feature${t % 200}/module${t % 17}.test.ts`,
-        suite: `Feature ${t % 200}`,
-        title: `behaves correctly in case ${t}`,
-        status: fail ? ('fail' as const) : ('pass' as const),
-        attempt: 1,
-        startedAt: startedAt + j,
-        durationMs: 5 + ((i * 7 + j * 13) % 900),
-        ...(fail ? { error: { type: 'AssertionError', message: `expected ${j} to equal ${j + 1}`, stack: `AssertionError: expected\n    at Object.<anonymous> (src/feature${t % 200}/module.test.ts:${j}:7)` } } : {}),
-      };
-    }),
-  };
-}
 
 function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return 0;

@@ -10,7 +10,8 @@
 // process never maps chDB; the agent-rss bench measures what is loaded).
 import { mkdirSync } from 'node:fs';
 import type { Logger } from 'pino';
-import { buildApp, type App } from './api/app.js';
+import type { App } from './api/app.js';
+import { openFront } from './api/front.js';
 import { RateLimiter } from './api/rate-limit.js';
 import { healthRoutes } from './api/routes/daemon-health.js';
 import { deadJobRoutes } from './api/routes/dead-jobs.js';
@@ -25,8 +26,7 @@ import { PipelineRuntime } from './pipeline/runtime.js';
 import type { Queue } from './queue/types.js';
 import { ingestDoor, openIntake } from './intake.js';
 import type { ProjectRepo } from './store/projects.js';
-import { executionsExporterIds } from './telemetry/collector-metrics.js';
-import { SelfTelemetry } from './telemetry/self-telemetry.js';
+import type { SelfTelemetry } from './telemetry/self-telemetry.js';
 import { AGENT_PROJECT_ID, AgentAuthenticator, resolveAdminToken, resolveAgentToken } from './agent/auth.js';
 import { storeUsers } from './agent/mode.js';
 import { noStore, storelessProjectConfigs } from './agent/no-store.js';
@@ -85,21 +85,7 @@ export async function startAgent(opts: AgentOptions): Promise<Agent> {
   const auth = new AgentAuthenticator(agentToken, adminToken);
   // Every sender is the agent's one principal: SERVICE_RATE_LIMIT_MAX is the budget of them all.
   const rateLimiter = new RateLimiter(settings.rateLimit.max, settings.rateLimit.windowMs, opts.rateLimitClock);
-  const telemetry = await SelfTelemetry.create({
-    endpoint: settings.selfOtelEndpoint,
-    intervalMs: settings.selfOtelIntervalMs,
-    logger: logger.child({ component: 'self-telemetry' }),
-    queue: () => queue.stats(),
-    queueExporters: executionsExporterIds(graph),
-    queueCapacity: settings.queue.maxDepth,
-  });
-  const app = buildApp({
-    logger,
-    deps: { auth, rateLimiter, admitIngest: () => ingest.admit() },
-    door: settings.door,
-    logRequests: settings.logRequests,
-    observe: (r) => telemetry.recordRequest(r),
-  });
+  const { telemetry, app } = await openFront({ settings, logger, deps: { auth, rateLimiter, admitIngest: () => ingest.admit() }, queueStats: () => queue.stats(), graph });
   // The dead letters' listing names each job's project by slug: here there is one.
   const oneProject = { list: async () => [{ id: AGENT_PROJECT_ID, slug: AGENT_PROJECT_ID }] } as unknown as ProjectRepo;
   for (const r of [...healthRoutes(storage), ...deadJobRoutes(queue, oneProject)]) app.routes.add(r);

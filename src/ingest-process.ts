@@ -10,15 +10,15 @@
 import { mkdirSync } from 'node:fs';
 import type { NatsConnection } from 'nats';
 import type { Logger } from 'pino';
-import { buildApp, type App } from './api/app.js';
-import { requireAnyScope } from './api/auth.js';
+import type { App } from './api/app.js';
+import { openFront } from './api/front.js';
 import { RateLimiter } from './api/rate-limit.js';
 import { healthRoutes } from './api/routes/daemon-health.js';
 import { metricsRoute } from './api/routes/metrics.js';
 import { statsRoute } from './api/routes/stats.js';
 import type { ServerSettings } from './config/daemon-env.js';
 import type { LoadedServiceConfig } from './config/service-yml.js';
-import { ingestDoor } from './ingest/door.js';
+import { ingestDoor } from './api/ingest-door.js';
 import { IngestService } from './ingest/service.js';
 import { redactLiteral } from './log-redaction.js';
 import type { PipelineGraph } from './pipeline/graph.js';
@@ -28,8 +28,6 @@ import { connectNats, openNatsQueue } from './queue/nats/connect.js';
 import type { NatsQueue } from './queue/nats/queue.js';
 import { resolveAdminToken } from './agent/auth.js';
 import { noStore, storelessProjectConfigs } from './agent/no-store.js';
-import { executionsExporterIds } from './telemetry/collector-metrics.js';
-import { SelfTelemetry } from './telemetry/self-telemetry.js';
 import { snapshotBucketName, TokenSnapshot } from './tokens/snapshot.js';
 import { SnapshotAuthenticator } from './tokens/snapshot-authenticator.js';
 
@@ -81,32 +79,10 @@ export async function startIngestProcess(opts: IngestProcessOptions): Promise<In
   const ingest = new IngestService(queue, settings.queue.maxDepth);
   const rateLimiter = new RateLimiter(settings.rateLimit.max, settings.rateLimit.windowMs, opts.rateLimitClock);
   const q = queue;
-  const telemetry = await SelfTelemetry.create({
-    endpoint: settings.selfOtelEndpoint,
-    intervalMs: settings.selfOtelIntervalMs,
-    logger: logger.child({ component: 'self-telemetry' }),
-    queue: () => q.stats(),
-    queueExporters: executionsExporterIds(graph),
-    queueCapacity: settings.queue.maxDepth,
-  });
-  const app = buildApp({
-    logger,
-    deps: { auth, rateLimiter, admitIngest: () => ingest.admit() },
-    door: settings.door,
-    logRequests: settings.logRequests,
-    observe: (r) => telemetry.recordRequest(r),
-  });
+  const { telemetry, app } = await openFront({ settings, logger, deps: { auth, rateLimiter, admitIngest: () => ingest.admit() }, queueStats: () => q.stats(), graph });
   for (const r of healthRoutes()) app.routes.add(r);
 
-  const door = ingestDoor(
-    async (authorization) => {
-      const principal = await auth.authenticate(authorization);
-      requireAnyScope(principal, ['ingest']);
-      return principal;
-    },
-    rateLimiter,
-    ingest,
-  );
+  const door = ingestDoor(auth, rateLimiter, ingest);
   const listeners = new Map<string, string>();
   const host = buildHost({
     logger,

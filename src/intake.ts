@@ -5,14 +5,10 @@
 // authenticator and rate limiter. (An ingest-only process opens its own: src/ingest-process.ts.)
 import path from 'node:path';
 import type { Logger } from 'pino';
-import { requireAnyScope } from './api/auth.js';
-import type { RateLimiter } from './api/rate-limit.js';
-import { ingestDoor as door } from './ingest/door.js';
 import { IngestService } from './ingest/service.js';
 import { StorageGuard } from './ingest/storage-guard.js';
 import type { ServerSettings } from './config/daemon-env.js';
 import type { NatsConnection } from 'nats';
-import type { IngestDoor } from './pipeline/component.js';
 import { EmbeddedQueue } from './queue/embedded.js';
 import type { Queue, RawLeaseSource } from './queue/types.js';
 
@@ -83,22 +79,5 @@ async function openNatsIntake(settings: ServerSettings, url: string, logger: Log
   };
 }
 
-/** Who a token is (the API's or the agent's authenticator says). */
-type Principal = Parameters<typeof requireAnyScope>[0];
-
-/** The ingest routes' door checks (src/ingest/door.ts), for receivers with their own listener: the token's scope checked here. */
-export function ingestDoor(
-  auth: { authenticate(header: string | undefined): Promise<Principal> },
-  rateLimiter: RateLimiter,
-  ingest: IngestService,
-): IngestDoor {
-  return door(
-    async (authorization) => {
-      const principal = await auth.authenticate(authorization);
-      requireAnyScope(principal, ['ingest']);
-      return principal;
-    },
-    rateLimiter,
-    ingest,
-  );
-}
+// The door checks for receivers with their own listener, wired to the API's authenticator.
+export { ingestDoor } from './api/ingest-door.js';

@@ -7,6 +7,7 @@ import { setImmediate as turn } from 'node:timers/promises';
 import { randomUUID } from 'node:crypto';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import type { Logger } from 'pino';
+import { Waiters } from './waiters.js';
 import { uuidv7 } from '../domain/ids.js';
 import { isOutOfSpace } from '../domain/storage-errors.js';
 import type { DomainEvent } from '../domain/events.js';
@@ -114,8 +115,8 @@ export class EmbeddedQueue implements Queue, RawLeaseSource {
   private readonly enqueuing = new Map<string, Promise<EnqueueResult>>();
   /** Executions per ready job, so leases are sized without decoding payloads. */
   private readonly execCounts = new Map<string, number>();
-  private workWaiters: (() => void)[] = [];
-  private outboxWaiters: (() => void)[] = [];
+  private readonly workWaiters = new Waiters();
+  private readonly outboxWaiters = new Waiters();
   private deadCount = 0;
   /** Millisecond and per-millisecond counter of the last job id (ids must sort in receipt order). */
   private lastIdMs = 0;
@@ -653,30 +654,15 @@ export class EmbeddedQueue implements Queue, RawLeaseSource {
     const now = Date.now();
     let waitMs = timeoutMs;
     for (const d of this.delayed) waitMs = Math.min(waitMs, Math.max(0, d.availableAt - now));
-    return new Promise((resolve) => {
-      // On timeout the waiter is dropped: an idle daemon would otherwise collect one per poll.
-      const t = setTimeout(() => {
-        this.workWaiters = this.workWaiters.filter((w) => w !== done);
-        resolve();
-      }, waitMs);
-      const done = (): void => {
-        clearTimeout(t);
-        resolve();
-      };
-      this.workWaiters.push(done);
-    });
+    return this.workWaiters.wait(waitMs);
   }
 
   private wake(): void {
-    const w = this.workWaiters;
-    this.workWaiters = [];
-    for (const f of w) f();
+    this.workWaiters.wakeAll();
   }
 
   private wakeOutbox(): void {
-    const w = this.outboxWaiters;
-    this.outboxWaiters = [];
-    for (const f of w) f();
+    this.outboxWaiters.wakeAll();
   }
 
   stats(): QueueStats {
@@ -805,19 +791,7 @@ export class EmbeddedQueue implements Queue, RawLeaseSource {
           for (const key of this.outboxDb.getKeys({ end: min + 1 })) void this.outboxDb.remove(key);
         });
       },
-      waitForEntries: (timeoutMs: number): Promise<void> =>
-        new Promise((resolve) => {
-          // Dropped on timeout: with no events appended for a long time the list would only grow.
-          const t = setTimeout(() => {
-            this.outboxWaiters = this.outboxWaiters.filter((w) => w !== done);
-            resolve();
-          }, timeoutMs);
-          const done = (): void => {
-            clearTimeout(t);
-            resolve();
-          };
-          this.outboxWaiters.push(done);
-        }),
+      waitForEntries: (timeoutMs: number): Promise<void> => this.outboxWaiters.wait(timeoutMs),
     };
   }
 

@@ -52,10 +52,10 @@ describe('embedded (lmdb) specifics', () => {
 
   it('does not keep waiters that timed out', async () => {
     const q = setup();
-    const waiters = q as unknown as { workWaiters: unknown[]; outboxWaiters: unknown[] };
+    const waiters = q as unknown as { workWaiters: { size: number }; outboxWaiters: { size: number } };
     for (let i = 0; i < 5; i++) await Promise.all([q.waitForWork(5), q.outbox.waitForEntries(5)]);
-    expect(waiters.workWaiters).toHaveLength(0);
-    expect(waiters.outboxWaiters).toHaveLength(0);
+    expect(waiters.workWaiters.size).toBe(0);
+    expect(waiters.outboxWaiters.size).toBe(0);
   });
 
   it('refuses failJob on a frozen lease (the whole lease must be nacked)', async () => {

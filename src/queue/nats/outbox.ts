@@ -3,6 +3,7 @@
 // waitForEntries listens on the outbox subject (a core subscription sees every publish).
 import { nuid, type JetStreamClient, type JetStreamManager, type KV, type NatsConnection, type Subscription } from 'nats';
 import type { DomainEvent } from '../../domain/events.js';
+import { Waiters } from '../waiters.js';
 import type { OutboxEntry, OutboxReader } from '../types.js';
 import { kvSafeKey, type NatsNames } from './names.js';
 import { readStream } from './stream-read.js';
@@ -12,7 +13,7 @@ const enc = new TextEncoder();
 const dec = new TextDecoder();
 
 export class NatsOutbox implements OutboxReader {
-  private waiters: (() => void)[] = [];
+  private readonly waiters = new Waiters();
   private readonly sub: Subscription;
   /** Set by the queue: true while this process owns partition 0, the dispatcher's seat. */
   dispatchesHere: () => boolean = () => true;
@@ -61,23 +62,11 @@ export class NatsOutbox implements OutboxReader {
   }
 
   waitForEntries(timeoutMs: number): Promise<void> {
-    return new Promise((resolve) => {
-      const t = setTimeout(() => {
-        this.waiters = this.waiters.filter((w) => w !== done);
-        resolve();
-      }, timeoutMs);
-      const done = (): void => {
-        clearTimeout(t);
-        resolve();
-      };
-      this.waiters.push(done);
-    });
+    return this.waiters.wait(timeoutMs);
   }
 
   wake(): void {
-    const w = this.waiters;
-    this.waiters = [];
-    for (const f of w) f();
+    this.waiters.wakeAll();
   }
 
   close(): void {

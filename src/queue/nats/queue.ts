@@ -36,6 +36,7 @@ import {
   type Subscription,
 } from 'nats';
 import type { Logger } from 'pino';
+import { Waiters } from '../waiters.js';
 import type {
   DeadJob,
   DeadJobAction,
@@ -146,7 +147,7 @@ export class NatsQueue implements Queue, RawLeaseSource {
   private ownership: PartitionLeases | undefined;
   private readonly subs: Subscription[] = [];
   private timers: NodeJS.Timeout[] = [];
-  private workWaiters: (() => void)[] = [];
+  private readonly workWaiters = new Waiters();
   private deadOps: Promise<unknown> = Promise.resolve();
   /** Jobs taken off a lease and not yet placed back: counted as in flight. */
   private releasing = 0;
@@ -835,23 +836,11 @@ export class NatsQueue implements Queue, RawLeaseSource {
     const now = Date.now();
     let waitMs = timeoutMs;
     for (const x of parts) waitMs = Math.min(waitMs, Math.max(0, x.nextDueAt() - now));
-    return new Promise((resolve) => {
-      const t = setTimeout(() => {
-        this.workWaiters = this.workWaiters.filter((w) => w !== done);
-        resolve();
-      }, waitMs);
-      const done = (): void => {
-        clearTimeout(t);
-        resolve();
-      };
-      this.workWaiters.push(done);
-    });
+    return this.workWaiters.wait(waitMs);
   }
 
   private wake(): void {
-    const w = this.workWaiters;
-    this.workWaiters = [];
-    for (const f of w) f();
+    this.workWaiters.wakeAll();
   }
 
   stats(): QueueStats {

@@ -1,0 +1,37 @@
+// The HTTP side every process without the daemon's read API opens (the agent, an ingest process):
+// self-telemetry (GET /metrics, the OTLP export) and the app whose requests it counts.
+import type { Logger } from 'pino';
+import type { ServerSettings } from '../config/daemon-env.js';
+import type { PipelineGraph } from '../pipeline/graph.js';
+import type { QueueStats } from '../queue/types.js';
+import { executionsExporterIds } from '../telemetry/collector-metrics.js';
+import { SelfTelemetry } from '../telemetry/self-telemetry.js';
+import { buildApp, type App } from './app.js';
+import type { RouteDeps } from './route.js';
+
+export async function openFront(opts: {
+  settings: ServerSettings;
+  logger: Logger;
+  deps: RouteDeps;
+  /** The queue's counters, read at collection. */
+  queueStats: () => QueueStats;
+  graph: PipelineGraph;
+}): Promise<{ telemetry: SelfTelemetry; app: App }> {
+  const { settings, logger } = opts;
+  const telemetry = await SelfTelemetry.create({
+    endpoint: settings.selfOtelEndpoint,
+    intervalMs: settings.selfOtelIntervalMs,
+    logger: logger.child({ component: 'self-telemetry' }),
+    queue: opts.queueStats,
+    queueExporters: executionsExporterIds(opts.graph),
+    queueCapacity: settings.queue.maxDepth,
+  });
+  const app = buildApp({
+    logger,
+    deps: opts.deps,
+    door: settings.door,
+    logRequests: settings.logRequests,
+    observe: (r) => telemetry.recordRequest(r),
+  });
+  return { telemetry, app };
+}
