@@ -33,7 +33,7 @@ import { PipelineThread } from './pipeline/thread/threaded.js';
 import type { Queue } from './queue/types.js';
 import { ingestDoor, openIntake } from './intake.js';
 import type { NatsConnection } from 'nats';
-import { snapshotBucketName, TokenSnapshotPublisher } from './tokens/snapshot.js';
+import { TokenSnapshotPublisher } from './tokens/snapshot.js';
 import { openStore, type OpenedStore } from './store/client.js';
 import { migrate } from './store/migrate.js';
 import { ProjectRepo, SCOPES } from './store/projects.js';
@@ -432,7 +432,8 @@ async function bootstrap(projects: ProjectRepo, dataDir: string, announce: (line
 
 /** Publishes the live project tokens to JetStream KV for `ingest` processes (src/tokens/snapshot.ts). */
 async function startTokenPublisher(nats: NatsConnection, prefix: string, projects: ProjectRepo, logger: Logger): Promise<TokenSnapshotPublisher> {
-  const kv = await nats.jetstream().views.kv(snapshotBucketName(prefix), { history: 1 });
+  const { openTokenBucket } = await import('./queue/nats/connect.js');
+  const kv = await openTokenBucket(nats, prefix);
   const publisher = new TokenSnapshotPublisher(kv, projects, { logger: logger.child({ component: 'tokens' }) });
   await publisher.start();
   return publisher;

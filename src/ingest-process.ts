@@ -24,11 +24,11 @@ import { redactLiteral } from './log-redaction.js';
 import type { PipelineGraph } from './pipeline/graph.js';
 import { buildHost, pipelineSettings } from './pipeline/host.js';
 import { PipelineRuntime } from './pipeline/runtime.js';
-import { connectNats, openNatsQueue } from './queue/nats/connect.js';
+import { connectNats, openNatsQueue, openTokenBucket } from './queue/nats/connect.js';
 import type { NatsQueue } from './queue/nats/queue.js';
 import { resolveAdminToken } from './agent/auth.js';
 import { noStore, storelessProjectConfigs } from './agent/no-store.js';
-import { snapshotBucketName, TokenSnapshot } from './tokens/snapshot.js';
+import { TokenSnapshot } from './tokens/snapshot.js';
 import { SnapshotAuthenticator } from './tokens/snapshot-authenticator.js';
 
 export interface IngestProcessOptions {
@@ -64,7 +64,7 @@ export async function startIngestProcess(opts: IngestProcessOptions): Promise<In
   let tokens: TokenSnapshot | undefined;
   try {
     queue = await openNatsQueue(settings, nc, false, logger);
-    const kv = await nc.jetstream().views.kv(snapshotBucketName(settings.queue.prefix), { history: 1 });
+    const kv = await openTokenBucket(nc, settings.queue.prefix);
     tokens = new TokenSnapshot(kv, logger.child({ component: 'tokens' }));
     await tokens.start();
   } catch (err) {

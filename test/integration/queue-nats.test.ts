@@ -226,6 +226,14 @@ describe('nats jetstream specifics', () => {
     expect(byWorker.b).toBeGreaterThan(0);
   });
 
+  it('workers starting together on a new NATS all open: a stream or bucket another one created meanwhile is opened, not an error', async () => {
+    for (let round = 0; round < 5; round++) {
+      const prefix = freshPrefix();
+      const qs = await Promise.all(Array.from({ length: 8 }, (_, i) => open({ prefix, partitions: 2, leaseTtlMs: 600, ownerId: `race-${round}-${i}`, consume: i % 2 === 0 })));
+      expect(qs).toHaveLength(8);
+    }
+  });
+
   it('one worker dispatches the outbox at a time (the owner of partition 0), and another takes over when it leaves', async () => {
     const prefix = freshPrefix();
     const a = await open({ prefix, partitions: 3, leaseTtlMs: 600, ownerId: 'disp-a' });

@@ -1,10 +1,12 @@
 // One connection to NATS per process, shared by the queue, the token snapshot and (on a worker) its
 // publisher: SERVICE_QUEUE_URL, reconnecting for ever (a NATS restart must not end a daemon; while
 // it is away, enqueue fails and the door answers 503).
-import { connect, Events, type NatsConnection } from 'nats';
+import { connect, Events, type KV, type NatsConnection } from 'nats';
 import type { Logger } from 'pino';
 import type { ServerSettings } from '../../config/daemon-env.js';
 import { NatsQueue } from './queue.js';
+import { openKv } from './streams.js';
+import { snapshotBucketName } from '../../tokens/snapshot.js';
 
 export async function connectNats(url: string, name: string, logger: Logger): Promise<NatsConnection> {
   const servers = url.split(',').map((s) => s.trim());
@@ -16,6 +18,11 @@ export async function connectNats(url: string, name: string, logger: Logger): Pr
     }
   })();
   return nc;
+}
+
+/** The project tokens' snapshot bucket (src/tokens/snapshot.ts), created by whichever process comes first. */
+export function openTokenBucket(connection: NatsConnection, prefix: string): Promise<KV> {
+  return openKv(connection.jetstream(), snapshotBucketName(prefix), { history: 1 });
 }
 
 /** The queue on JetStream for this process: `consume` false in an ingest process (it enqueues only). */

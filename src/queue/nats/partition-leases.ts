@@ -23,6 +23,7 @@ import { createHash } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { JetStreamClient, KV, KvEntry, KvOptions } from 'nats';
 import type { Logger } from 'pino';
+import { openKv } from './streams.js';
 
 export interface PartitionLeaseOptions {
   /** A JetStream KV bucket (history 1 is fine) created by the caller: see `openLeaseBucket`. */
@@ -62,7 +63,7 @@ export function partitionOf(projectId: string, partitions: number): number {
 
 /** Opens (creating when absent) the KV bucket the leases live in: history 1, no per-key TTL. */
 export function openLeaseBucket(js: JetStreamClient, name: string, opts: Partial<KvOptions> = {}): Promise<KV> {
-  return js.views.kv(name, { history: 1, ...opts });
+  return openKv(js, name, { history: 1, ...opts });
 }
 
 interface LeaseValue {

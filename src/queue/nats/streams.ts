@@ -1,5 +1,5 @@
 // Creates (or updates) the streams and KV buckets of one queue prefix.
-import { DiscardPolicy, RetentionPolicy, StorageType, nanos, type JetStreamClient, type JetStreamManager, type KV, type StreamConfig } from 'nats';
+import { DiscardPolicy, RetentionPolicy, StorageType, nanos, type JetStreamClient, type JetStreamManager, type KV, type KvOptions, type StreamConfig } from 'nats';
 import type { NatsNames } from './names.js';
 import { isNotFound } from './errors.js';
 
@@ -19,6 +19,27 @@ export interface QueueStreams {
   cursors: KV;
 }
 
+/** The answer to a create that another process won meanwhile (workers starting together on a new NATS). */
+function isCreateRace(err: unknown): boolean {
+  return /already in use|exists|subjects overlap/i.test(String(err));
+}
+
+/**
+ * Opens a KV bucket, creating it when absent. js.views.kv looks the bucket up and then creates
+ * it: two processes starting at once can both miss it, and the slower create is refused; the
+ * bucket is there then, so it is opened again.
+ */
+export async function openKv(js: JetStreamClient, name: string, opts: Partial<KvOptions> = {}): Promise<KV> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await js.views.kv(name, opts);
+    } catch (err) {
+      if (attempt >= 3 || !isCreateRace(err)) throw err;
+      await new Promise((r) => setTimeout(r, 50 * attempt));
+    }
+  }
+}
+
 async function ensureStream(jsm: JetStreamManager, cfg: Partial<StreamConfig> & { name: string }): Promise<{ created: string }> {
   try {
     await jsm.streams.info(cfg.name);
@@ -29,7 +50,7 @@ async function ensureStream(jsm: JetStreamManager, cfg: Partial<StreamConfig> & 
       return { created: info.created };
     } catch (addErr) {
       // Another process created it meanwhile: fall through to the update.
-      if (!/already in use|exists/i.test(String(addErr))) throw addErr;
+      if (!isCreateRace(addErr)) throw addErr;
     }
   }
   const info = await jsm.streams.update(cfg.name, cfg);
@@ -62,11 +83,11 @@ export async function ensureQueueStreams(js: JetStreamClient, jsm: JetStreamMana
     duplicate_window: nanos(limits.duplicateWindowMs),
   });
   const [receipts, plans, attempts, cursors] = await Promise.all([
-    js.views.kv(names.receiptsBucket, { history: 1, storage: StorageType.File }),
-    js.views.kv(names.plansBucket, { history: 1, storage: StorageType.File }),
+    openKv(js, names.receiptsBucket, { history: 1, storage: StorageType.File }),
+    openKv(js, names.plansBucket, { history: 1, storage: StorageType.File }),
     // Attempt records of jobs finished long ago are garbage: a week is far beyond any backoff.
-    js.views.kv(names.attemptsBucket, { history: 1, storage: StorageType.File, ttl: 7 * 24 * 3600 * 1000 }),
-    js.views.kv(names.cursorsBucket, { history: 1, storage: StorageType.File }),
+    openKv(js, names.attemptsBucket, { history: 1, storage: StorageType.File, ttl: 7 * 24 * 3600 * 1000 }),
+    openKv(js, names.cursorsBucket, { history: 1, storage: StorageType.File }),
   ]);
   return { jobsCreatedMs: Date.parse(jobs.created), receipts, plans, attempts, cursors };
 }
