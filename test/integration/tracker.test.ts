@@ -177,17 +177,17 @@ describe('tracker: closing after recoveryDays stable, reopening when it flakes a
     // Three days of flaking, six days ago: opened after one day.
     const from = Date.now() - 6 * 24 * HOUR;
     for (let at = from, i = 0; at < from + 3 * 24 * HOUR; at += 4 * HOUR, i++) await td.ingest(run(at, { [A]: i % 2 ? 'fail' : 'pass' }));
-    await td.waitFor(async () => gh.requests.some((r) => r.method === 'POST' && r.path === '/repos/acme/shop/issues'));
+    await td.waitFor(async () => gh.requests.some((r) => r.method === 'POST' && r.path === '/repos/acme/shop/issues'), 30_000);
     expect(gh.requests.some((r) => r.method === 'PATCH' && r.json.state === 'closed')).toBe(false);
 
     // The team decides a score can no longer make a test a candidate: A stops being flaky with its
     // next run, two days ago, which is more than recoveryDays before now.
     expect((await settings({ flaky: { threshold: 1 } })).status).toBe(200);
     await td.ingest(run(Date.now() - 2 * 24 * HOUR, {}));
-    const closed = await td.waitFor(async () => gh.requests.find((r) => r.method === 'PATCH' && r.path === '/repos/acme/shop/issues/1' && r.json.state === 'closed'));
+    const closed = await td.waitFor(async () => gh.requests.find((r) => r.method === 'PATCH' && r.path === '/repos/acme/shop/issues/1' && r.json.state === 'closed'), 30_000);
     expect(closed.headers.authorization).toBe('Bearer ghp_test_token');
     // The closing comment follows the PATCH (a request of its own).
-    const comment = await td.waitFor(async () => gh.requests.find((r) => r.method === 'POST' && r.path === '/repos/acme/shop/issues/1/comments'));
+    const comment = await td.waitFor(async () => gh.requests.find((r) => r.method === 'POST' && r.path === '/repos/acme/shop/issues/1/comments'), 30_000);
     expect(comment.json.body).toContain('Stable for 1 day(s)');
     expect(gh.requests.filter((r) => r.method === 'POST' && r.path === '/repos/acme/shop/issues')).toHaveLength(1);
 
@@ -196,9 +196,9 @@ describe('tracker: closing after recoveryDays stable, reopening when it flakes a
     expect((await settings({ flaky: { threshold: null } })).status).toBe(200);
     const again = Date.now() - 36 * HOUR;
     for (let k = 0; k < 8; k++) await td.ingest(run(again + k * HOUR, { [A]: k % 2 ? 'fail' : 'pass' }, 'fed9876'));
-    const reopened = await td.waitFor(async () => gh.requests.find((r) => r.method === 'PATCH' && r.path === '/repos/acme/shop/issues/1' && r.json.state === 'open'));
+    const reopened = await td.waitFor(async () => gh.requests.find((r) => r.method === 'PATCH' && r.path === '/repos/acme/shop/issues/1' && r.json.state === 'open'), 30_000);
     expect(reopened.json.state_reason).toBe('reopened');
-    const reopenComment = await td.waitFor(async () => gh.requests.find((r) => r.method === 'POST' && r.path === '/repos/acme/shop/issues/1/comments' && String(r.json.body).startsWith('Flaky again')));
+    const reopenComment = await td.waitFor(async () => gh.requests.find((r) => r.method === 'POST' && r.path === '/repos/acme/shop/issues/1/comments' && String(r.json.body).startsWith('Flaky again')), 30_000);
     expect(reopenComment.json.body).toMatch(/^Flaky again \(score [01]\.\d\d\): reopening\.$/);
     expect(gh.requests.filter((r) => r.method === 'POST' && r.path === '/repos/acme/shop/issues')).toHaveLength(1);
   }, 120_000);
