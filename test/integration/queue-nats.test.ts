@@ -127,6 +127,23 @@ describe('nats jetstream specifics', () => {
     expect((await q.enqueue(job('key-full-3'))).deduplicated).toBe(false);
   });
 
+  it('a batch larger than the server takes in one message is refused with 413 naming the limit, nothing published', async () => {
+    const q = await open({ prefix: freshPrefix(), partitions: 2 });
+    // About 2 MB of JSON against nats-server's default max_payload of 1 MiB.
+    const big = job('key-too-big', 'proj-1', 12_000);
+    const refused = await q.enqueue(big).then(
+      () => null,
+      (err: unknown) => err,
+    );
+    expect(refused).toBeInstanceOf(ApiError);
+    expect(refused).toMatchObject({ statusCode: 413, code: 'payload_too_large' });
+    expect((refused as Error).message).toMatch(/at most 1048576 \(nats-server max_payload\)/);
+    expect(await q.accepted('proj-1', 'key-too-big')).toBeUndefined();
+    expect(await q.dequeue({ maxJobs: 10, maxExecutions: 100_000 })).toBeNull();
+    // A batch that fits goes through.
+    expect((await q.enqueue(job('key-fits', 'proj-1', 1_000))).deduplicated).toBe(false);
+  });
+
   it('an ingest-only process (consume: false) enqueues; the worker process dequeues', async () => {
     const prefix = freshPrefix();
     const worker = await open({ prefix, partitions: 4 });

@@ -56,6 +56,7 @@ import type {
 import { Attempts } from './attempts.js';
 import { DeadLetters, type StoredDead } from './dead-letters.js';
 import { isNotFound, mapPublishError, mapUnavailable } from './errors.js';
+import { errors } from '../../errors.js';
 import { receiptIdFromSeq } from './ids.js';
 import { natsNames, type NatsNames } from './names.js';
 import { NatsOutbox } from './outbox.js';
@@ -116,6 +117,8 @@ interface ActiveLease {
 type JobPayload = Omit<StoredJob, 'id'> & { id?: string };
 
 const enc = new TextEncoder();
+/** Bytes kept free in a message for its headers. */
+const MESSAGE_HEADROOM = 1024;
 const dec = new TextDecoder();
 /** How often the stream counts behind stats() are re-read. */
 const REFRESH_MS = 1_000;
@@ -366,18 +369,34 @@ export class NatsQueue implements Queue, RawLeaseSource {
     }
   }
 
+  /**
+   * A job is one NATS message: one larger than the server's max_payload (1 MiB by default) is the
+   * sender's 413 with the limit named, before anything is published, not a failed publish (500).
+   */
+  private assertFits(bytes: number): void {
+    const max = this.nc.info?.max_payload;
+    // Headers (the message id) ride in the same budget.
+    if (max !== undefined && bytes + MESSAGE_HEADROOM > max) {
+      throw errors.payloadTooLarge(
+        `this batch is ${bytes} bytes as a queue message and the queue server takes at most ${max} (nats-server max_payload); send smaller batches, or raise max_payload (deploy/nats/nats.conf)`,
+      );
+    }
+  }
+
   private async publishJob(key: string, job: NewJob): Promise<EnqueueResult> {
     const existing = await this.receipts.get(key);
     const answer = Receipts.answer(existing);
     if (answer) return answer;
     const gen = existing?.gen ?? 0;
     const payload: JobPayload = { projectId: job.projectId, source: job.source, batch: job.batch, receivedAt: Date.now() };
+    const data = enc.encode(JSON.stringify(payload));
+    this.assertFits(data.length);
     const acceptedExecutions = job.batch.executions.length;
     this.beginMutation();
     try {
       let ack;
       try {
-        ack = await this.js.publish(this.names.jobsSubject(partitionOf(job.projectId, this.partitions)), enc.encode(JSON.stringify(payload)), {
+        ack = await this.js.publish(this.names.jobsSubject(partitionOf(job.projectId, this.partitions)), data, {
           msgID: Receipts.msgId(key, gen),
           expect: { streamName: this.names.jobsStream },
         });
