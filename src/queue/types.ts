@@ -66,6 +66,8 @@ export interface RawLeaseJob {
   attempts: number;
   /** UTF-8 JSON of `StoredJob`. */
   json: Uint8Array;
+  /** The job's id when `json` does not carry it (the NATS queue passes its messages as published). */
+  id?: string;
 }
 
 /** A job as the embedded queue stores it (and as a raw lease carries it to the pipeline thread). */

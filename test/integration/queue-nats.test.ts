@@ -144,6 +144,21 @@ describe('nats jetstream specifics', () => {
     expect((await q.enqueue(job('key-fits', 'proj-1', 1_000))).deduplicated).toBe(false);
   });
 
+  it('hands a lease to the pipeline thread as the published messages, with each job id beside them', async () => {
+    const q = await open({ prefix: freshPrefix(), partitions: 1 });
+    const receipts = [await q.enqueue(job('key-raw-1', 'proj-1', 2)), await q.enqueue(job('key-raw-2', 'proj-1', 3))];
+    const raw = await q.dequeueRaw({ maxJobs: 10, maxExecutions: 100 });
+    expect(raw?.jobs.map((j) => j.id)).toEqual(receipts.map((r) => r.receiptId));
+    const decoded = raw!.jobs.map((j) => JSON.parse(new TextDecoder().decode(j.json)) as { projectId: string; batch: { idempotencyKey: string; executions: unknown[] } });
+    expect(decoded.map((d) => [d.projectId, d.batch.idempotencyKey, d.batch.executions.length])).toEqual([
+      ['proj-1', 'key-raw-1', 2],
+      ['proj-1', 'key-raw-2', 3],
+    ]);
+    // Each in a buffer of its own: transferable without taking the others along.
+    expect(new Set(raw!.jobs.map((j) => j.json.buffer)).size).toBe(2);
+    await q.ack(raw!.id);
+  });
+
   it('an ingest-only process (consume: false) enqueues; the worker process dequeues', async () => {
     const prefix = freshPrefix();
     const worker = await open({ prefix, partitions: 4 });

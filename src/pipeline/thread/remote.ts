@@ -74,7 +74,8 @@ export function remoteQueue(rpc: MainRpc): WorkerQueue {
       if (!raw) return null;
       const jobs: Job[] = raw.jobs.map((j) => {
         const rec = JSON.parse(decoder.decode(j.json)) as StoredJob;
-        return { ...rec, receiptId: rec.receiptId ?? rec.id, attempts: j.attempts };
+        const id = j.id ?? rec.id;
+        return { ...rec, id, receiptId: rec.receiptId ?? id, attempts: j.attempts };
       });
       return { id: raw.id, jobs, attempt: raw.attempt, ...(raw.plan ? { plan: raw.plan } : {}) };
     },

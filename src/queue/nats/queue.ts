@@ -427,11 +427,19 @@ export class NatsQueue implements Queue, RawLeaseSource {
 
   // --- leases -------------------------------------------------------------------------------
 
-  /** A lease for the pipeline thread: each job as the UTF-8 JSON of `StoredJob`, in a buffer of its own. */
+  /**
+   * A lease for the pipeline thread: each job as the message was published (its JSON, which the
+   * thread parses), copied into a buffer of its own for the transfer, with the job id beside it
+   * (the receipt id is the job id here). Not encoded again on this thread.
+   */
   async dequeueRaw(opts: DequeueOptions): Promise<RawLease | null> {
     const lease = await this.dequeue(opts);
     if (!lease) return null;
+    const part = this.parts.get(this.leases.get(lease.id)?.partition ?? -1);
     const jobs = lease.jobs.map((j) => {
+      const seq = part?.byJob.get(j.id);
+      const published = seq === undefined ? undefined : part?.held.get(seq)?.msg.data;
+      if (published) return { attempts: j.attempts, id: j.id, json: new Uint8Array(published) };
       const stored: StoredJob = { id: j.id, receiptId: j.receiptId, projectId: j.projectId, source: j.source, batch: j.batch, receivedAt: j.receivedAt };
       return { attempts: j.attempts, json: enc.encode(JSON.stringify(stored)) };
     });
