@@ -14,6 +14,10 @@ export interface NatsServer {
   /** Stops the server (SIGTERM, JetStream flushed); `start()` brings it back on the same port and store. */
   stop(): Promise<void>;
   start(): Promise<void>;
+  /** SIGSTOP: the server takes connections' bytes into its socket buffers and answers nothing. */
+  pause(): void;
+  /** SIGKILL (also of a paused server): whatever it had not answered is lost. `start()` brings it back. */
+  kill9(): Promise<void>;
   /** Stops it and removes its store. */
   close(): Promise<void>;
 }
@@ -70,6 +74,16 @@ export async function startNatsServer(opts: { port?: number } = {}): Promise<Nat
     });
   };
 
+  const kill9 = async (): Promise<void> => {
+    const proc = child;
+    child = undefined;
+    if (!proc || proc.exitCode !== null || proc.signalCode !== null) return;
+    await new Promise<void>((resolve) => {
+      proc.once('exit', () => resolve());
+      proc.kill('SIGKILL');
+    });
+  };
+
   await launch();
   return {
     get url() {
@@ -81,6 +95,10 @@ export async function startNatsServer(opts: { port?: number } = {}): Promise<Nat
     storeDir,
     stop,
     start: launch,
+    pause() {
+      child?.kill('SIGSTOP');
+    },
+    kill9,
     async close() {
       await stop();
       rmSync(storeDir, { recursive: true, force: true });

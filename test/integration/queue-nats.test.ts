@@ -329,4 +329,38 @@ describe('nats jetstream specifics', () => {
     expect(q3.stats()).toEqual({ pending: 0, inflight: 0, dead: 1, delayed: 0 });
     expect(await q3.enqueue(job('key-poison-01'))).toEqual({ receiptId: r.receiptId, acceptedExecutions: 1, deduplicated: true, dead: true });
   });
+
+  it('a pull lost with a restarting server does not wedge dequeue: it is given up, the consumer recreated, and the jobs go on', async () => {
+    // Its own server: this one is paused and killed under the queue.
+    const own = await startNatsServer();
+    cleanups.push(() => own.close());
+    const q = await open({ servers: own.url, prefix: freshPrefix(), partitions: 1, pullTimeoutMs: 500, leaseTtlMs: 60_000 });
+    const first = await q.enqueue(job('key-before-01'));
+    const lease1 = await dequeueWithin(q, 5_000);
+    await q.ack(lease1.id);
+    expect(lease1.jobs.map((j) => j.receiptId)).toEqual([first.receiptId]);
+
+    // The pull request is written to a paused server's socket; the server then dies unanswered.
+    own.pause();
+    const stuck = q.dequeue({ maxJobs: 100, maxExecutions: 10_000 });
+    await new Promise((r) => setTimeout(r, 300));
+    await own.kill9();
+    await own.start();
+    // Before the watchdog, this dequeue never returned (and a worker's pipeline waited on it forever).
+    const outcome = await Promise.race([stuck.then(() => 'returned'), new Promise((r) => setTimeout(() => r('still waiting'), 10_000))]);
+    expect(outcome).toBe('returned');
+
+    const deadline = Date.now() + 15_000;
+    let second: Awaited<ReturnType<NatsQueue['enqueue']>> | undefined;
+    while (!second) {
+      second = await q.enqueue(job('key-after-01')).catch((err: unknown) => {
+        if (Date.now() > deadline) throw err;
+        return new Promise<undefined>((r) => setTimeout(() => r(undefined), 200));
+      });
+    }
+    const lease2 = await dequeueWithin(q, 15_000);
+    expect(lease2.jobs.map((j) => j.receiptId)).toEqual([second.receiptId]);
+    await q.ack(lease2.id);
+    expect(await q.dequeue({ maxJobs: 10, maxExecutions: 100 })).toBeNull();
+  }, 60_000);
 });

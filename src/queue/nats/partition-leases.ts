@@ -23,7 +23,7 @@ import { createHash } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { JetStreamClient, KV, KvEntry, KvOptions } from 'nats';
 import type { Logger } from 'pino';
-import { openKv } from './streams.js';
+import { openKv, withTimeout } from './streams.js';
 
 export interface PartitionLeaseOptions {
   /** A JetStream KV bucket (history 1 is fine) created by the caller: see `openLeaseBucket`. */
@@ -114,14 +114,6 @@ function parseLease(entry: KvEntry | null): LeaseValue | null {
   } catch {
     return null;
   }
-}
-
-function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} took longer than ${ms} ms`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
 function leaseKey(p: number): string {

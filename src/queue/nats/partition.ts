@@ -38,6 +38,8 @@ export class OwnedPartition {
   closed = false;
   /** Being handed back: no new leases from it, the ones out may still be acked. */
   draining = false;
+  /** A pull failed or went unanswered: no new leases until the consumer is recreated (NatsQueue.resetIfIdle). */
+  resetPending = false;
   /** Messages may be waiting in the consumer (set when the consumer is created with messages pending, and on every publish seen on p's subject). */
   maybeMore = false;
   /** Publishes seen on p's subject: a fill that came back short clears `maybeMore` only if none arrived meanwhile. */
@@ -98,6 +100,7 @@ export class OwnedPartition {
   }
 
   hasWork(): boolean {
+    if (this.resetPending) return false;
     return this.ready.length > 0 || this.groups.length > 0 || this.frozenReady.length > 0 || this.maybeMore;
   }
 

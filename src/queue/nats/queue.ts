@@ -101,6 +101,8 @@ export interface NatsQueueOptions {
   ackWaitMs?: number;
   /** Most messages one partition owner holds in memory (default 5,000). */
   maxHeld?: number;
+  /** A pull that delivers nothing for this long is given up and p's consumer recreated (default 5 s). */
+  pullTimeoutMs?: number;
   logger?: Logger;
 }
 
@@ -125,6 +127,10 @@ const REFRESH_MS = 1_000;
 /** The consumers' AckWait: redelivery only when the owner stops heartbeating (it is dead or hung). */
 const MIN_ACK_WAIT_MS = 30_000;
 const LEASE_HEADER = 'Fh-Lease';
+/** A pull that delivers nothing for this long is given up (see pull()). */
+const PULL_TIMEOUT_MS = 5_000;
+/** How often a partition waiting to recreate its consumer is looked at again. */
+const RESET_RETRY_MS = 250;
 
 export class NatsQueue implements Queue, RawLeaseSource {
   readonly outbox: NatsOutbox;
@@ -136,6 +142,7 @@ export class NatsQueue implements Queue, RawLeaseSource {
   private readonly maxBackoffMs: number;
   private readonly maxDeliver: number;
   private readonly maxHeld: number;
+  private readonly pullTimeoutMs: number;
   private readonly ackWaitMs: number;
   private readonly consume: boolean;
   private readonly logger: Logger | undefined;
@@ -181,6 +188,7 @@ export class NatsQueue implements Queue, RawLeaseSource {
     this.maxBackoffMs = opts.maxBackoffMs ?? 60_000;
     this.maxDeliver = opts.maxDeliver ?? 20 * opts.maxAttempts;
     this.maxHeld = opts.maxHeld ?? 5_000;
+    this.pullTimeoutMs = opts.pullTimeoutMs ?? PULL_TIMEOUT_MS;
     this.ackWaitMs = opts.ackWaitMs ?? Math.max(opts.visibilityMs, MIN_ACK_WAIT_MS);
     this.consume = opts.consume ?? true;
     this.logger = opts.logger;
@@ -289,19 +297,7 @@ export class NatsQueue implements Queue, RawLeaseSource {
 
   private async acquireOnce(p: number, fence: number): Promise<void> {
     if (this.closed) return;
-    const name = this.names.consumer(p);
-    await this.jsm.consumers.delete(this.names.jobsStream, name).catch((err: unknown) => {
-      if (!isNotFound(err)) throw err;
-    });
-    const info = await this.jsm.consumers.add(this.names.jobsStream, {
-      durable_name: name,
-      filter_subject: this.names.jobsSubject(p),
-      deliver_policy: DeliverPolicy.All,
-      ack_policy: AckPolicy.Explicit,
-      ack_wait: nanos(this.ackWaitMs),
-      max_deliver: this.maxDeliver,
-      max_ack_pending: Math.max(this.maxHeld * 2, 10_000),
-    });
+    const info = await this.recreateConsumer(p);
     const part = new OwnedPartition(p, fence);
     // A new consumer: everything unacked in p is pending on it.
     part.maybeMore = info.num_pending > 0;
@@ -310,6 +306,45 @@ export class NatsQueue implements Queue, RawLeaseSource {
     this.parts.set(p, part);
     this.logger?.info({ partition: p, fence, frozenLeases: plans.length }, 'nats queue: partition acquired');
     this.wake();
+  }
+
+  /** Deletes and adds p's durable consumer: every unacked message of p is pending on it again, oldest first. */
+  private async recreateConsumer(p: number): Promise<{ num_pending: number }> {
+    const name = this.names.consumer(p);
+    await this.jsm.consumers.delete(this.names.jobsStream, name).catch((err: unknown) => {
+      if (!isNotFound(err)) throw err;
+    });
+    return this.jsm.consumers.add(this.names.jobsStream, {
+      durable_name: name,
+      filter_subject: this.names.jobsSubject(p),
+      deliver_policy: DeliverPolicy.All,
+      ack_policy: AckPolicy.Explicit,
+      ack_wait: nanos(this.ackWaitMs),
+      max_deliver: this.maxDeliver,
+      max_ack_pending: Math.max(this.maxHeld * 2, 10_000),
+    });
+  }
+
+  /**
+   * A pull that failed or went unanswered (NATS restarted under it) may have lost messages the
+   * consumer counts as delivered: JetStream would bring them back only after AckWait, behind the
+   * jobs pulled since, out of order. So the owner stops leasing from p and, once no lease of p is
+   * out (an ack racing the new consumer could be lost), recreates the consumer: what is held is
+   * met again (the same seqs, kept in place), what was lost comes back in seq order.
+   */
+  private async resetIfIdle(part: OwnedPartition): Promise<void> {
+    if ([...this.leases.values()].some((l) => l.partition === part.p && l.fence === part.fence)) return;
+    try {
+      await this.ownership?.assertFence(part.p, part.fence);
+      if (part.closed) return;
+      await this.recreateConsumer(part.p);
+    } catch (err) {
+      this.logger?.warn({ err, partition: part.p }, 'nats queue: recreating the consumer after a failed pull failed; retrying');
+      return;
+    }
+    part.resetPending = false;
+    part.maybeMore = true;
+    this.logger?.info({ partition: part.p, fence: part.fence }, 'nats queue: consumer recreated after a failed pull');
   }
 
   /**
@@ -451,10 +486,12 @@ export class NatsQueue implements Queue, RawLeaseSource {
     if (!this.consume) return null;
     if (this.acquiring.size > 0) await this.settleAcquisitions();
     const owned = this.ownership?.owned() ?? new Map<number, number>();
-    const parts = [...this.parts.values()].filter((part) => owned.get(part.p) === part.fence && !part.draining);
-    if (parts.length === 0) return null;
+    const candidates = [...this.parts.values()].filter((part) => owned.get(part.p) === part.fence && !part.draining);
+    if (candidates.length === 0) return null;
     const now = Date.now();
     this.expireLeases(now);
+    for (const x of candidates) if (x.resetPending) await this.resetIfIdle(x);
+    const parts = candidates.filter((x) => !x.resetPending);
     for (const part of parts) part.promote(now);
     let part = parts.find((x) => x.frozenReady.length > 0 || x.groups.length > 0);
     if (!part) {
@@ -482,12 +519,31 @@ export class NatsQueue implements Queue, RawLeaseSource {
       const batch = Math.max(1, Math.min(500, this.maxHeld - part.held.size, part.gathering.size > 0 ? 500 : want - part.ready.length));
       const arrivals = part.arrivals;
       const msgs: JsMsg[] = [];
+      const it = this.js.fetch(this.names.jobsStream, this.names.consumer(part.p), { batch, no_wait: true });
+      // A no_wait pull has no client-side expiry: one whose request or answer died with the server
+      // (a restart) would never end, and every dequeue after it would wait on it.
+      let stalled = false;
+      const watchdog = setTimeout(() => {
+        stalled = true;
+        it.stop();
+      }, this.pullTimeoutMs);
       try {
-        const it = this.js.fetch(this.names.jobsStream, this.names.consumer(part.p), { batch, no_wait: true });
-        for await (const m of it) msgs.push(m);
+        for await (const m of it) {
+          msgs.push(m);
+          watchdog.refresh();
+        }
       } catch (err) {
-        // The consumer is being recreated (a takeover) or NATS is unreachable: nothing this time.
+        // The consumer is being recreated (a takeover) or NATS is unreachable.
         this.logger?.warn({ err, partition: part.p }, 'nats queue: pulling jobs failed');
+        stalled = true;
+      } finally {
+        clearTimeout(watchdog);
+      }
+      if (stalled) {
+        if (!part.closed && !this.closed) {
+          part.resetPending = true;
+          this.logger?.warn({ partition: part.p, received: msgs.length }, 'nats queue: a pull failed or went unanswered; the consumer will be recreated');
+        }
         for (const m of msgs) await this.admit(part, m);
         return;
       }
@@ -862,7 +918,7 @@ export class NatsQueue implements Queue, RawLeaseSource {
     if (this.consume && parts.some((x) => x.hasWork())) return Promise.resolve();
     const now = Date.now();
     let waitMs = timeoutMs;
-    for (const x of parts) waitMs = Math.min(waitMs, Math.max(0, x.nextDueAt() - now));
+    for (const x of parts) waitMs = Math.min(waitMs, Math.max(0, x.nextDueAt() - now), x.resetPending ? RESET_RETRY_MS : waitMs);
     return this.workWaiters.wait(waitMs);
   }
 

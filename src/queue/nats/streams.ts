@@ -103,10 +103,30 @@ export async function kvPutJson(kv: KV, key: string, value: unknown): Promise<vo
   await kv.put(key, new TextEncoder().encode(JSON.stringify(value)));
 }
 
+/** Rejects when `promise` has not settled within `ms` (a NATS iterator whose server went away never ends). */
+export function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} took longer than ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** How long listing a bucket's keys may take before it is given up (and retried by its caller). */
+const KEYS_TIMEOUT_MS = 10_000;
+
 /** All keys under `filter` (a KV key wildcard such as `live.3.>`). */
 export async function kvKeys(kv: KV, filter: string): Promise<string[]> {
   const out: string[] = [];
   const it = await kv.keys(filter);
-  for await (const k of it) out.push(k);
+  const listing = (async () => {
+    for await (const k of it) out.push(k);
+  })();
+  try {
+    await withTimeout(listing, KEYS_TIMEOUT_MS, `listing the keys ${filter}`);
+  } catch (err) {
+    it.stop();
+    throw err;
+  }
   return out;
 }
