@@ -11,6 +11,7 @@ import { partitionOf } from '../../src/queue/nats/partition-leases.js';
 import { Receipts } from '../../src/queue/nats/receipts.js';
 import type { DequeueOptions, Lease, NewJob } from '../../src/queue/types.js';
 import { startNatsServer, type NatsServer } from '../helpers/nats.js';
+import { startTcpProxy } from '../helpers/tcp-proxy.js';
 import { makeBatch, makeEvent, queueContract } from './queue-contract.js';
 
 let server: NatsServer;
@@ -361,6 +362,38 @@ describe('nats jetstream specifics', () => {
     const lease2 = await dequeueWithin(q, 15_000);
     expect(lease2.jobs.map((j) => j.receiptId)).toEqual([second.receiptId]);
     await q.ack(lease2.id);
+    expect(await q.dequeue({ maxJobs: 10, maxExecutions: 100 })).toBeNull();
+  }, 60_000);
+
+  it('jobs a lost pull had taken come back at once and before later jobs: the consumer is recreated, not left to AckWait', async () => {
+    const proxy = await startTcpProxy({ port: server.port });
+    cleanups.push(() => proxy.close());
+    const prefix = freshPrefix();
+    // A 60 s AckWait: were the taken jobs left to JetStream's redelivery, they would not be back in time.
+    const q = await open({ servers: `nats://127.0.0.1:${proxy.port}`, prefix, partitions: 1, pullTimeoutMs: 500, leaseTtlMs: 60_000, ackWaitMs: 60_000 });
+    const a = await q.enqueue(job('key-lost-a1'));
+    const b = await q.enqueue(job('key-lost-b1'));
+
+    // The server delivers A and B to this pull (the consumer counts them delivered); the answer never arrives.
+    proxy.blackhole();
+    expect(await q.dequeue({ maxJobs: 100, maxExecutions: 10_000 })).toBeNull();
+    proxy.cut();
+
+    const deadline = Date.now() + 15_000;
+    let c: Awaited<ReturnType<NatsQueue['enqueue']>> | undefined;
+    while (!c) {
+      c = await q.enqueue(job('key-lost-c1')).catch((err: unknown) => {
+        if (Date.now() > deadline) throw err;
+        return new Promise<undefined>((r) => setTimeout(() => r(undefined), 100));
+      });
+    }
+    const got: string[] = [];
+    while (got.length < 3) {
+      const lease = await dequeueWithin(q, 5_000);
+      got.push(...lease.jobs.map((j) => j.receiptId));
+      await q.ack(lease.id);
+    }
+    expect(got).toEqual([a.receiptId, b.receiptId, c.receiptId]);
     expect(await q.dequeue({ maxJobs: 10, maxExecutions: 100 })).toBeNull();
   }, 60_000);
 });

@@ -288,7 +288,16 @@ export class NatsQueue implements Queue, RawLeaseSource {
       try {
         return await this.acquireOnce(p, fence);
       } catch (err) {
-        if (this.closed || attempt >= 5 || this.ownership?.owned().get(p) !== fence) throw err;
+        if (this.closed || this.ownership?.owned().get(p) !== fence) throw err;
+        if (attempt >= 5) {
+          // Still ours: not left unserved. A placeholder that leases nothing; dequeue sets p up
+          // again (resetIfIdle) every RESET_RETRY_MS until it works, without waiting here.
+          const placeholder = new OwnedPartition(p, fence);
+          placeholder.resetPending = true;
+          this.parts.set(p, placeholder);
+          this.logger?.warn({ err, partition: p, attempt }, 'nats queue: setting up an acquired partition failed; dequeue will retry');
+          return;
+        }
         this.logger?.warn({ err, partition: p, attempt }, 'nats queue: setting up an acquired partition failed; retrying');
         await new Promise((r) => setTimeout(r, 200 * attempt));
       }
@@ -303,6 +312,8 @@ export class NatsQueue implements Queue, RawLeaseSource {
     part.maybeMore = info.num_pending > 0;
     const [plans] = await Promise.all([this.plans.listLive(p), this.attempts.load(p)]);
     for (const rec of plans) part.addPlan(rec);
+    // Lost (or lost and won again under a new fence) while this was set up: not ours to serve.
+    if (this.closed || (this.ownership !== undefined && this.ownership.owned().get(p) !== fence)) return;
     this.parts.set(p, part);
     this.logger?.info({ partition: p, fence, frozenLeases: plans.length }, 'nats queue: partition acquired');
     this.wake();
@@ -329,21 +340,21 @@ export class NatsQueue implements Queue, RawLeaseSource {
    * A pull that failed or went unanswered (NATS restarted under it) may have lost messages the
    * consumer counts as delivered: JetStream would bring them back only after AckWait, behind the
    * jobs pulled since, out of order. So the owner stops leasing from p and, once no lease of p is
-   * out (an ack racing the new consumer could be lost), recreates the consumer: what is held is
-   * met again (the same seqs, kept in place), what was lost comes back in seq order.
+   * out, takes p over from itself as a new owner would: a recreated consumer (everything unacked
+   * comes back, in seq order) and a fresh partition state (plans and attempts from KV). Nothing of
+   * the old deliveries is kept: an ack through one of them could miss the new consumer.
    */
   private async resetIfIdle(part: OwnedPartition): Promise<void> {
     if ([...this.leases.values()].some((l) => l.partition === part.p && l.fence === part.fence)) return;
     try {
       await this.ownership?.assertFence(part.p, part.fence);
-      if (part.closed) return;
-      await this.recreateConsumer(part.p);
+      if (part.closed || this.parts.get(part.p) !== part) return;
+      await this.acquireOnce(part.p, part.fence);
     } catch (err) {
       this.logger?.warn({ err, partition: part.p }, 'nats queue: recreating the consumer after a failed pull failed; retrying');
       return;
     }
-    part.resetPending = false;
-    part.maybeMore = true;
+    part.closed = true;
     this.logger?.info({ partition: part.p, fence: part.fence }, 'nats queue: consumer recreated after a failed pull');
   }
 
