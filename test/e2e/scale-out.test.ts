@@ -166,7 +166,8 @@ describe('ingest and worker processes on NATS JetStream', () => {
   it('answers 503 with Retry-After while NATS is unreachable, and 202 once it is back, the retried batch stored once', async () => {
     const common = { SERVICE_QUEUE_URL: nats.url, SERVICE_QUEUE_PREFIX: 'outage', SERVICE_QUEUE_PARTITIONS: '2' };
     const workerDir = tempDir('worker-outage');
-    const worker = await startServerProcess({ ...common, SERVICE_DATA_DIR: workerDir, SERVICE_ROLE: 'worker', SERVICE_DASHBOARD_ENABLED: 'false', LOG_LEVEL: 'info' });
+    const admin = 'fha_scaleout_outage_admin_token_0123456789';
+    const worker = await startServerProcess({ ...common, SERVICE_DATA_DIR: workerDir, SERVICE_ROLE: 'worker', SERVICE_ADMIN_TOKEN: admin, SERVICE_DASHBOARD_ENABLED: 'false', LOG_LEVEL: 'info' });
     processes.push(worker);
     const token = bootstrapToken(workerDir);
     const ingest = await startServerProcess({ ...common, SERVICE_DATA_DIR: tempDir('ingest-outage'), SERVICE_ROLE: 'ingest' });
@@ -201,5 +202,17 @@ describe('ingest and worker processes on NATS JetStream', () => {
     // failed while NATS was away: handed back once it returned, and processed then).
     await waitFor('the runs stored', async () => (await listRuns(worker.url, token, 'outage')).length >= 2, 30_000, () => worker.output());
     expect(await listRuns(worker.url, token, 'outage')).toHaveLength(2);
+
+    // The token snapshot outlived the restart too: the ingest process's watch still follows it.
+    const projects = await get(worker.url, admin, '/v1/admin/projects');
+    const projectSlug = (projects.items ?? projects)[0].slug as string;
+    const created = await fetch(`${worker.url}/v1/admin/projects/${projectSlug}/tokens`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ scopes: ['ingest'] }),
+    }).then((r) => r.json() as Promise<{ id: string; token: string }>);
+    await waitFor('a token created after the restart, at the ingest process', async () => (await post(ingest.url, created.token, nativeBatch({ n: 1 }))).status === 202, 10_000);
+    await fetch(`${worker.url}/v1/admin/tokens/${created.id}`, { method: 'DELETE', headers: { authorization: `Bearer ${admin}` } });
+    await waitFor('a token revoked after the restart, refused by the ingest process', async () => (await post(ingest.url, created.token, nativeBatch({ n: 1 }))).status === 401, 10_000, () => ingest.output());
   }, 90_000);
 });
