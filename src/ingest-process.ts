@@ -59,7 +59,7 @@ export async function startIngestProcess(opts: IngestProcessOptions): Promise<In
   const adminToken = resolveAdminToken({ token: settings.adminToken, dataDir: settings.dataDir, logger });
   redactLiteral(adminToken);
 
-  const nc: NatsConnection = await connectNats(settings.queue.url, 'flakehouse-ingest', logger);
+  const nc: NatsConnection = await connectNats(settings.queue.url, 'flakehouse-ingest', logger, settings.queue.connectTimeoutMs);
   let queue: NatsQueue | undefined;
   let tokens: TokenSnapshot | undefined;
   try {

@@ -53,7 +53,7 @@ export async function openIntake(settings: ServerSettings, logger: Logger): Prom
  */
 async function openNatsIntake(settings: ServerSettings, url: string, logger: Logger): Promise<Intake> {
   const { connectNats, openNatsQueue } = await import('./queue/nats/connect.js');
-  const nats = await connectNats(url, `flakehouse-${settings.role}`, logger);
+  const nats = await connectNats(url, `flakehouse-${settings.role}`, logger, settings.queue.connectTimeoutMs);
   let queue;
   try {
     queue = await openNatsQueue(settings, nats, true, logger);

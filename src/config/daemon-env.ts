@@ -54,6 +54,8 @@ export interface ServerSettings {
     partitions: number;
     /** A worker's partition lease not renewed for this long is taken over by another worker (ms). */
     leaseTtlMs: number;
+    /** How long a starting process waits for NATS before it gives up (ms). */
+    connectTimeoutMs: number;
   };
   /** What this process runs: `all` (today's daemon), `ingest` (receivers only, no storage) or `worker` (pipeline + query API). */
   role: ServiceRole;
@@ -277,6 +279,12 @@ const VARS = {
     description: 'partition subjects jobs are spread over by a hash of the project, each owned by one worker at a time (NATS queue only; fixed for the life of the stream)',
     field: intField(1, 1024),
     default: 16,
+  }),
+  queueConnectTimeoutMs: d({
+    name: 'SERVICE_QUEUE_CONNECT_TIMEOUT_MS',
+    description: 'how long a starting process waits for NATS to answer before it exits naming SERVICE_QUEUE_URL (ms; NATS queue only; 0: fail at the first refusal)',
+    field: intField(0),
+    default: 30_000,
   }),
   partitionLeaseTtlMs: d({
     name: 'SERVICE_PARTITION_LEASE_TTL_MS',
@@ -534,6 +542,7 @@ export function loadServerSettings(env: NodeJS.ProcessEnv, cwd: string): ServerS
       prefix: req(VARS.queuePrefix),
       partitions: req(VARS.queuePartitions),
       leaseTtlMs: req(VARS.partitionLeaseTtlMs),
+      connectTimeoutMs: req(VARS.queueConnectTimeoutMs),
     },
     role: req(VARS.role),
     minFreeBytes: req(VARS.minFreeBytes),

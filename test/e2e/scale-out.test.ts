@@ -9,7 +9,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nativeBatch } from '../helpers/daemon.js';
 import { natsServerAvailable, startNatsServer, type NatsServer } from '../helpers/nats.js';
-import { bootstrapToken, startServerProcess, type ServerProcess } from '../helpers/process.js';
+import { bootstrapToken, runCliProcess, startServerProcess, type ServerProcess } from '../helpers/process.js';
 
 const dirs: string[] = [];
 const tempDir = (tag: string): string => {
@@ -215,4 +215,28 @@ describe('ingest and worker processes on NATS JetStream', () => {
     await fetch(`${worker.url}/v1/admin/tokens/${created.id}`, { method: 'DELETE', headers: { authorization: `Bearer ${admin}` } });
     await waitFor('a token revoked after the restart, refused by the ingest process', async () => (await post(ingest.url, created.token, nativeBatch({ n: 1 }))).status === 401, 10_000, () => ingest.output());
   }, 90_000);
+
+  it('an ingest process started before NATS waits for it; one whose NATS never answers exits naming SERVICE_QUEUE_URL', async () => {
+    const late = await startNatsServer();
+    await late.stop();
+    const env = { SERVICE_QUEUE_URL: late.url, SERVICE_QUEUE_PREFIX: 'late', SERVICE_DATA_DIR: tempDir('ingest-late'), SERVICE_ROLE: 'ingest', LOG_LEVEL: 'info' };
+    const starting = startServerProcess(env);
+    await new Promise((r) => setTimeout(r, 1_500));
+    await late.start();
+    const ingest = await starting;
+    processes.push(ingest);
+    expect(ingest.output()).toContain('nats: not reachable yet; waiting for it (SERVICE_QUEUE_URL)');
+    expect((await fetch(`${ingest.url}/health`)).status).toBe(200);
+    await ingest.stop();
+    await late.close();
+
+    // Nothing listens there now: after SERVICE_QUEUE_CONNECT_TIMEOUT_MS the process exits, saying why.
+    const res = await runCliProcess(['serve', '--role', 'ingest'], {
+      env: { ...env, SERVICE_HOST: '127.0.0.1', SERVICE_PORT: '0', SERVICE_DATA_DIR: tempDir('ingest-never'), SERVICE_QUEUE_CONNECT_TIMEOUT_MS: '1000' },
+      timeoutMs: 30_000,
+    });
+    expect(res.code).toBe(1);
+    expect(res.stderr).toContain(`cannot reach NATS at ${late.url} (SERVICE_QUEUE_URL)`);
+    expect(res.stderr).toContain('SERVICE_QUEUE_CONNECT_TIMEOUT_MS');
+  }, 60_000);
 });

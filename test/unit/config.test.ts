@@ -373,7 +373,7 @@ describe('loadServerSettings', () => {
       clickhouse: { database: 'flakehouse' },
       logLevel: 'info',
       logRequests: false,
-      queue: { visibilityMs: 300_000, maxDepth: 10_000, pollIntervalMs: 250, maxAttempts: 8, retryBackoffMs: 1000, maxBytes: 0, prefix: 'flakehouse', partitions: 16, leaseTtlMs: 15_000 },
+      queue: { visibilityMs: 300_000, maxDepth: 10_000, pollIntervalMs: 250, maxAttempts: 8, retryBackoffMs: 1000, maxBytes: 0, prefix: 'flakehouse', partitions: 16, leaseTtlMs: 15_000, connectTimeoutMs: 30_000 },
       role: 'all',
       minFreeBytes: 64 * 1024 * 1024,
       rateLimit: { max: 600, windowMs: 60_000 },
@@ -413,6 +413,7 @@ describe('loadServerSettings', () => {
         SERVICE_QUEUE_PREFIX: 'fh_ci',
         SERVICE_QUEUE_PARTITIONS: '8',
         SERVICE_PARTITION_LEASE_TTL_MS: '5000',
+        SERVICE_QUEUE_CONNECT_TIMEOUT_MS: '2500',
         SERVICE_MIN_FREE_BYTES: '0',
         SERVICE_RATE_LIMIT_MAX: '5',
         SERVICE_RATE_LIMIT_WINDOW_MS: '1000',
@@ -461,6 +462,7 @@ describe('loadServerSettings', () => {
         prefix: 'fh_ci',
         partitions: 8,
         leaseTtlMs: 5000,
+        connectTimeoutMs: 2500,
       },
       role: 'worker',
       minFreeBytes: 0,
@@ -550,6 +552,7 @@ describe('loadServerSettings', () => {
         'SERVICE_QUEUE_URL',
         'SERVICE_QUEUE_PREFIX',
         'SERVICE_QUEUE_PARTITIONS',
+        'SERVICE_QUEUE_CONNECT_TIMEOUT_MS',
         'SERVICE_PARTITION_LEASE_TTL_MS',
         'SERVICE_MIN_FREE_BYTES',
         'SERVICE_RATE_LIMIT_MAX',
@@ -586,7 +589,7 @@ describe('loadServerSettings', () => {
         'SERVICE_BODY_WAIT_MS',
       ]),
     );
-    expect(names).toHaveLength(56);
+    expect(names).toHaveLength(57);
     expect(SERVER_ENV_VARS.find((v) => v.name === 'SERVICE_PORT')?.default).toBe('8080');
     expect(SERVER_ENV_VARS.find((v) => v.name === 'SERVICE_ADMIN_TOKEN')?.default).toBeUndefined();
     expect(SERVER_ENV_VARS.every((v) => v.description.length > 0)).toBe(true);

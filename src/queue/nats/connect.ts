@@ -8,16 +8,35 @@ import { NatsQueue } from './queue.js';
 import { openKv } from './streams.js';
 import { snapshotBucketName } from '../../tokens/snapshot.js';
 
-export async function connectNats(url: string, name: string, logger: Logger): Promise<NatsConnection> {
+/**
+ * Connects, waiting up to `waitMs` for a NATS that is not up yet (processes of one deployment
+ * start in any order); then the error names SERVICE_QUEUE_URL and what NATS answered.
+ */
+export async function connectNats(url: string, name: string, logger: Logger, waitMs = 30_000): Promise<NatsConnection> {
   const servers = url.split(',').map((s) => s.trim());
-  const nc = await connect({ servers, name, maxReconnectAttempts: -1, reconnectTimeWait: 500, waitOnFirstConnect: false });
+  const deadline = Date.now() + waitMs;
+  let nc: NatsConnection | undefined;
+  for (let tries = 1; !nc; tries++) {
+    try {
+      const left = Math.max(1_000, deadline - Date.now());
+      nc = await connect({ servers, name, maxReconnectAttempts: -1, reconnectTimeWait: 500, waitOnFirstConnect: false, timeout: Math.min(left, 10_000) });
+    } catch (err) {
+      const why = err instanceof Error ? err.message : String(err);
+      if (Date.now() >= deadline) {
+        throw new Error(`cannot reach NATS at ${url} (SERVICE_QUEUE_URL) after ${tries} ${tries === 1 ? 'try' : 'tries'} in ${waitMs} ms (SERVICE_QUEUE_CONNECT_TIMEOUT_MS): ${why}`, { cause: err });
+      }
+      if (tries === 1) logger.warn({ url, err: why, waitMs }, 'nats: not reachable yet; waiting for it (SERVICE_QUEUE_URL)');
+      await new Promise((r) => setTimeout(r, Math.min(500, Math.max(0, deadline - Date.now()))));
+    }
+  }
+  const connected = nc;
   void (async () => {
-    for await (const s of nc.status()) {
+    for await (const s of connected.status()) {
       if (s.type === Events.Disconnect || s.type === Events.Error) logger.warn({ nats: s.type, data: JSON.stringify(s.data) }, 'nats: connection lost, reconnecting');
       else if (s.type === Events.Reconnect) logger.info({ nats: s.type, data: JSON.stringify(s.data) }, 'nats: reconnected');
     }
   })();
-  return nc;
+  return connected;
 }
 
 /** The project tokens' snapshot bucket (src/tokens/snapshot.ts), created by whichever process comes first. */
