@@ -5,20 +5,27 @@ import net from 'node:net';
 export interface TcpProxy {
   /** The proxy's own port on 127.0.0.1. */
   port: number;
-  /** From now on, what the server sends is dropped (the client's bytes still reach it). */
-  blackhole(): void;
+  /** From now on, what the server sends is dropped; `both`: what the client sends too. */
+  blackhole(opts?: { both?: boolean }): void;
+  /** Drops each chunk the client sends that `match` picks (until `passAll()`); the rest is forwarded. */
+  dropFromClient(match: (text: string) => boolean): void;
+  passAll(): void;
   /** Cuts every connection open now (the client reconnects, and is forwarded normally again). */
   cut(): void;
   close(): Promise<void>;
 }
 
 export async function startTcpProxy(target: { host?: string; port: number }): Promise<TcpProxy> {
-  const pairs = new Set<{ client: net.Socket; upstream: net.Socket; dropping: boolean }>();
+  let dropMatch: ((text: string) => boolean) | undefined;
+  const pairs = new Set<{ client: net.Socket; upstream: net.Socket; dropping: boolean; droppingUp: boolean }>();
   const server = net.createServer((client) => {
     const upstream = net.connect(target.port, target.host ?? '127.0.0.1');
-    const pair = { client, upstream, dropping: false };
+    const pair = { client, upstream, dropping: false, droppingUp: false };
     pairs.add(pair);
-    client.on('data', (b) => upstream.write(b));
+    client.on('data', (b) => {
+      if (pair.droppingUp || dropMatch?.(b.toString('latin1'))) return;
+      upstream.write(b);
+    });
     upstream.on('data', (b) => {
       if (!pair.dropping) client.write(b);
     });
@@ -40,8 +47,17 @@ export async function startTcpProxy(target: { host?: string; port: number }): Pr
   };
   return {
     port,
-    blackhole() {
-      for (const p of pairs) p.dropping = true;
+    blackhole(opts = {}) {
+      for (const p of pairs) {
+        p.dropping = true;
+        p.droppingUp = opts.both === true;
+      }
+    },
+    dropFromClient(match) {
+      dropMatch = match;
+    },
+    passAll() {
+      dropMatch = undefined;
     },
     cut,
     async close() {

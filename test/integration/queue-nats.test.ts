@@ -396,4 +396,87 @@ describe('nats jetstream specifics', () => {
     expect(got).toEqual([a.receiptId, b.receiptId, c.receiptId]);
     expect(await q.dequeue({ maxJobs: 10, maxExecutions: 100 })).toBeNull();
   }, 60_000);
+
+  it('an ack that never reached NATS is retried, not forgotten: the committed job is not processed again', async () => {
+    const proxy = await startTcpProxy({ port: server.port });
+    cleanups.push(() => proxy.close());
+    const prefix = freshPrefix();
+    // A short AckWait: a forgotten unacked message would be redelivered within the test.
+    const q = await open({ servers: `nats://127.0.0.1:${proxy.port}`, prefix, partitions: 1, leaseTtlMs: 60_000, ackWaitMs: 1_500, ackTimeoutMs: 500 });
+    const a = await q.enqueue(job('key-unacked-01'));
+    const lease = await dequeueWithin(q, 5_000);
+    await q.savePlan(lease.id, { events: [] });
+
+    // The ack never reaches NATS (nor do the heartbeats: JetStream redelivers the message meanwhile).
+    proxy.dropFromClient((text) => text.includes('$JS.ACK.'));
+    await q.ack(lease.id);
+    const again: string[] = [];
+    const pollLeases = async (ms: number): Promise<void> => {
+      const until = Date.now() + ms;
+      while (Date.now() < until) {
+        const l = await q.dequeue({ maxJobs: 10, maxExecutions: 100 }).catch(() => null);
+        if (l) again.push(...l.jobs.map((j) => j.receiptId));
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    };
+    // Past AckWait with the ack still lost: the redelivered message is met as committed, not leased.
+    await pollLeases(3_000);
+    proxy.passAll();
+    // The retried ack lands: nothing was handed out again, and the job leaves the stream.
+    await pollLeases(4_000);
+    expect(again).toEqual([]);
+    const nc = await connect({ servers: server.url });
+    try {
+      const info = await (await nc.jetstreamManager()).streams.info(`${prefix}_JOBS`);
+      expect(info.state.messages).toBe(0);
+    } finally {
+      await nc.close();
+    }
+    expect(q.stats()).toMatchObject({ pending: 0, inflight: 0 });
+    expect(a.receiptId).toBe(lease.jobs[0]!.receiptId);
+  }, 60_000);
+
+  it('an ack whose events could not be published hands the lease back whole: the nack finds it, and it comes back frozen', async () => {
+    const prefix = freshPrefix();
+    const q = await open({ prefix, partitions: 1 });
+    await q.enqueue(job('key-outbox-01'));
+    const lease = await dequeueWithin(q, 5_000);
+    const plan = { events: [makeEvent(1)] };
+    await q.savePlan(lease.id, plan);
+    const nc = await connect({ servers: server.url });
+    cleanups.push(() => nc.close());
+    const jsm = await nc.jetstreamManager();
+    await jsm.streams.delete(`${prefix}_OUTBOX`);
+
+    await expect(q.ack(lease.id)).rejects.toThrow();
+    // As the runtime does with a failed lease (before, the ack had forgotten it: this did nothing and the job sat held).
+    await q.nack(lease.id, 'outbox unavailable');
+    await open({ prefix, partitions: 1, consume: false }); // creates the outbox stream again
+    const again = await dequeueWithin(q, 5_000);
+    expect(again.id).toBe(lease.id);
+    expect(again.plan).toEqual(plan);
+    await q.ack(again.id);
+    expect((await jsm.streams.info(`${prefix}_OUTBOX`)).state.messages).toBe(1);
+    expect((await jsm.streams.info(`${prefix}_JOBS`)).state.messages).toBe(0);
+  });
+
+  it('a lease whose attempt could not be recorded is not left out: its jobs go back first, uncharged', async () => {
+    const prefix = freshPrefix();
+    const q = await open({ prefix, partitions: 1 });
+    const a = await q.enqueue(job('key-charge-01'));
+    const b = await q.enqueue(job('key-charge-02'));
+    const nc = await connect({ servers: server.url });
+    cleanups.push(() => nc.close());
+    await (await nc.jetstreamManager()).streams.delete(`KV_${prefix}_attempts`);
+
+    await expect(q.dequeue({ maxJobs: 1, maxExecutions: 100 })).rejects.toThrow();
+    await open({ prefix, partitions: 1, consume: false }); // creates the bucket again
+    // Before, the jobs sat in a lease nobody held until the visibility timeout (60 s here).
+    const lease = await dequeueWithin(q, 5_000, { maxJobs: 10, maxExecutions: 100 });
+    expect(lease.jobs.map((j) => [j.receiptId, j.attempts])).toEqual([
+      [a.receiptId, 1],
+      [b.receiptId, 1],
+    ]);
+    await q.ack(lease.id);
+  });
 });

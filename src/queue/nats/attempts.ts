@@ -8,6 +8,8 @@ import { kvGetJson, kvKeys, kvPutJson } from './streams.js';
 export interface AttemptRecord {
   n: number;
   firstError?: string;
+  /** Committed (or parked as dead) and acked, but the ack was not confirmed: ack it, never process it again. */
+  acked?: boolean;
 }
 
 export class Attempts {
@@ -44,6 +46,13 @@ export class Attempts {
     const k = Attempts.key(partition, seq);
     this.cache.set(k, rec);
     await kvPutJson(this.kv, k, rec);
+  }
+
+  /** Puts back in memory what a failed `set` replaced (what KV holds is unknown: the next set or load decides). */
+  restore(partition: number, seq: number, rec: AttemptRecord): void {
+    const k = Attempts.key(partition, seq);
+    if (rec.n === 0 && rec.firstError === undefined && rec.acked === undefined) this.cache.delete(k);
+    else this.cache.set(k, rec);
   }
 
   async remove(partition: number, seq: number): Promise<void> {

@@ -38,6 +38,10 @@ export class OwnedPartition {
   closed = false;
   /** Being handed back: no new leases from it, the ones out may still be acked. */
   draining = false;
+  /** Held seqs committed (acked in effect) whose ack is not confirmed yet: never leased, the ack retried. */
+  readonly unacked = new Set<number>();
+  /** The ack retry in progress (NatsQueue.retryAcks). */
+  acking: Promise<void> | undefined;
   /** A pull failed or went unanswered: no new leases until the consumer is recreated (NatsQueue.resetIfIdle). */
   resetPending = false;
   /** Messages may be waiting in the consumer (set when the consumer is created with messages pending, and on every publish seen on p's subject). */

@@ -103,6 +103,8 @@ export interface NatsQueueOptions {
   maxHeld?: number;
   /** A pull that delivers nothing for this long is given up and p's consumer recreated (default 5 s). */
   pullTimeoutMs?: number;
+  /** How long an ack waits for JetStream's confirmation before it is kept and retried (default 5 s). */
+  ackTimeoutMs?: number;
   logger?: Logger;
 }
 
@@ -127,6 +129,8 @@ const REFRESH_MS = 1_000;
 /** The consumers' AckWait: redelivery only when the owner stops heartbeating (it is dead or hung). */
 const MIN_ACK_WAIT_MS = 30_000;
 const LEASE_HEADER = 'Fh-Lease';
+/** How long an ack waits for JetStream's confirmation. */
+const ACK_TIMEOUT_MS = 5_000;
 /** A pull that delivers nothing for this long is given up (see pull()). */
 const PULL_TIMEOUT_MS = 5_000;
 /** How often a partition waiting to recreate its consumer is looked at again. */
@@ -143,6 +147,7 @@ export class NatsQueue implements Queue, RawLeaseSource {
   private readonly maxDeliver: number;
   private readonly maxHeld: number;
   private readonly pullTimeoutMs: number;
+  private readonly ackTimeoutMs: number;
   private readonly ackWaitMs: number;
   private readonly consume: boolean;
   private readonly logger: Logger | undefined;
@@ -189,6 +194,7 @@ export class NatsQueue implements Queue, RawLeaseSource {
     this.maxDeliver = opts.maxDeliver ?? 20 * opts.maxAttempts;
     this.maxHeld = opts.maxHeld ?? 5_000;
     this.pullTimeoutMs = opts.pullTimeoutMs ?? PULL_TIMEOUT_MS;
+    this.ackTimeoutMs = opts.ackTimeoutMs ?? ACK_TIMEOUT_MS;
     this.ackWaitMs = opts.ackWaitMs ?? Math.max(opts.visibilityMs, MIN_ACK_WAIT_MS);
     this.consume = opts.consume ?? true;
     this.logger = opts.logger;
@@ -383,7 +389,10 @@ export class NatsQueue implements Queue, RawLeaseSource {
   }
 
   private heartbeat(): void {
-    for (const part of this.parts.values()) for (const h of part.held.values()) h.msg.working();
+    for (const part of this.parts.values()) {
+      for (const h of part.held.values()) h.msg.working();
+      void this.retryAcks(part);
+    }
   }
 
   // --- enqueue ------------------------------------------------------------------------------
@@ -551,19 +560,29 @@ export class NatsQueue implements Queue, RawLeaseSource {
         clearTimeout(watchdog);
       }
       if (stalled) {
-        if (!part.closed && !this.closed) {
-          part.resetPending = true;
-          this.logger?.warn({ partition: part.p, received: msgs.length }, 'nats queue: a pull failed or went unanswered; the consumer will be recreated');
-        }
-        for (const m of msgs) await this.admit(part, m);
+        // What this pull got is met again on the recreated consumer.
+        this.needsReset(part, { received: msgs.length }, 'nats queue: a pull failed or went unanswered; the consumer will be recreated');
         return;
       }
-      for (const m of msgs) await this.admit(part, m);
+      try {
+        for (const m of msgs) await this.admit(part, m);
+      } catch (err) {
+        // A message held but neither ready nor gathered, and the rest of the batch not held: the
+        // partition's state is rebuilt from the stream instead.
+        this.needsReset(part, { err }, 'nats queue: admitting pulled jobs failed; the consumer will be recreated');
+        return;
+      }
       if (msgs.length < batch) {
         if (part.arrivals === arrivals) part.maybeMore = false;
         break;
       }
     }
+  }
+
+  private needsReset(part: OwnedPartition, details: Record<string, unknown>, msg: string): void {
+    if (part.closed || this.closed) return;
+    part.resetPending = true;
+    this.logger?.warn({ partition: part.p, ...details }, msg);
   }
 
   /** A message pulled from the consumer: ready, part of a frozen lease, or (delivered too often) dead. */
@@ -592,6 +611,12 @@ export class NatsQueue implements Queue, RawLeaseSource {
     };
     const h: HeldMsg = { seq: m.seq, msg: m, job, bytes: m.data.length, executions: job.batch.executions.length };
     part.hold(h);
+    if (this.attempts.get(part.p, m.seq).acked) {
+      // Committed by an earlier delivery whose ack never landed: acked, not processed again.
+      part.unacked.add(m.seq);
+      void this.retryAcks(part);
+      return;
+    }
     const leaseId = part.seqToPlan.get(m.seq) ?? m.headers?.get(LEASE_HEADER) ?? '';
     if (leaseId !== '') {
       let rec = part.plans.get(leaseId);
@@ -623,6 +648,7 @@ export class NatsQueue implements Queue, RawLeaseSource {
     let id: string;
     let seqs: number[];
     let frozen: PlanRecord | undefined;
+    let grouped = false;
     const frozenId = part.frozenReady.shift();
     if (frozenId !== undefined) {
       frozen = part.plans.get(frozenId);
@@ -634,6 +660,7 @@ export class NatsQueue implements Queue, RawLeaseSource {
       if (group !== undefined) {
         id = randomUUID();
         seqs = group;
+        grouped = true;
       } else {
         id = randomUUID();
         seqs = [];
@@ -656,14 +683,26 @@ export class NatsQueue implements Queue, RawLeaseSource {
     // Leased before the await: in between, the jobs would be counted nowhere.
     const lease: ActiveLease = { id, partition: part.p, fence: part.fence, seqs, deadline: now + this.visibilityMs, frozen: frozen !== undefined };
     this.leases.set(id, lease);
-    const counts = await Promise.all(
-      seqs.map(async (seq) => {
-        const rec = this.attempts.get(part.p, seq);
-        const next = { ...rec, n: rec.n + 1 };
-        await this.attempts.set(part.p, seq, next);
-        return next.n;
-      }),
-    );
+    const before = seqs.map((seq) => this.attempts.get(part.p, seq));
+    let counts: number[];
+    try {
+      counts = await Promise.all(
+        seqs.map(async (seq, i) => {
+          const next = { ...before[i]!, n: before[i]!.n + 1 };
+          await this.attempts.set(part.p, seq, next);
+          return next.n;
+        }),
+      );
+    } catch (err) {
+      // Never handed out: the jobs go back where they were, uncharged (left as a lease nobody
+      // holds, they would wait out the visibility timeout and let later jobs of p pass).
+      this.leases.delete(id);
+      seqs.forEach((seq, i) => this.attempts.restore(part.p, seq, before[i]!));
+      if (frozen) part.frozenReady.unshift(id);
+      else if (grouped) part.groups.unshift(seqs);
+      else part.putReady(seqs);
+      throw err;
+    }
     const attempt = Math.max(1, ...counts);
     if (frozen && attempt > this.maxDeliver) {
       this.leases.delete(id);
@@ -721,17 +760,23 @@ export class NatsQueue implements Queue, RawLeaseSource {
       // Outbox first, with ids derived from the lease: a crash before the acks below redelivers
       // the lease, and its second ack's events are deduplicated by the stream.
       if (plan && plan.plan.events.length > 0) {
-        await this.outbox.publish(
-          plan.plan.events,
-          plan.plan.events.map((_, i) => `${leaseId}:${i}`),
-        );
+        try {
+          await this.outbox.publish(
+            plan.plan.events,
+            plan.plan.events.map((_, i) => `${leaseId}:${i}`),
+          );
+        } catch (err) {
+          // Nothing committed yet: the lease is still ours and in hand, for the caller's nack.
+          if (this.parts.get(lease.partition) === part) this.leases.set(leaseId, lease);
+          throw err;
+        }
       }
+      // From here the lease is committed: what fails below is retried here, never handed back.
       await this.ackMessages(part, lease.seqs);
       if (plan) {
-        await this.plans.removeLive(part.p, leaseId);
+        await this.plans.removeLive(part.p, leaseId).catch((err: unknown) => this.logger?.warn({ err, leaseId }, 'nats queue: removing a committed plan failed (its jobs are acked or marked so)'));
         part.dropPlan(leaseId);
       }
-      await Promise.all(lease.seqs.map((s) => this.attempts.remove(part.p, s)));
       this.spaceFailures = 0;
     } finally {
       this.releasing -= lease.seqs.length;
@@ -739,13 +784,65 @@ export class NatsQueue implements Queue, RawLeaseSource {
     }
   }
 
-  /** Acks (and forgets) job messages; WorkQueue retention removes them from the stream. */
+  /**
+   * Acks (and forgets) job messages; WorkQueue retention removes them from the stream. An ack not
+   * confirmed (NATS away at that moment) must not be forgotten: released, the message would come
+   * back after AckWait as a new job and be processed again. So it stays held (heartbeated), its
+   * attempts record is marked `acked` (a new owner meeting it acks it without processing it), and
+   * the ack is retried (retryAcks) until it lands or the message is found gone.
+   */
   private async ackMessages(part: OwnedPartition, seqs: readonly number[]): Promise<void> {
     const msgs = seqs.map((s) => part.held.get(s)).filter((h): h is HeldMsg => h !== undefined);
-    const oks = await Promise.all(msgs.map((h) => h.msg.ackAck({ timeout: 5_000 }).catch(() => false)));
-    if (oks.some((ok) => !ok)) this.logger?.warn({ partition: part.p, seqs }, 'nats queue: an ack was not confirmed');
-    for (const h of msgs) part.release(h.seq);
-    this.storedDelta -= msgs.length;
+    const oks = await Promise.all(msgs.map((h) => h.msg.ackAck({ timeout: this.ackTimeoutMs }).catch(() => false)));
+    const missing: number[] = [];
+    for (const [i, h] of msgs.entries()) {
+      if (oks[i]) this.acked(part, h.seq);
+      else missing.push(h.seq);
+    }
+    await Promise.all(msgs.filter((_, i) => oks[i]).map((h) => this.attempts.remove(part.p, h.seq).catch(() => undefined)));
+    if (missing.length === 0) return;
+    this.logger?.warn({ partition: part.p, seqs: missing }, 'nats queue: acks not confirmed; kept and retried');
+    for (const s of missing) part.unacked.add(s);
+    await Promise.all(missing.map((s) => this.attempts.set(part.p, s, { ...this.attempts.get(part.p, s), acked: true }))).catch((err: unknown) =>
+      this.logger?.warn({ err, partition: part.p }, 'nats queue: marking unconfirmed acks failed'),
+    );
+    void this.retryAcks(part);
+  }
+
+  /** One job message gone from the stream: no longer held nor counted. */
+  private acked(part: OwnedPartition, seq: number): void {
+    part.unacked.delete(seq);
+    part.release(seq);
+    this.storedDelta--;
+  }
+
+  /** Retries the acks of committed jobs (part.unacked) until each lands or its message is gone. */
+  private retryAcks(part: OwnedPartition): Promise<void> {
+    if (part.acking) return part.acking;
+    if (part.unacked.size === 0 || part.closed) return Promise.resolve();
+    const run = (async () => {
+      for (const seq of [...part.unacked]) {
+        const h = part.held.get(seq);
+        if (part.closed) return;
+        if (!h) {
+          part.unacked.delete(seq);
+          continue;
+        }
+        let done = await h.msg.ackAck({ timeout: this.ackTimeoutMs }).catch(() => false);
+        // An ack that landed although its confirmation was lost: the message is gone already.
+        if (!done) done = await this.jsm.streams.getMessage(this.names.jobsStream, { seq }).then(() => false, (err: unknown) => isNotFound(err));
+        if (!done || part.closed) continue;
+        this.acked(part, seq);
+        await this.attempts.remove(part.p, seq).catch(() => undefined);
+        this.logger?.info({ partition: part.p, seq }, 'nats queue: a retried ack landed');
+      }
+    })()
+      .catch((err: unknown) => this.logger?.warn({ err, partition: part.p }, 'nats queue: retrying acks failed'))
+      .finally(() => {
+        part.acking = undefined;
+      });
+    part.acking = run;
+    return run;
   }
 
   async failJob(leaseId: string, jobId: string, error: string): Promise<void> {
@@ -877,7 +974,6 @@ export class NatsQueue implements Queue, RawLeaseSource {
         part.dropPlan(planId);
       }
       await this.ackMessages(part, seqs);
-      await Promise.all(seqs.map((s) => this.attempts.remove(part.p, s)));
       this.deadDelta += held.length;
     } finally {
       this.endMutation();
@@ -940,6 +1036,7 @@ export class NatsQueue implements Queue, RawLeaseSource {
   stats(): QueueStats {
     let inflight = this.releasing;
     for (const l of this.leases.values()) inflight += l.seqs.length;
+    for (const x of this.parts.values()) inflight += x.unacked.size;
     let delayed = 0;
     for (const x of this.parts.values()) delayed += x.delayedJobs();
     const total = Math.max(0, this.storedBase + this.storedDelta);
