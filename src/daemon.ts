@@ -197,7 +197,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   const channels = new ChannelRepo(store);
   const healthDeps = { store, tests, codeowners, service: opts.service.config, projectConfig: (projectId: string) => projectConfigs.get(projectId) };
   for (const r of [
-    ...healthRoutes(storage),
+    ...healthRoutes(storage, () => intake.unreadiness()),
     ...runRoutes(runs, artifacts),
     ...rcaRoutes(rca),
     ...testRoutes({ tests, identities, codeowners, outbox: queue.outbox, artifacts, cost: async (id) => (await projectConfigs.get(id)).config.cost }),

@@ -59,6 +59,11 @@ export const errors = {
       headers: { 'retry-after': '5' },
     }),
   /**
+   * 503 from `GET /ready` (readiness, not liveness): the process cannot do its work now, e.g. its
+   * queue server (NATS, SERVICE_QUEUE_URL) is unreachable. A load balancer routes around it.
+   */
+  notReady: (reason: string) => new ApiError(503, 'not_ready', reason, { headers: { 'retry-after': '5' } }),
+  /**
    * 503: the door is at a cap (docs/api.md "Limits at the door"): too many connections, or too many
    * request bodies being received at once. Not `backpressure`, which says the queue is full.
    */

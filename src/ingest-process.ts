@@ -24,7 +24,7 @@ import { redactLiteral } from './log-redaction.js';
 import type { PipelineGraph } from './pipeline/graph.js';
 import { buildHost, pipelineSettings } from './pipeline/host.js';
 import { PipelineRuntime } from './pipeline/runtime.js';
-import { connectNats, openNatsQueue, openTokenBucket } from './queue/nats/connect.js';
+import { connectNats, natsUnreadiness, openNatsQueue, openTokenBucket } from './queue/nats/connect.js';
 import type { NatsQueue } from './queue/nats/queue.js';
 import { resolveAdminToken } from './agent/auth.js';
 import { noStore, storelessProjectConfigs } from './agent/no-store.js';
@@ -80,7 +80,7 @@ export async function startIngestProcess(opts: IngestProcessOptions): Promise<In
   const rateLimiter = new RateLimiter(settings.rateLimit.max, settings.rateLimit.windowMs, opts.rateLimitClock);
   const q = queue;
   const { telemetry, app } = await openFront({ settings, logger, deps: { auth, rateLimiter, admitIngest: () => ingest.admit() }, queueStats: () => q.stats(), graph });
-  for (const r of healthRoutes()) app.routes.add(r);
+  for (const r of healthRoutes(undefined, () => natsUnreadiness(nc))) app.routes.add(r);
 
   const door = ingestDoor(auth, rateLimiter, ingest);
   const listeners = new Map<string, string>();

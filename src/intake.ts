@@ -21,6 +21,8 @@ export interface Intake {
   nats?: NatsConnection;
   storage: StorageGuard;
   ingest: IngestService;
+  /** Why the process is not ready now (GET /ready), or null: the queue server is reachable. */
+  unreadiness(): string | null;
   /** Closes the queue (and the NATS connection). */
   close(): Promise<void>;
 }
@@ -43,7 +45,7 @@ export async function openIntake(settings: ServerSettings, logger: Logger): Prom
     logger: logger.child({ component: 'storage' }),
     queueHasRoom: () => queue.hasRoom(),
   });
-  return { queue, embedded: queue, storage, ingest: new IngestService(queue, settings.queue.maxDepth, storage), close: () => queue.close() };
+  return { queue, embedded: queue, storage, ingest: new IngestService(queue, settings.queue.maxDepth, storage), unreadiness: () => null, close: () => queue.close() };
 }
 
 /**
@@ -52,7 +54,7 @@ export async function openIntake(settings: ServerSettings, logger: Logger): Prom
  * the stream's own limits answer for the queue's room.
  */
 async function openNatsIntake(settings: ServerSettings, url: string, logger: Logger): Promise<Intake> {
-  const { connectNats, openNatsQueue } = await import('./queue/nats/connect.js');
+  const { connectNats, natsUnreadiness, openNatsQueue } = await import('./queue/nats/connect.js');
   const nats = await connectNats(url, `flakehouse-${settings.role}`, logger, settings.queue.connectTimeoutMs);
   let queue;
   try {
@@ -72,6 +74,7 @@ async function openNatsIntake(settings: ServerSettings, url: string, logger: Log
     nats,
     storage,
     ingest: new IngestService(queue, settings.queue.maxDepth, storage),
+    unreadiness: () => natsUnreadiness(nats),
     async close() {
       await q.close();
       await nats.drain().catch(() => undefined);

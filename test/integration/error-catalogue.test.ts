@@ -31,6 +31,12 @@ describe('error bodies from the catalogue', () => {
     expect(readOnly.text).toBe('{"error":"insufficient_scope","message":"this token lacks the \\"ingest\\" scope"}');
   });
 
+  it('GET /ready: ready on the embedded queue, shaped like the liveness probe (not_ready, 503, is checked against NATS in test/e2e/scale-out.test.ts)', async () => {
+    const res = await td.request('GET', '/ready', { token: null });
+    expect(res.status).toBe(200);
+    expect(res.text).toBe('{"status":"ready","service":"api"}');
+  });
+
   it('415 for a content-encoding other than gzip', async () => {
     const res = await td.request('POST', '/v1/ingest', { body: JSON.stringify(nativeBatch()), headers: { 'content-type': 'application/json', 'content-encoding': 'br' } });
     expect(res.status).toBe(415);

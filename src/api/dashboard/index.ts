@@ -12,7 +12,7 @@ import { dashboardDist } from './build.js';
 
 
 /** Paths that belong to the API: never answered with a page, whatever the Accept header says. */
-const API_ROOTS = ['/v1', '/trpc', '/health', '/metrics', '/openapi.json', '/badge', '/clickhouse'];
+const API_ROOTS = ['/v1', '/trpc', '/health', '/ready', '/metrics', '/openapi.json', '/badge', '/clickhouse'];
 
 const IMMUTABLE = 'public, max-age=31536000, immutable';
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { defineRoute, type AnyRouteDef } from '../route.js';
+import { errors } from '../../errors.js';
 import type { StorageGuard } from '../../ingest/storage-guard.js';
 
 const storageStatusSchema = z
@@ -11,7 +12,12 @@ const storageStatusSchema = z
   })
   .meta({ id: 'StorageStatus' });
 
-export function healthRoutes(storage?: StorageGuard): AnyRouteDef[] {
+/**
+ * `/health` is liveness (the process runs; never 503 for a condition a restart cannot cure);
+ * `/ready` is readiness: 503 `not_ready` while the process cannot do its work, e.g. NATS is away,
+ * so a load balancer sends to the others. `unreadiness` says why, or null when ready.
+ */
+export function healthRoutes(storage?: StorageGuard, unreadiness: () => string | null = () => null): AnyRouteDef[] {
   return [
     defineRoute({
       method: 'GET',
@@ -25,6 +31,19 @@ export function healthRoutes(storage?: StorageGuard): AnyRouteDef[] {
       response: z.object({ status: z.literal('ok'), service: z.literal('api'), storage: storageStatusSchema.optional() }),
       async handler() {
         return { status: 'ok', service: 'api', ...(storage ? { storage: storage.status() } : {}) };
+      },
+    }),
+    defineRoute({
+      method: 'GET',
+      url: '/ready',
+      summary: 'Readiness probe: 503 `not_ready` while the process cannot do its work (its queue server is unreachable)',
+      tags: ['meta'],
+      auth: { kind: 'none' },
+      response: z.object({ status: z.literal('ready'), service: z.literal('api') }),
+      async handler() {
+        const reason = unreadiness();
+        if (reason !== null) throw errors.notReady(reason);
+        return { status: 'ready' as const, service: 'api' as const };
       },
     }),
   ];

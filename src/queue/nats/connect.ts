@@ -32,11 +32,29 @@ export async function connectNats(url: string, name: string, logger: Logger, wai
   const connected = nc;
   void (async () => {
     for await (const s of connected.status()) {
-      if (s.type === Events.Disconnect || s.type === Events.Error) logger.warn({ nats: s.type, data: JSON.stringify(s.data) }, 'nats: connection lost, reconnecting');
-      else if (s.type === Events.Reconnect) logger.info({ nats: s.type, data: JSON.stringify(s.data) }, 'nats: reconnected');
+      if (s.type === Events.Disconnect) {
+        if (!disconnectedSince.has(connected)) disconnectedSince.set(connected, Date.now());
+        logger.warn({ nats: s.type, data: JSON.stringify(s.data) }, 'nats: connection lost, reconnecting');
+      } else if (s.type === Events.Error) {
+        logger.warn({ nats: s.type, data: JSON.stringify(s.data) }, 'nats: connection error');
+      } else if (s.type === Events.Reconnect) {
+        disconnectedSince.delete(connected);
+        logger.info({ nats: s.type, data: JSON.stringify(s.data) }, 'nats: reconnected');
+      }
     }
   })();
   return connected;
+}
+
+/** When each connection lost its server (absent while connected). */
+const disconnectedSince = new WeakMap<NatsConnection, number>();
+
+/** Why this process is not ready for lack of NATS (for `GET /ready`), or null when it is connected. */
+export function natsUnreadiness(nc: NatsConnection): string | null {
+  if (nc.isClosed()) return 'the connection to NATS (SERVICE_QUEUE_URL) is closed';
+  const since = disconnectedSince.get(nc);
+  if (since === undefined) return null;
+  return `NATS (SERVICE_QUEUE_URL) unreachable for ${Math.round((Date.now() - since) / 1000)} s; reconnecting`;
 }
 
 /** The project tokens' snapshot bucket (src/tokens/snapshot.ts), created by whichever process comes first. */
