@@ -57,6 +57,18 @@ async function listRuns(url: string, token: string, branch: string): Promise<any
   return items;
 }
 
+/** A new ingest token of the first project, made on a worker with the admin token. */
+async function createIngestToken(workerUrl: string, admin: string): Promise<{ id: string; token: string }> {
+  const projects = await get(workerUrl, admin, '/v1/admin/projects');
+  const projectSlug = (projects.items ?? projects)[0].slug as string;
+  const res = await fetch(`${workerUrl}/v1/admin/projects/${projectSlug}/tokens`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ scopes: ['ingest'] }),
+  });
+  return (await res.json()) as { id: string; token: string };
+}
+
 /** Polls `f` until it answers; on time-out the error carries `explain()` (a process's log, say). */
 async function waitFor<T>(what: string, f: () => Promise<T | undefined | false>, timeoutMs: number, explain?: () => string): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -142,13 +154,7 @@ describe('ingest and worker processes on NATS JetStream', () => {
     processes.push(worker);
     const ingest = await startServerProcess({ ...common, SERVICE_DATA_DIR: tempDir('ingest-tokens'), SERVICE_ROLE: 'ingest' });
     processes.push(ingest);
-    const projects = await get(worker.url, admin, '/v1/admin/projects');
-    const projectSlug = (projects.items ?? projects)[0].slug as string;
-    const created = await fetch(`${worker.url}/v1/admin/projects/${projectSlug}/tokens`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ scopes: ['ingest'] }),
-    }).then((r) => r.json() as Promise<{ id: string; token: string }>);
+    const created = await createIngestToken(worker.url, admin);
 
     const t0 = Date.now();
     await waitFor('the new token at the ingest process', async () => (await post(ingest.url, created.token, nativeBatch({ n: 1 }))).status === 202, 5_000);
@@ -217,13 +223,7 @@ describe('ingest and worker processes on NATS JetStream', () => {
     expect(await listRuns(worker.url, token, 'outage')).toHaveLength(2);
 
     // The token snapshot outlived the restart too: the ingest process's watch still follows it.
-    const projects = await get(worker.url, admin, '/v1/admin/projects');
-    const projectSlug = (projects.items ?? projects)[0].slug as string;
-    const created = await fetch(`${worker.url}/v1/admin/projects/${projectSlug}/tokens`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ scopes: ['ingest'] }),
-    }).then((r) => r.json() as Promise<{ id: string; token: string }>);
+    const created = await createIngestToken(worker.url, admin);
     await waitFor('a token created after the restart, at the ingest process', async () => (await post(ingest.url, created.token, nativeBatch({ n: 1 }))).status === 202, 10_000);
     await fetch(`${worker.url}/v1/admin/tokens/${created.id}`, { method: 'DELETE', headers: { authorization: `Bearer ${admin}` } });
     await waitFor('a token revoked after the restart, refused by the ingest process', async () => (await post(ingest.url, created.token, nativeBatch({ n: 1 }))).status === 401, 10_000, () => ingest.output());

@@ -9,7 +9,7 @@ import { ApiError } from '../../src/errors.js';
 import { NatsQueue, type NatsQueueOptions } from '../../src/queue/nats/index.js';
 import { partitionOf } from '../../src/queue/nats/partition-leases.js';
 import { Receipts } from '../../src/queue/nats/receipts.js';
-import type { DequeueOptions, Lease, NewJob } from '../../src/queue/types.js';
+import type { DequeueOptions, EnqueueResult, Lease, NewJob } from '../../src/queue/types.js';
 import { startNatsServer, type NatsServer } from '../helpers/nats.js';
 import { startTcpProxy } from '../helpers/tcp-proxy.js';
 import { makeBatch, makeEvent, queueContract } from './queue-contract.js';
@@ -71,6 +71,19 @@ describe('nats jetstream specifics', () => {
       }
     }
     return out;
+  }
+
+  /** Enqueues, retrying while the connection comes back (up to 15 s). */
+  async function enqueueOnceBack(q: NatsQueue, j: NewJob): Promise<EnqueueResult> {
+    const deadline = Date.now() + 15_000;
+    for (;;) {
+      try {
+        return await q.enqueue(j);
+      } catch (err) {
+        if (Date.now() > deadline) throw err;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
   }
 
   async function dequeueWithin(q: NatsQueue, ms: number, opts: DequeueOptions = { maxJobs: 100, maxExecutions: 10_000 }): Promise<Lease> {
@@ -351,14 +364,7 @@ describe('nats jetstream specifics', () => {
     const outcome = await Promise.race([stuck.then(() => 'returned'), new Promise((r) => setTimeout(() => r('still waiting'), 10_000))]);
     expect(outcome).toBe('returned');
 
-    const deadline = Date.now() + 15_000;
-    let second: Awaited<ReturnType<NatsQueue['enqueue']>> | undefined;
-    while (!second) {
-      second = await q.enqueue(job('key-after-01')).catch((err: unknown) => {
-        if (Date.now() > deadline) throw err;
-        return new Promise<undefined>((r) => setTimeout(() => r(undefined), 200));
-      });
-    }
+    const second = await enqueueOnceBack(q, job('key-after-01'));
     const lease2 = await dequeueWithin(q, 15_000);
     expect(lease2.jobs.map((j) => j.receiptId)).toEqual([second.receiptId]);
     await q.ack(lease2.id);
@@ -379,14 +385,7 @@ describe('nats jetstream specifics', () => {
     expect(await q.dequeue({ maxJobs: 100, maxExecutions: 10_000 })).toBeNull();
     proxy.cut();
 
-    const deadline = Date.now() + 15_000;
-    let c: Awaited<ReturnType<NatsQueue['enqueue']>> | undefined;
-    while (!c) {
-      c = await q.enqueue(job('key-lost-c1')).catch((err: unknown) => {
-        if (Date.now() > deadline) throw err;
-        return new Promise<undefined>((r) => setTimeout(() => r(undefined), 100));
-      });
-    }
+    const c = await enqueueOnceBack(q, job('key-lost-c1'));
     const got: string[] = [];
     while (got.length < 3) {
       const lease = await dequeueWithin(q, 5_000);
