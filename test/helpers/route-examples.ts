@@ -34,6 +34,7 @@ const resource = { ciProvider: 'github_actions', commitSha: 'feedbeef99', branch
 
 export const ROUTE_EXAMPLES: Record<string, (f: Fixture) => RouteExample> = {
   'GET /health': () => ({}),
+  'GET /ready': () => ({}),
   'GET /openapi.json': () => ({}),
   'POST /v1/ingest': () => ({ body: nativeBatch({ key: key(), n: 1, resource }) }),
   'POST /v1/ingest/junit': () => ({
