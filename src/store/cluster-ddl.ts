@@ -218,13 +218,14 @@ function shardingKey(columns: string, orderBy: string): string {
   return `cityHash64(${key})`;
 }
 
-/** `text` split on `sep` outside parentheses and quotes. */
-function splitTopLevel(text: string, sep: string): string[] {
-  const parts: string[] = [];
+/**
+ * Walks `text` up to `end`, calling `visit` with each index outside parentheses and quotes;
+ * returns whether `end` itself is outside them.
+ */
+function walkTopLevel(text: string, end: number, visit?: (i: number) => void): boolean {
   let depth = 0;
   let quote: string | null = null;
-  let start = 0;
-  for (let i = 0; i < text.length; i++) {
+  for (let i = 0; i < end; i++) {
     const c = text[i]!;
     if (quote) {
       if (c === '\\') i++;
@@ -232,29 +233,27 @@ function splitTopLevel(text: string, sep: string): string[] {
     } else if (c === "'" || c === '"' || c === '`') quote = c;
     else if (c === '(') depth++;
     else if (c === ')') depth--;
-    else if (c === sep && depth === 0) {
-      parts.push(text.slice(start, i));
-      start = i + 1;
-    }
+    else if (depth === 0) visit?.(i);
   }
+  return depth === 0 && quote === null;
+}
+
+/** `text` split on `sep` outside parentheses and quotes. */
+function splitTopLevel(text: string, sep: string): string[] {
+  const parts: string[] = [];
+  let start = 0;
+  walkTopLevel(text, text.length, (i) => {
+    if (text[i] !== sep) return;
+    parts.push(text.slice(start, i));
+    start = i + 1;
+  });
   parts.push(text.slice(start));
   return parts;
 }
 
 /** Whether position `at` of `text` is outside parentheses and quotes. */
 function atTopLevel(text: string, at: number): boolean {
-  let depth = 0;
-  let quote: string | null = null;
-  for (let i = 0; i < at; i++) {
-    const c = text[i]!;
-    if (quote) {
-      if (c === '\\') i++;
-      else if (c === quote) quote = null;
-    } else if (c === "'" || c === '"' || c === '`') quote = c;
-    else if (c === '(') depth++;
-    else if (c === ')') depth--;
-  }
-  return depth === 0 && quote === null;
+  return walkTopLevel(text, at);
 }
 
 function quote(s: string): string {

@@ -794,12 +794,8 @@ export class NatsQueue implements Queue, RawLeaseSource {
   private async ackMessages(part: OwnedPartition, seqs: readonly number[]): Promise<void> {
     const msgs = seqs.map((s) => part.held.get(s)).filter((h): h is HeldMsg => h !== undefined);
     const oks = await Promise.all(msgs.map((h) => h.msg.ackAck({ timeout: this.ackTimeoutMs }).catch(() => false)));
-    const missing: number[] = [];
-    for (const [i, h] of msgs.entries()) {
-      if (oks[i]) this.acked(part, h.seq);
-      else missing.push(h.seq);
-    }
-    await Promise.all(msgs.filter((_, i) => oks[i]).map((h) => this.attempts.remove(part.p, h.seq).catch(() => undefined)));
+    await Promise.all(msgs.filter((_, i) => oks[i]).map((h) => this.acked(part, h.seq)));
+    const missing = msgs.filter((_, i) => !oks[i]).map((h) => h.seq);
     if (missing.length === 0) return;
     this.logger?.warn({ partition: part.p, seqs: missing }, 'nats queue: acks not confirmed; kept and retried');
     for (const s of missing) part.unacked.add(s);
@@ -809,11 +805,13 @@ export class NatsQueue implements Queue, RawLeaseSource {
     void this.retryAcks(part);
   }
 
-  /** One job message gone from the stream: no longer held nor counted. */
-  private acked(part: OwnedPartition, seq: number): void {
+  /** One job message gone from the stream: no longer held nor counted, its attempts record dropped. */
+  private async acked(part: OwnedPartition, seq: number): Promise<void> {
     part.unacked.delete(seq);
     part.release(seq);
     this.storedDelta--;
+    // Left behind in KV, it is garbage that the bucket's TTL removes.
+    await this.attempts.remove(part.p, seq).catch(() => undefined);
   }
 
   /** Retries the acks of committed jobs (part.unacked) until each lands or its message is gone. */
@@ -832,8 +830,7 @@ export class NatsQueue implements Queue, RawLeaseSource {
         // An ack that landed although its confirmation was lost: the message is gone already.
         if (!done) done = await this.jsm.streams.getMessage(this.names.jobsStream, { seq }).then(() => false, (err: unknown) => isNotFound(err));
         if (!done || part.closed) continue;
-        this.acked(part, seq);
-        await this.attempts.remove(part.p, seq).catch(() => undefined);
+        await this.acked(part, seq);
         this.logger?.info({ partition: part.p, seq }, 'nats queue: a retried ack landed');
       }
     })()
