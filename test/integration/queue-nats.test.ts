@@ -6,7 +6,7 @@ import path from 'node:path';
 import { connect } from 'nats';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/errors.js';
-import { NatsQueue, type NatsQueueOptions } from '../../src/queue/nats/index.js';
+import { NatsQueue, receiptIdFor, type NatsQueueOptions } from '../../src/queue/nats/index.js';
 import { partitionOf } from '../../src/queue/nats/partition-leases.js';
 import { Receipts } from '../../src/queue/nats/receipts.js';
 import type { DequeueOptions, EnqueueResult, Lease, NewJob } from '../../src/queue/types.js';
@@ -118,6 +118,36 @@ describe('nats jetstream specifics', () => {
     expect(leased.sort()).toEqual([first.receiptId, raced[0].receiptId].sort());
     expect(await a.dequeue({ maxJobs: 100, maxExecutions: 100 })).toBeNull();
   });
+
+  it('ids come from the key, not the server: the same receipt and job id after a kill -9 restart and in a re-created stream', async () => {
+    const own = await startNatsServer();
+    cleanups.push(() => own.close());
+    const prefix = freshPrefix();
+    const q1 = await NatsQueue.open({ servers: own.url, ...OPTS, prefix, partitions: 1 });
+    const r = await q1.enqueue(job('key-ids-01', 'proj-ids', 2));
+    expect(r.receiptId).toBe(receiptIdFor('proj-ids', 'key-ids-01', 0));
+    // Leased and never acked: redelivered after the server dies and comes back.
+    expect((await dequeueWithin(q1, 5_000)).jobs.map((j) => j.receiptId)).toEqual([r.receiptId]);
+    await q1.close().catch(() => undefined);
+    await own.kill9();
+    await own.start();
+    const q2 = await open({ servers: own.url, prefix, partitions: 1 });
+    expect((await dequeueWithin(q2, 15_000)).jobs.map((j) => [j.id, j.receiptId])).toEqual([[r.receiptId, r.receiptId]]);
+    // The message restored into a stream created anew (another creation time, another seq), as an
+    // operator's backup restore would: still the id the client was given.
+    const nc = await connect({ servers: own.url });
+    const jsm = await nc.jetstreamManager();
+    const stored = await jsm.streams.getMessage(`${prefix}_JOBS`, { seq: 1 });
+    await q2.close();
+    cleanups.pop();
+    const info = await jsm.streams.info(`${prefix}_JOBS`);
+    await jsm.streams.delete(`${prefix}_JOBS`);
+    await jsm.streams.add(info.config);
+    await nc.jetstream().publish(stored.subject, stored.data);
+    await nc.close();
+    const q3 = await open({ servers: own.url, prefix, partitions: 1 });
+    expect((await dequeueWithin(q3, 15_000)).jobs.map((j) => [j.id, j.receiptId])).toEqual([[r.receiptId, r.receiptId]]);
+  }, 60_000);
 
   it('a full stream refuses enqueue with the backpressure error, and loses nothing it accepted', async () => {
     const q = await open({ prefix: freshPrefix(), partitions: 2, maxMsgs: 3 });

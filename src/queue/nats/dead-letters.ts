@@ -28,7 +28,11 @@ export class DeadLetters {
     await this.js.publish(this.names.deadSubject, enc.encode(JSON.stringify(dead)), { msgID: msgId, headers: h });
   }
 
-  /** Every dead job, by job id (receipt order); the newest record wins for a job died twice. */
+  /**
+   * Every dead job, oldest receipt first (the time the job was accepted, then the order it died
+   * in; job ids are hashes of the idempotency key, not ordered); the newest record wins for a job
+   * died twice.
+   */
   async all(): Promise<StoredDead[]> {
     const entries = await readStream(this.js, this.jsm, this.names.deadStream, 1, Number.MAX_SAFE_INTEGER);
     const byId = new Map<string, StoredDead>();
@@ -36,7 +40,14 @@ export class DeadLetters {
       const dead = JSON.parse(dec.decode(e.msg.data)) as DeadJob;
       byId.set(dead.job.id, { seq: e.seq, dead });
     }
-    return [...byId.values()].sort((a, b) => (a.dead.job.id < b.dead.job.id ? -1 : a.dead.job.id > b.dead.job.id ? 1 : 0));
+    return [...byId.values()].sort((a, b) => a.dead.job.receivedAt - b.dead.job.receivedAt || a.seq - b.seq);
+  }
+
+  /** A page of `all()`: the `limit` records after job id `after` (none when `after` is no longer dead). */
+  async page(limit: number, after?: string): Promise<StoredDead[]> {
+    const all = await this.all();
+    const from = after === undefined ? 0 : all.findIndex((d) => d.dead.job.id === after) + 1;
+    return from === 0 && after !== undefined ? [] : all.slice(from, from + limit);
   }
 
   async get(id: string): Promise<StoredDead | undefined> {

@@ -1,13 +1,24 @@
 // Receipt ids and idempotency-key hashes of the NATS queue.
 import { createHash } from 'node:crypto';
+import { stableUuid } from '../../domain/ids.js';
 
 /**
- * The receipt (and job) id of the message stored at `seq` in a jobs stream created at
- * `streamCreatedMs`: UUID-shaped (version 8 layout), deterministic (a duplicate publish, which
- * answers the original seq, yields the original receipt) and sortable (the stream's creation time,
- * then the seq, both big-endian).
+ * The receipt (and job) id of the batch sent under (project, idempotency key), generation `gen`
+ * (bumped when a dead job is dropped, so the same batch sent again is a new job). A function of
+ * what the client sent and of durable state keyed by it, never of server metadata: a restarted or
+ * re-created stream, a redelivery or a new consumer gives the same id, so the run ids and the
+ * writes keyed by it deduplicate. It is also written into the message at publish.
  */
-export function receiptIdFromSeq(streamCreatedMs: number, seq: number): string {
+export function receiptIdFor(projectId: string, idempotencyKey: string, gen: number): string {
+  return stableUuid('nats-receipt', projectId, idempotencyKey, String(gen));
+}
+
+/**
+ * The id of a message published before ids were written into messages: the stream's creation
+ * time and the seq. Only for draining such messages after an upgrade; a server restart can report
+ * another creation time, which is why new messages carry their id.
+ */
+export function legacyReceiptIdFromSeq(streamCreatedMs: number, seq: number): string {
   const time = Math.max(0, Math.floor(streamCreatedMs)).toString(16).padStart(12, '0').slice(-12);
   // 18 hex digits for the seq: 3 after the version nibble, 3 after the variant nibble, 12 at the end.
   const s = Math.max(0, Math.floor(seq)).toString(16).padStart(18, '0');

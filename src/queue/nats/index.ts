@@ -1,4 +1,4 @@
 // The NATS JetStream queue backend (see queue.ts).
 export { NatsQueue, type NatsQueueOptions } from './queue.js';
 export { natsNames, type NatsNames } from './names.js';
-export { receiptIdFromSeq } from './ids.js';
+export { receiptIdFor } from './ids.js';

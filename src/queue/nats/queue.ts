@@ -57,7 +57,7 @@ import { Attempts } from './attempts.js';
 import { DeadLetters, type StoredDead } from './dead-letters.js';
 import { isNotFound, mapPublishError, mapUnavailable } from './errors.js';
 import { errors } from '../../errors.js';
-import { receiptIdFromSeq } from './ids.js';
+import { legacyReceiptIdFromSeq, receiptIdFor } from './ids.js';
 import { natsNames, type NatsNames } from './names.js';
 import { NatsOutbox } from './outbox.js';
 import { OwnedPartition, type HeldMsg } from './partition.js';
@@ -117,7 +117,10 @@ interface ActiveLease {
   frozen: boolean;
 }
 
-/** A job as published: `id` only when republished from the dead (a new message keeps its id). */
+/**
+ * A job as published, with its id (`receiptIdFor`: the same for every publish of the key's
+ * generation). `id` is absent only in messages published before ids were written at publish.
+ */
 type JobPayload = Omit<StoredJob, 'id'> & { id?: string };
 
 const enc = new TextEncoder();
@@ -443,7 +446,10 @@ export class NatsQueue implements Queue, RawLeaseSource {
     const answer = Receipts.answer(existing);
     if (answer) return answer;
     const gen = existing?.gen ?? 0;
-    const payload: JobPayload = { projectId: job.projectId, source: job.source, batch: job.batch, receivedAt: Date.now() };
+    // The id is fixed before the publish and travels in the message: a retried publish (deduplicated
+    // by msgID), a redelivery after a server restart or a new consumer all give this same id.
+    const receiptId = receiptIdFor(job.projectId, job.batch.idempotencyKey, gen);
+    const payload: JobPayload = { id: receiptId, projectId: job.projectId, source: job.source, batch: job.batch, receivedAt: Date.now() };
     const data = enc.encode(JSON.stringify(payload));
     this.assertFits(data.length);
     const acceptedExecutions = job.batch.executions.length;
@@ -458,7 +464,6 @@ export class NatsQueue implements Queue, RawLeaseSource {
       } catch (err) {
         throw mapPublishError(err);
       }
-      const receiptId = receiptIdFromSeq(this.streams.jobsCreatedMs, ack.seq);
       // Written after the PubAck: a crash in between leaves a stored job whose replay the duplicate
       // window still answers with the same receipt.
       await this.receipts.put(key, { receiptId, acceptedExecutions, seq: ack.seq, gen });
@@ -603,7 +608,7 @@ export class NatsQueue implements Queue, RawLeaseSource {
       return;
     }
     const job: StoredJob = {
-      id: payload.id ?? receiptIdFromSeq(this.streams.jobsCreatedMs, m.seq),
+      id: payload.id ?? legacyReceiptIdFromSeq(this.streams.jobsCreatedMs, m.seq),
       projectId: payload.projectId,
       source: payload.source,
       batch: payload.batch,
@@ -995,7 +1000,7 @@ export class NatsQueue implements Queue, RawLeaseSource {
     const stored = await this.jsm.streams.getMessage(this.names.jobsStream, { seq }).catch(() => null);
     if (!stored) return;
     const payload = JSON.parse(dec.decode(stored.data)) as JobPayload;
-    const id = payload.id ?? receiptIdFromSeq(this.streams.jobsCreatedMs, seq);
+    const id = payload.id ?? legacyReceiptIdFromSeq(this.streams.jobsCreatedMs, seq);
     const job: StoredJob = { id, projectId: payload.projectId, source: payload.source, batch: payload.batch, receivedAt: payload.receivedAt };
     this.beginMutation();
     try {
@@ -1070,11 +1075,7 @@ export class NatsQueue implements Queue, RawLeaseSource {
   // --- dead letters ----------------------------------------------------------------------------
 
   async deadJobs(limit = 100, after?: string): Promise<DeadJob[]> {
-    const all = await this.dead.all();
-    return all
-      .filter((d) => after === undefined || d.dead.job.id > after)
-      .slice(0, limit)
-      .map((d) => d.dead);
+    return (await this.dead.page(limit, after)).map((d) => d.dead);
   }
 
   async deadJob(id: string): Promise<DeadJob | undefined> {
