@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import type { Logger } from 'pino';
 import { Waiters } from './waiters.js';
+import { deadAction, deadGroupOf, FailurePolicy, ReleaseCount, Serial, type Delayed, type FailureSink } from './failure-policy.js';
 import { uuidv7 } from '../domain/ids.js';
 import { isOutOfSpace } from '../domain/storage-errors.js';
 import type { DomainEvent } from '../domain/events.js';
@@ -75,9 +76,6 @@ interface TakenLease {
   plan?: LeasePlan;
 }
 
-/** A frozen lease (by id) or a group of jobs leased together, waiting out a backoff. */
-type Delayed = { availableAt: number } & ({ frozen: true; id: string } | { frozen: false; ids: string[] });
-
 export class EmbeddedQueue implements Queue, RawLeaseSource {
   private readonly root: RootDatabase;
   /** Job records as JSON bytes: payloads vary in shape, which makes LMDB's shared-structure msgpack slow. */
@@ -103,14 +101,15 @@ export class EmbeddedQueue implements Queue, RawLeaseSource {
    * retries of a job that failed alone. In memory only: after a crash they re-form from `ready`.
    */
   private groupsReady: string[][] = [];
-  /** Consecutive out-of-space failures: the backoff grows with them, an ack resets it. */
-  private spaceFailures = 0;
   /** Dead-job operations run one at a time (a requeue and a drop of the same group must not interleave). */
-  private deadOps: Promise<unknown> = Promise.resolve();
-  private delayed: Delayed[] = [];
+  private readonly deadOps = new Serial();
+  private delayed: Delayed<string>[] = [];
   private readonly leases = new Map<string, ActiveLease>();
-  /** Jobs taken off a lease and not yet put back (whileReleasing): depth() counts them as in flight. */
-  private releasing = 0;
+  /** Jobs taken off a lease and not yet put back: depth() counts them as in flight. */
+  private readonly releasing = new ReleaseCount();
+  private readonly policy: FailurePolicy;
+  /** How the failure policy's decisions are carried out on this queue's storage and sets. */
+  private readonly failures: FailureSink<string>;
   private readonly frozenJobCount = new Map<string, number>();
   private readonly enqueuing = new Map<string, Promise<EnqueueResult>>();
   /** Executions per ready job, so leases are sized without decoding payloads. */
@@ -123,9 +122,6 @@ export class EmbeddedQueue implements Queue, RawLeaseSource {
   private idSeq = 0;
   private closed = false;
   private readonly visibilityMs: number;
-  private readonly maxAttempts: number;
-  private readonly baseBackoffMs: number;
-  private readonly maxBackoffMs: number;
   private readonly logger: Logger | undefined;
   private readonly maxBytes: number;
   private readonly path: string;
@@ -154,10 +150,9 @@ export class EmbeddedQueue implements Queue, RawLeaseSource {
     this.outboxDb = this.root.openDB<DomainEvent, number>({ name: 'outbox', keyEncoding: 'uint32', encoding: 'json' });
     this.meta = this.root.openDB<number, string>({ name: 'meta', encoding: 'json' });
     this.visibilityMs = opts.visibilityMs;
-    this.maxAttempts = opts.maxAttempts;
-    this.baseBackoffMs = opts.baseBackoffMs ?? 1000;
-    this.maxBackoffMs = opts.maxBackoffMs ?? 60_000;
     this.logger = opts.logger;
+    this.policy = new FailurePolicy({ maxAttempts: opts.maxAttempts, baseBackoffMs: opts.baseBackoffMs ?? 1000, maxBackoffMs: opts.maxBackoffMs ?? 60_000 }, opts.logger);
+    this.failures = this.makeFailureSink();
     this.maxBytes = opts.maxBytes ?? 0;
     this.path = opts.path;
     this.outbox = this.makeOutbox();
@@ -431,7 +426,7 @@ export class EmbeddedQueue implements Queue, RawLeaseSource {
       }
     });
     this.frozenJobCount.delete(leaseId);
-    this.spaceFailures = 0;
+    this.policy.committed();
     for (const id of lease.jobIds) this.execCounts.delete(id);
     if (plan && plan.plan.events.length > 0) this.wakeOutbox();
   }
@@ -440,118 +435,48 @@ export class EmbeddedQueue implements Queue, RawLeaseSource {
     const lease = this.requireLease(leaseId);
     if (lease.frozen) throw new Error('failJob on a frozen lease: nack the whole lease');
     lease.jobIds = lease.jobIds.filter((id) => id !== jobId);
-    await this.whileReleasing(1, () => this.retryOrBury([jobId], error));
+    await this.releasing.during(1, () => this.policy.failJob(jobId, error, this.failures));
   }
 
   async nack(leaseId: string, error: string, opts: NackOptions = {}): Promise<void> {
     const lease = this.leases.get(leaseId);
     if (!lease) return;
     this.leases.delete(leaseId);
-    await this.whileReleasing(lease.jobIds.length, () => this.placeNacked(lease, error, opts));
+    await this.releasing.during(lease.jobIds.length, () => this.policy.nack({ id: leaseId, jobs: lease.jobIds, frozen: lease.frozen }, error, opts, this.failures));
   }
 
-  /**
-   * Runs `place`, which puts `n` jobs taken off a lease back (delayed, split, dead) once its
-   * writes are durable, while depth() still counts them: the queue never looks shorter than it
-   * is (the door, /health and the metrics read it).
-   */
-  private async whileReleasing(n: number, place: () => Promise<void>): Promise<void> {
-    this.releasing += n;
-    try {
-      await place();
-    } finally {
-      this.releasing -= n;
-    }
-  }
-
-  private async placeNacked(lease: ActiveLease, error: string, opts: NackOptions): Promise<void> {
-    const leaseId = lease.id;
-    if (opts.outOfSpace) {
-      // The machine's condition, not the jobs': the same lease again later, nothing charged.
-      await this.refundAttempts(lease.jobIds);
-      const availableAt = Date.now() + this.backoff(++this.spaceFailures);
-      if (lease.frozen) this.delayed.push({ frozen: true, id: leaseId, availableAt });
-      else if (lease.jobIds.length > 0) this.delayed.push({ frozen: false, ids: lease.jobIds, availableAt });
-      this.logger?.warn({ leaseId, jobs: lease.jobIds.length, error }, 'storage out of space: lease retried later, no attempt charged');
-      return;
-    }
-    if (lease.frozen && opts.unfreeze) {
-      // Nothing was written under this lease id, so its jobs may go on under other ids. A crash
-      // before this is durable redelivers the frozen lease, which is also correct.
-      await settleWrite(this.plans.remove(leaseId));
-      this.frozenJobCount.delete(leaseId);
-      lease.frozen = false;
-    }
-    if (lease.frozen) {
-      const attempts = Math.max(...lease.jobIds.map((id) => this.attempts.get(id) ?? 1));
-      if (attempts >= this.maxAttempts) {
-        // One transaction: a plan left behind by a crash would redeliver the dead jobs' events.
-        await this.bury(lease.jobIds, error, leaseId);
+  /** The failure policy's decisions (./failure-policy.ts) on LMDB and this queue's in-memory sets. */
+  private makeFailureSink(): FailureSink<string> {
+    return {
+      attempts: (id) => this.attempts.get(id) ?? 0,
+      refund: (ids) =>
+        this.tx(() => {
+          for (const id of ids) {
+            const n = this.attempts.get(id) ?? 0;
+            if (n <= 1) void this.attempts.remove(id);
+            else void this.attempts.put(id, n - 1);
+          }
+        }),
+      noteFirstErrors: async (ids, error) => {
+        const fresh = ids.filter((id) => !this.firstErrors.doesExist(id));
+        if (fresh.length === 0) return;
+        await this.tx(() => {
+          for (const id of fresh) void this.firstErrors.put(id, error);
+        });
+      },
+      unfreeze: async (leaseId) => {
+        await settleWrite(this.plans.remove(leaseId));
         this.frozenJobCount.delete(leaseId);
-      } else {
-        await this.noteFirstErrors(lease.jobIds, error);
-        this.delayed.push({ id: leaseId, frozen: true, availableAt: Date.now() + this.backoff(attempts) });
-      }
-      return;
-    }
-    if (lease.jobIds.length > 1) {
-      await this.split(lease.jobIds);
-      this.logger?.info({ leaseId, jobs: lease.jobIds.length, error }, 'lease failed: split in halves to find the failing job');
-      return;
-    }
-    await this.retryOrBury(lease.jobIds, error);
+      },
+      // One transaction: a plan left behind by a crash would redeliver the dead jobs' events.
+      bury: (ids, error, planId) => this.bury(ids, error, planId),
+      toFront: (groups) => this.groupsReady.unshift(...groups),
+      delay: (d) => this.delayed.push(d),
+      wake: () => this.wake(),
+    };
   }
 
-  /**
-   * A group failed: which job is at fault is not known yet, so none is charged. Each half goes
-   * back to the front of the queue as a lease of its own; a job that fails alone is charged.
-   */
-  private async split(jobIds: string[]): Promise<void> {
-    await this.refundAttempts(jobIds);
-    const mid = Math.ceil(jobIds.length / 2);
-    this.groupsReady.unshift(jobIds.slice(0, mid), jobIds.slice(mid));
-    this.wake();
-  }
-
-  /** Takes back the attempt counted when these jobs were leased. */
-  private async refundAttempts(jobIds: string[]): Promise<void> {
-    await this.tx(() => {
-      for (const id of jobIds) {
-        const n = this.attempts.get(id) ?? 0;
-        if (n <= 1) void this.attempts.remove(id);
-        else void this.attempts.put(id, n - 1);
-      }
-    });
-  }
-
-  private async noteFirstErrors(jobIds: string[], error: string): Promise<void> {
-    const fresh = jobIds.filter((id) => !this.firstErrors.doesExist(id));
-    if (fresh.length === 0) return;
-    await this.tx(() => {
-      for (const id of fresh) void this.firstErrors.put(id, error);
-    });
-  }
-
-  /** Jobs that failed alone: retried alone after a backoff, or dead after `maxAttempts`. */
-  private async retryOrBury(jobIds: string[], error: string): Promise<void> {
-    const toBury: string[] = [];
-    const retry: string[] = [];
-    const later: { ids: string[]; frozen: false; availableAt: number }[] = [];
-    for (const id of jobIds) {
-      const attempts = this.attempts.get(id) ?? 1;
-      if (attempts >= this.maxAttempts) toBury.push(id);
-      else {
-        retry.push(id);
-        later.push({ ids: [id], frozen: false, availableAt: Date.now() + this.backoff(attempts) });
-      }
-    }
-    await this.noteFirstErrors(retry, error);
-    if (toBury.length > 0) await this.bury(toBury, error);
-    // Placed last, in the same turn as whileReleasing's count drops: never counted twice.
-    this.delayed.push(...later);
-  }
-
-  private async bury(jobIds: string[], error: string, planId?: string): Promise<void> {
+  private async bury(jobIds: readonly string[], error: string, planId?: string): Promise<void> {
     const diedAt = Date.now();
     const buried: DeadJob[] = [];
     await this.tx(() => {
@@ -579,6 +504,7 @@ export class EmbeddedQueue implements Queue, RawLeaseSource {
         void this.plans.remove(planId);
       }
     });
+    if (planId !== undefined) this.frozenJobCount.delete(planId);
     this.deadCount += buried.length;
     for (const id of jobIds) this.execCounts.delete(id);
     for (const d of buried) {
@@ -587,12 +513,6 @@ export class EmbeddedQueue implements Queue, RawLeaseSource {
         'job parked as dead after repeated failures',
       );
     }
-  }
-
-  private backoff(attempts: number): number {
-    const exp = Math.min(this.maxBackoffMs, this.baseBackoffMs * 2 ** Math.max(0, attempts - 1));
-    // Jitter spreads retries of jobs that failed together.
-    return Math.round(exp * (0.75 + Math.random() * 0.5));
   }
 
   private async bumpAttempts(ids: string[]): Promise<number> {
@@ -619,11 +539,11 @@ export class EmbeddedQueue implements Queue, RawLeaseSource {
 
   private promoteDelayed(now: number): void {
     if (this.delayed.length === 0) return;
-    const keep: Delayed[] = [];
+    const keep: Delayed<string>[] = [];
     for (const d of this.delayed) {
       if (d.availableAt > now) keep.push(d);
       else if (d.frozen) this.frozenReady.push(d.id);
-      else this.groupsReady.push(d.ids);
+      else this.groupsReady.push(d.jobs);
     }
     this.delayed = keep;
   }
@@ -666,13 +586,13 @@ export class EmbeddedQueue implements Queue, RawLeaseSource {
   }
 
   stats(): QueueStats {
-    let inflight = this.releasing;
+    let inflight = this.releasing.value;
     for (const l of this.leases.values()) inflight += l.jobIds.length;
     let frozen = 0;
     for (const id of this.frozenReady) frozen += this.frozenJobCount.get(id) ?? 0;
     for (const g of this.groupsReady) frozen += g.length;
     let delayed = 0;
-    for (const d of this.delayed) delayed += d.frozen ? (this.frozenJobCount.get(d.id) ?? 0) : d.ids.length;
+    for (const d of this.delayed) delayed += d.frozen ? (this.frozenJobCount.get(d.id) ?? 0) : d.jobs.length;
     return { pending: this.ready.length - this.readyHead + frozen + delayed, inflight, dead: this.deadCount, delayed };
   }
 
@@ -695,8 +615,8 @@ export class EmbeddedQueue implements Queue, RawLeaseSource {
   }
 
   requeueDead(id: string): Promise<DeadJobAction | null> {
-    return this.deadOp(async () => {
-      const group = this.deadGroup(id);
+    return this.deadOps.run(async () => {
+      const group = await this.deadGroup(id);
       if (!group) return null;
       const { records, plan, frozenLeaseId } = group;
       await this.tx(() => {
@@ -724,13 +644,13 @@ export class EmbeddedQueue implements Queue, RawLeaseSource {
       }
       this.wake();
       this.logger?.info({ jobIds, frozenLeaseId }, 'dead job requeued');
-      return { jobIds, ...(frozenLeaseId !== undefined ? { frozenLeaseId } : {}) };
+      return deadAction(jobIds, frozenLeaseId);
     });
   }
 
   dropDead(id: string): Promise<DeadJobAction | null> {
-    return this.deadOp(async () => {
-      const group = this.deadGroup(id);
+    return this.deadOps.run(async () => {
+      const group = await this.deadGroup(id);
       if (!group) return null;
       const { records, frozenLeaseId } = group;
       await this.tx(() => {
@@ -745,25 +665,16 @@ export class EmbeddedQueue implements Queue, RawLeaseSource {
       this.deadCount -= records.length;
       const jobIds = records.map((d) => d.job.id);
       this.logger?.info({ jobIds, frozenLeaseId }, 'dead job dropped; idempotency key released');
-      return { jobIds, ...(frozenLeaseId !== undefined ? { frozenLeaseId } : {}) };
+      return deadAction(jobIds, frozenLeaseId);
     });
   }
 
-  /** A dead job and, when it died in a frozen lease, its dead lease-mates and that lease's plan. */
-  private deadGroup(id: string): { records: DeadJob[]; plan?: PlanRecord; frozenLeaseId?: string } | null {
-    const d = this.dead.get(id);
-    if (!d) return null;
-    if (d.frozenLeaseId === undefined) return { records: [d] };
-    const plan = this.deadPlans.get(d.frozenLeaseId);
-    const ids = plan?.jobIds ?? [id];
-    const records = ids.map((j) => this.dead.get(j)).filter((r): r is DeadJob => r !== undefined);
-    return { records, frozenLeaseId: d.frozenLeaseId, ...(plan ? { plan } : {}) };
-  }
-
-  private deadOp<T>(f: () => Promise<T>): Promise<T> {
-    const run = this.deadOps.then(f, f);
-    this.deadOps = run.catch(() => undefined);
-    return run;
+  private deadGroup(id: string): Promise<{ records: DeadJob[]; plan?: PlanRecord; frozenLeaseId?: string } | null> {
+    return deadGroupOf(
+      id,
+      (j) => this.dead.get(j),
+      (leaseId) => this.deadPlans.get(leaseId),
+    );
   }
 
   private makeOutbox(): Outbox {

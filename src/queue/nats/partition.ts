@@ -6,6 +6,7 @@
 // acquires the partition: the new owner recreates the consumer and gets every unacked message
 // again, oldest first.
 import type { JsMsg } from 'nats';
+import type { Delayed } from '../failure-policy.js';
 import type { StoredJob } from '../types.js';
 import type { PlanRecord } from './plans.js';
 
@@ -17,8 +18,6 @@ export interface HeldMsg {
   executions: number;
 }
 
-/** A frozen lease (by id) or a group of jobs leased together, waiting out a backoff. */
-export type Delayed = { availableAt: number } & ({ frozen: true; id: string } | { frozen: false; seqs: number[] });
 
 export class OwnedPartition {
   readonly held = new Map<number, HeldMsg>();
@@ -28,7 +27,7 @@ export class OwnedPartition {
   /** Halves of split leases and retries of single jobs: leased as they are, before `ready`. */
   groups: number[][] = [];
   frozenReady: string[] = [];
-  delayed: Delayed[] = [];
+  delayed: Delayed<number>[] = [];
   /** Live frozen leases of this partition, by lease id. */
   readonly plans = new Map<string, PlanRecord>();
   /** seq → lease id, for messages named by a live plan. */
@@ -94,11 +93,11 @@ export class OwnedPartition {
   /** Moves backoffs that are due to the groups / frozen lists. */
   promote(now: number): void {
     if (this.delayed.length === 0) return;
-    const keep: Delayed[] = [];
+    const keep: Delayed<number>[] = [];
     for (const d of this.delayed) {
       if (d.availableAt > now) keep.push(d);
       else if (d.frozen) this.frozenReady.push(d.id);
-      else this.groups.push(d.seqs);
+      else this.groups.push(d.jobs);
     }
     this.delayed = keep;
   }
@@ -110,7 +109,7 @@ export class OwnedPartition {
 
   delayedJobs(): number {
     let n = 0;
-    for (const d of this.delayed) n += d.frozen ? (this.plans.get(d.id)?.jobIds.length ?? 0) : d.seqs.length;
+    for (const d of this.delayed) n += d.frozen ? (this.plans.get(d.id)?.jobIds.length ?? 0) : d.jobs.length;
     return n;
   }
 

@@ -37,6 +37,7 @@ import {
 } from 'nats';
 import type { Logger } from 'pino';
 import { Waiters } from '../waiters.js';
+import { deadAction, deadGroupOf, FailurePolicy, ReleaseCount, Serial, type FailureSink } from '../failure-policy.js';
 import type {
   DeadJob,
   DeadJobAction,
@@ -144,9 +145,6 @@ export class NatsQueue implements Queue, RawLeaseSource {
   private readonly names: NatsNames;
   private readonly partitions: number;
   private readonly visibilityMs: number;
-  private readonly maxAttempts: number;
-  private readonly baseBackoffMs: number;
-  private readonly maxBackoffMs: number;
   private readonly maxDeliver: number;
   private readonly maxHeld: number;
   private readonly pullTimeoutMs: number;
@@ -166,9 +164,11 @@ export class NatsQueue implements Queue, RawLeaseSource {
   private readonly subs: Subscription[] = [];
   private timers: NodeJS.Timeout[] = [];
   private readonly workWaiters = new Waiters();
-  private deadOps: Promise<unknown> = Promise.resolve();
+  /** Dead-job operations run one at a time (a requeue and a drop of the same group must not interleave). */
+  private readonly deadOps = new Serial();
   /** Jobs taken off a lease and not yet placed back: counted as in flight. */
-  private releasing = 0;
+  private readonly releasing = new ReleaseCount();
+  private readonly policy: FailurePolicy;
   /** Stream counts at the last refresh, and what this process changed since. */
   private storedBase = 0;
   private storedDelta = 0;
@@ -177,7 +177,6 @@ export class NatsQueue implements Queue, RawLeaseSource {
   /** Mutations of the stream counts in progress / started: a refresh overlapping one is discarded. */
   private mutating = 0;
   private mutGen = 0;
-  private spaceFailures = 0;
   private closed = false;
 
   private constructor(
@@ -191,9 +190,7 @@ export class NatsQueue implements Queue, RawLeaseSource {
     this.names = natsNames(opts.prefix);
     this.partitions = opts.partitions ?? 16;
     this.visibilityMs = opts.visibilityMs;
-    this.maxAttempts = opts.maxAttempts;
-    this.baseBackoffMs = opts.baseBackoffMs ?? 1000;
-    this.maxBackoffMs = opts.maxBackoffMs ?? 60_000;
+    this.policy = new FailurePolicy({ maxAttempts: opts.maxAttempts, baseBackoffMs: opts.baseBackoffMs ?? 1000, maxBackoffMs: opts.maxBackoffMs ?? 60_000 }, opts.logger);
     this.maxDeliver = opts.maxDeliver ?? 20 * opts.maxAttempts;
     this.maxHeld = opts.maxHeld ?? 5_000;
     this.pullTimeoutMs = opts.pullTimeoutMs ?? PULL_TIMEOUT_MS;
@@ -642,7 +639,7 @@ export class NatsQueue implements Queue, RawLeaseSource {
       }
     }
     if (this.attempts.get(part.p, m.seq).n >= this.maxDeliver) {
-      await this.whileReleasing(1, () => this.bury(part, [m.seq], `delivered ${this.maxDeliver} times without being acked or failed (it crashed or hung its workers)`));
+      await this.releasing.during(1, () => this.bury(part, [m.seq], `delivered ${this.maxDeliver} times without being acked or failed (it crashed or hung its workers)`));
       return;
     }
     part.putReady([m.seq]);
@@ -711,7 +708,7 @@ export class NatsQueue implements Queue, RawLeaseSource {
     const attempt = Math.max(1, ...counts);
     if (frozen && attempt > this.maxDeliver) {
       this.leases.delete(id);
-      await this.whileReleasing(seqs.length, () => this.bury(part, seqs, `delivered ${this.maxDeliver} times without being acked or failed`, id));
+      await this.releasing.during(seqs.length, () => this.bury(part, seqs, `delivered ${this.maxDeliver} times without being acked or failed`, id));
       return null;
     }
     const jobs: Job[] = [];
@@ -760,33 +757,37 @@ export class NatsQueue implements Queue, RawLeaseSource {
     this.leases.delete(leaseId);
     const plan = part.plans.get(leaseId);
     this.beginMutation();
-    this.releasing += lease.seqs.length;
     try {
-      // Outbox first, with ids derived from the lease: a crash before the acks below redelivers
-      // the lease, and its second ack's events are deduplicated by the stream.
-      if (plan && plan.plan.events.length > 0) {
-        try {
-          await this.outbox.publish(
-            plan.plan.events,
-            plan.plan.events.map((_, i) => `${leaseId}:${i}`),
-          );
-        } catch (err) {
-          // Nothing committed yet: the lease is still ours and in hand, for the caller's nack.
-          if (this.parts.get(lease.partition) === part) this.leases.set(leaseId, lease);
-          throw err;
-        }
-      }
-      // From here the lease is committed: what fails below is retried here, never handed back.
-      await this.ackMessages(part, lease.seqs);
-      if (plan) {
-        await this.plans.removeLive(part.p, leaseId).catch((err: unknown) => this.logger?.warn({ err, leaseId }, 'nats queue: removing a committed plan failed (its jobs are acked or marked so)'));
-        part.dropPlan(leaseId);
-      }
-      this.spaceFailures = 0;
+      await this.releasing.during(lease.seqs.length, () => this.commit(part, lease, plan));
     } finally {
-      this.releasing -= lease.seqs.length;
       this.endMutation();
     }
+  }
+
+  /** Appends an acked lease's events, then acks its job messages. */
+  private async commit(part: OwnedPartition, lease: ActiveLease, plan: PlanRecord | undefined): Promise<void> {
+    const leaseId = lease.id;
+    // Outbox first, with ids derived from the lease: a crash before the acks below redelivers
+    // the lease, and its second ack's events are deduplicated by the stream.
+    if (plan && plan.plan.events.length > 0) {
+      try {
+        await this.outbox.publish(
+          plan.plan.events,
+          plan.plan.events.map((_, i) => `${leaseId}:${i}`),
+        );
+      } catch (err) {
+        // Nothing committed yet: the lease is still ours and in hand, for the caller's nack.
+        if (this.parts.get(lease.partition) === part) this.leases.set(leaseId, lease);
+        throw err;
+      }
+    }
+    // From here the lease is committed: what fails below is retried here, never handed back.
+    await this.ackMessages(part, lease.seqs);
+    if (plan) {
+      await this.plans.removeLive(part.p, leaseId).catch((err: unknown) => this.logger?.warn({ err, leaseId }, 'nats queue: removing a committed plan failed (its jobs are acked or marked so)'));
+      part.dropPlan(leaseId);
+    }
+    this.policy.committed();
   }
 
   /**
@@ -853,7 +854,7 @@ export class NatsQueue implements Queue, RawLeaseSource {
     const seq = part.byJob.get(jobId);
     if (seq === undefined || !lease.seqs.includes(seq)) throw new Error(`job ${jobId} is not in lease ${leaseId}`);
     lease.seqs = lease.seqs.filter((s) => s !== seq);
-    await this.whileReleasing(1, () => this.retryOrBury(part, [seq], error));
+    await this.releasing.during(1, () => this.policy.failJob(seq, error, this.failureSink(part)));
   }
 
   async nack(leaseId: string, error: string, opts: NackOptions = {}): Promise<void> {
@@ -863,7 +864,9 @@ export class NatsQueue implements Queue, RawLeaseSource {
     const part = this.parts.get(lease.partition);
     if (!part || part.fence !== lease.fence) return;
     try {
-      await this.whileReleasing(lease.seqs.length, () => this.placeNacked(part, lease, error, opts));
+      await this.releasing.during(lease.seqs.length, () =>
+        this.policy.nack({ id: leaseId, jobs: lease.seqs, frozen: lease.frozen }, error, opts, this.failureSink(part, lease)),
+      );
     } catch (err) {
       // NATS away mid-way: the lease is still ours and in hand, so the caller's retry finds it
       // (forgotten here, its jobs would sit held and heartbeated until the partition changed owner).
@@ -872,81 +875,37 @@ export class NatsQueue implements Queue, RawLeaseSource {
     }
   }
 
-  private async whileReleasing(n: number, place: () => Promise<void>): Promise<void> {
-    this.releasing += n;
-    try {
-      await place();
-    } finally {
-      this.releasing -= n;
-    }
-  }
-
-  private async placeNacked(part: OwnedPartition, lease: ActiveLease, error: string, opts: NackOptions): Promise<void> {
-    const leaseId = lease.id;
-    if (opts.outOfSpace) {
-      await this.refund(part, lease.seqs);
-      const availableAt = Date.now() + this.backoff(++this.spaceFailures);
-      if (lease.frozen) part.delayed.push({ frozen: true, id: leaseId, availableAt });
-      else if (lease.seqs.length > 0) part.delayed.push({ frozen: false, seqs: lease.seqs, availableAt });
-      this.logger?.warn({ leaseId, jobs: lease.seqs.length, error }, 'storage out of space: lease retried later, no attempt charged');
-      return;
-    }
-    if (lease.frozen && opts.unfreeze) {
-      await this.plans.removeLive(part.p, leaseId);
-      part.dropPlan(leaseId);
-      lease.frozen = false;
-    }
-    if (lease.frozen) {
-      const attempts = Math.max(...lease.seqs.map((s) => this.attempts.get(part.p, s).n || 1));
-      if (attempts >= this.maxAttempts) {
-        await this.bury(part, lease.seqs, error, leaseId);
-      } else {
-        await this.noteFirstErrors(part, lease.seqs, error);
-        part.delayed.push({ frozen: true, id: leaseId, availableAt: Date.now() + this.backoff(attempts) });
-      }
-      return;
-    }
-    if (lease.seqs.length > 1) {
-      await this.refund(part, lease.seqs);
-      const mid = Math.ceil(lease.seqs.length / 2);
-      part.groups.unshift(lease.seqs.slice(0, mid), lease.seqs.slice(mid));
-      this.wake();
-      this.logger?.info({ leaseId, jobs: lease.seqs.length, error }, 'lease failed: split in halves to find the failing job');
-      return;
-    }
-    await this.retryOrBury(part, lease.seqs, error);
-  }
-
-  /** Takes back the attempt charged when these jobs were leased. */
-  private async refund(part: OwnedPartition, seqs: readonly number[]): Promise<void> {
-    await Promise.all(
-      seqs.map((s) => {
-        const rec = this.attempts.get(part.p, s);
-        return rec.n <= 1 && rec.firstError === undefined ? this.attempts.remove(part.p, s) : this.attempts.set(part.p, s, { ...rec, n: Math.max(0, rec.n - 1) });
-      }),
-    );
-  }
-
-  private async noteFirstErrors(part: OwnedPartition, seqs: readonly number[], error: string): Promise<void> {
-    await Promise.all(
-      seqs.map((s) => {
-        const rec = this.attempts.get(part.p, s);
-        return rec.firstError === undefined ? this.attempts.set(part.p, s, { ...rec, firstError: error }) : Promise.resolve();
-      }),
-    );
-  }
-
-  private async retryOrBury(part: OwnedPartition, seqs: readonly number[], error: string): Promise<void> {
-    const toBury: number[] = [];
-    const retry: number[] = [];
-    for (const s of seqs) {
-      if ((this.attempts.get(part.p, s).n || 1) >= this.maxAttempts) toBury.push(s);
-      else retry.push(s);
-    }
-    await this.noteFirstErrors(part, retry, error);
-    if (toBury.length > 0) await this.bury(part, toBury, error);
-    const now = Date.now();
-    for (const s of retry) part.delayed.push({ frozen: false, seqs: [s], availableAt: now + this.backoff(this.attempts.get(part.p, s).n || 1) });
+  /** The failure policy's decisions (../failure-policy.ts) on partition p's KV records and in-memory sets; jobs are seqs. */
+  private failureSink(part: OwnedPartition, lease?: ActiveLease): FailureSink<number> {
+    return {
+      attempts: (s) => this.attempts.get(part.p, s).n,
+      refund: async (seqs) => {
+        await Promise.all(
+          seqs.map((s) => {
+            const rec = this.attempts.get(part.p, s);
+            return rec.n <= 1 && rec.firstError === undefined ? this.attempts.remove(part.p, s) : this.attempts.set(part.p, s, { ...rec, n: Math.max(0, rec.n - 1) });
+          }),
+        );
+      },
+      noteFirstErrors: async (seqs, error) => {
+        await Promise.all(
+          seqs.map((s) => {
+            const rec = this.attempts.get(part.p, s);
+            return rec.firstError === undefined ? this.attempts.set(part.p, s, { ...rec, firstError: error }) : Promise.resolve();
+          }),
+        );
+      },
+      unfreeze: async (leaseId) => {
+        await this.plans.removeLive(part.p, leaseId);
+        part.dropPlan(leaseId);
+        // Kept in hand on a failure below (nack's catch): it is unfrozen now.
+        if (lease) lease.frozen = false;
+      },
+      bury: (seqs, error, planId) => this.bury(part, seqs, error, planId),
+      toFront: (groups) => part.groups.unshift(...groups),
+      delay: (d) => part.delayed.push(d),
+      wake: () => this.wake(),
+    };
   }
 
   /** Parks jobs as dead: the dead record first, then the receipt, the plan, and the job message last. */
@@ -994,7 +953,7 @@ export class NatsQueue implements Queue, RawLeaseSource {
       const now = Date.now();
       for (const l of this.leases.values()) if (l.deadline > now && l.seqs.includes(seq)) return; // in hand: its holder decides
       part.ready = part.ready.filter((s) => s !== seq);
-      await this.whileReleasing(1, () => this.bury(part, [seq], `JetStream delivered it ${this.maxDeliver} times without an ack`));
+      await this.releasing.during(1, () => this.bury(part, [seq], `JetStream delivered it ${this.maxDeliver} times without an ack`));
       return;
     }
     const stored = await this.jsm.streams.getMessage(this.names.jobsStream, { seq }).catch(() => null);
@@ -1015,11 +974,6 @@ export class NatsQueue implements Queue, RawLeaseSource {
     }
   }
 
-  private backoff(attempts: number): number {
-    const exp = Math.min(this.maxBackoffMs, this.baseBackoffMs * 2 ** Math.max(0, attempts - 1));
-    return Math.round(exp * (0.75 + Math.random() * 0.5));
-  }
-
   // --- waiting and counting ------------------------------------------------------------------
 
   waitForWork(timeoutMs: number): Promise<void> {
@@ -1036,7 +990,7 @@ export class NatsQueue implements Queue, RawLeaseSource {
   }
 
   stats(): QueueStats {
-    let inflight = this.releasing;
+    let inflight = this.releasing.value;
     for (const l of this.leases.values()) inflight += l.seqs.length;
     for (const x of this.parts.values()) inflight += x.unacked.size;
     let delayed = 0;
@@ -1083,19 +1037,19 @@ export class NatsQueue implements Queue, RawLeaseSource {
   }
 
   private async deadGroup(id: string): Promise<{ records: StoredDead[]; plan?: PlanRecord; frozenLeaseId?: string } | null> {
-    const all = await this.dead.all();
-    const d = all.find((x) => x.dead.job.id === id);
-    if (!d) return null;
-    const frozenLeaseId = d.dead.frozenLeaseId;
-    if (frozenLeaseId === undefined) return { records: [d] };
-    const plan = await this.plans.getDead(frozenLeaseId);
-    const ids = plan?.jobIds ?? [id];
-    const records = all.filter((x) => ids.includes(x.dead.job.id));
-    return { records, frozenLeaseId, ...(plan ? { plan } : {}) };
+    const byId = new Map((await this.dead.all()).map((d) => [d.dead.job.id, d]));
+    return deadGroupOf(
+      id,
+      (j) => {
+        const d = byId.get(j);
+        return d && { ...d, job: d.dead.job, ...(d.dead.frozenLeaseId !== undefined ? { frozenLeaseId: d.dead.frozenLeaseId } : {}) };
+      },
+      (leaseId) => this.plans.getDead(leaseId),
+    );
   }
 
   requeueDead(id: string): Promise<DeadJobAction | null> {
-    return this.deadOp(async () => {
+    return this.deadOps.run(async () => {
       const group = await this.deadGroup(id);
       if (!group) return null;
       const { records, plan, frozenLeaseId } = group;
@@ -1138,12 +1092,12 @@ export class NatsQueue implements Queue, RawLeaseSource {
       this.wake();
       const jobIds = records.map((d) => d.dead.job.id);
       this.logger?.info({ jobIds, frozenLeaseId }, 'dead job requeued');
-      return { jobIds, ...(frozenLeaseId !== undefined ? { frozenLeaseId } : {}) };
+      return deadAction(jobIds, frozenLeaseId);
     });
   }
 
   dropDead(id: string): Promise<DeadJobAction | null> {
-    return this.deadOp(async () => {
+    return this.deadOps.run(async () => {
       const group = await this.deadGroup(id);
       if (!group) return null;
       const { records, frozenLeaseId } = group;
@@ -1165,14 +1119,8 @@ export class NatsQueue implements Queue, RawLeaseSource {
       }
       const jobIds = records.map((d) => d.dead.job.id);
       this.logger?.info({ jobIds, frozenLeaseId }, 'dead job dropped; idempotency key released');
-      return { jobIds, ...(frozenLeaseId !== undefined ? { frozenLeaseId } : {}) };
+      return deadAction(jobIds, frozenLeaseId);
     });
-  }
-
-  private deadOp<T>(f: () => Promise<T>): Promise<T> {
-    const run = this.deadOps.then(f, f);
-    this.deadOps = run.catch(() => undefined);
-    return run;
   }
 
   // --- lifecycle -------------------------------------------------------------------------------
