@@ -8,7 +8,8 @@ import { randomUUID } from 'node:crypto';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import type { Logger } from 'pino';
 import { Waiters } from './waiters.js';
-import { deadAction, deadGroupOf, FailurePolicy, ReleaseCount, Serial, type Delayed, type FailureSink } from './failure-policy.js';
+import { deadAction, deadGroupOf, FailurePolicy, ReleaseCount, Serial, type FailureSink } from './failure-policy.js';
+import { ReadySets } from './ready-sets.js';
 import { uuidv7 } from '../domain/ids.js';
 import { isOutOfSpace } from '../domain/storage-errors.js';
 import type { DomainEvent } from '../domain/events.js';
@@ -91,19 +92,13 @@ export class EmbeddedQueue implements Queue, RawLeaseSource {
   private readonly outboxDb: Database<DomainEvent, number>;
   private readonly meta: Database<number, string>;
 
-  /** Job ids ready to lease, oldest first (array + head index: O(1) dequeue). */
-  private ready: string[] = [];
-  private readyHead = 0;
-  /** Frozen lease ids ready for redelivery. */
-  private frozenReady: string[] = [];
   /**
-   * Jobs that must be leased as they are, before the ready list: halves of a split lease and
-   * retries of a job that failed alone. In memory only: after a crash they re-form from `ready`.
+   * Job ids ready, in groups, frozen and delayed: the queue is one partition (./ready-sets.ts). In
+   * memory only: recover() re-forms them from LMDB (groups and backoffs become plain ready jobs).
    */
-  private groupsReady: string[][] = [];
+  private readonly sets = new ReadySets<string>(byId);
   /** Dead-job operations run one at a time (a requeue and a drop of the same group must not interleave). */
   private readonly deadOps = new Serial();
-  private delayed: Delayed<string>[] = [];
   private readonly leases = new Map<string, ActiveLease>();
   /** Jobs taken off a lease and not yet put back: depth() counts them as in flight. */
   private readonly releasing = new ReleaseCount();
@@ -168,12 +163,12 @@ export class EmbeddedQueue implements Queue, RawLeaseSource {
   private recover(): void {
     const frozenJobs = new Set<string>();
     for (const { key, value } of this.plans.getRange()) {
-      this.frozenReady.push(key);
+      this.sets.frozenReady(key);
       this.frozenJobCount.set(key, value.jobIds.length);
       for (const id of value.jobIds) frozenJobs.add(id);
     }
     for (const id of this.jobs.getKeys()) {
-      if (!frozenJobs.has(id)) this.ready.push(id);
+      if (!frozenJobs.has(id)) this.sets.putReady([id]);
     }
     this.deadCount = this.dead.getCount();
     for (const last of this.jobs.getKeys({ reverse: true, limit: 1 })) {
@@ -244,7 +239,7 @@ export class EmbeddedQueue implements Queue, RawLeaseSource {
     this.usage += payload.length;
     this.refusedBytes = undefined;
     this.execCounts.set(id, result.acceptedExecutions);
-    this.ready.push(id);
+    this.sets.putReady([id]);
     this.wake();
     return result;
   }
@@ -345,47 +340,22 @@ export class EmbeddedQueue implements Queue, RawLeaseSource {
     this.assertOpen();
     const now = Date.now();
     this.expireLeases(now);
-    this.promoteDelayed(now);
-
-    const frozenId = this.frozenReady.shift();
-    if (frozenId !== undefined) {
-      const rec = this.plans.get(frozenId);
+    this.sets.promote(now);
+    const next = this.sets.take(opts, (id) => this.executionCount(id));
+    if (!next) return null;
+    if (next.kind === 'frozen') {
+      const rec = this.plans.get(next.id);
       if (!rec) return this.takeLease(opts);
       const jobIds = rec.jobIds.filter((id) => this.jobs.doesExist(id));
       // Leased before the await: in between, the jobs would be counted nowhere (depth 0).
-      this.leases.set(frozenId, { id: frozenId, jobIds: rec.jobIds, deadline: now + this.visibilityMs, frozen: true });
+      this.leases.set(next.id, { id: next.id, jobIds: rec.jobIds, deadline: now + this.visibilityMs, frozen: true });
       const attempt = await this.bumpAttempts(rec.jobIds);
-      return { id: frozenId, jobIds, attempt, attempts: jobIds.map(() => attempt), plan: rec.plan };
+      return { id: next.id, jobIds, attempt, attempts: jobIds.map(() => attempt), plan: rec.plan };
     }
-
-    const group = this.groupsReady.shift();
-    if (group !== undefined) {
-      const leaseId = randomUUID();
-      this.leases.set(leaseId, { id: leaseId, jobIds: group, deadline: now + this.visibilityMs, frozen: false });
-      const attempt = await this.bumpAttempts(group);
-      return { id: leaseId, jobIds: group, attempt, attempts: group.map((id) => this.attempts.get(id) ?? attempt) };
-    }
-
-    const taken: string[] = [];
-    let executions = 0;
-    while (this.readyHead < this.ready.length && taken.length < opts.maxJobs) {
-      const id = this.ready[this.readyHead]!;
-      const count = this.executionCount(id);
-      if (count === undefined) {
-        this.readyHead++;
-        continue;
-      }
-      if (taken.length > 0 && executions + count > opts.maxExecutions) break;
-      this.readyHead++;
-      taken.push(id);
-      executions += count;
-    }
-    this.compactReady();
-    if (taken.length === 0) return null;
     const leaseId = randomUUID();
-    this.leases.set(leaseId, { id: leaseId, jobIds: taken, deadline: now + this.visibilityMs, frozen: false });
-    const attempt = await this.bumpAttempts(taken);
-    return { id: leaseId, jobIds: taken, attempt, attempts: taken.map((id) => this.attempts.get(id) ?? attempt) };
+    this.leases.set(leaseId, { id: leaseId, jobIds: next.jobs, deadline: now + this.visibilityMs, frozen: false });
+    const attempt = await this.bumpAttempts(next.jobs);
+    return { id: leaseId, jobIds: next.jobs, attempt, attempts: next.jobs.map((id) => this.attempts.get(id) ?? attempt) };
   }
 
   /** Executions in a stored job: kept from enqueue; after a restart read once from the payload. */
@@ -470,8 +440,8 @@ export class EmbeddedQueue implements Queue, RawLeaseSource {
       },
       // One transaction: a plan left behind by a crash would redeliver the dead jobs' events.
       bury: (ids, error, planId) => this.bury(ids, error, planId),
-      toFront: (groups) => this.groupsReady.unshift(...groups),
-      delay: (d) => this.delayed.push(d),
+      toFront: (groups) => this.sets.toFront(groups),
+      delay: (d) => this.sets.delay(d),
       wake: () => this.wake(),
     };
   }
@@ -532,26 +502,8 @@ export class EmbeddedQueue implements Queue, RawLeaseSource {
       if (lease.deadline > now) continue;
       this.leases.delete(lease.id);
       this.logger?.warn({ leaseId: lease.id, jobs: lease.jobIds.length }, 'lease visibility timeout: redelivering');
-      if (lease.frozen) this.frozenReady.push(lease.id);
-      else this.ready.splice(this.readyHead, 0, ...lease.jobIds);
-    }
-  }
-
-  private promoteDelayed(now: number): void {
-    if (this.delayed.length === 0) return;
-    const keep: Delayed<string>[] = [];
-    for (const d of this.delayed) {
-      if (d.availableAt > now) keep.push(d);
-      else if (d.frozen) this.frozenReady.push(d.id);
-      else this.groupsReady.push(d.jobs);
-    }
-    this.delayed = keep;
-  }
-
-  private compactReady(): void {
-    if (this.readyHead > 4096 && this.readyHead * 2 > this.ready.length) {
-      this.ready = this.ready.slice(this.readyHead);
-      this.readyHead = 0;
+      if (lease.frozen) this.sets.frozenReady(lease.id);
+      else this.sets.putReady(lease.jobIds);
     }
   }
 
@@ -570,11 +522,8 @@ export class EmbeddedQueue implements Queue, RawLeaseSource {
    * whichever is first: a retry runs when it is due, not at the next poll.
    */
   waitForWork(timeoutMs: number): Promise<void> {
-    if (this.readyHead < this.ready.length || this.frozenReady.length > 0 || this.groupsReady.length > 0) return Promise.resolve();
-    const now = Date.now();
-    let waitMs = timeoutMs;
-    for (const d of this.delayed) waitMs = Math.min(waitMs, Math.max(0, d.availableAt - now));
-    return this.workWaiters.wait(waitMs);
+    if (this.sets.hasWork()) return Promise.resolve();
+    return this.workWaiters.wait(Math.min(timeoutMs, Math.max(0, this.sets.nextDueAt() - Date.now())));
   }
 
   private wake(): void {
@@ -588,12 +537,8 @@ export class EmbeddedQueue implements Queue, RawLeaseSource {
   stats(): QueueStats {
     let inflight = this.releasing.value;
     for (const l of this.leases.values()) inflight += l.jobIds.length;
-    let frozen = 0;
-    for (const id of this.frozenReady) frozen += this.frozenJobCount.get(id) ?? 0;
-    for (const g of this.groupsReady) frozen += g.length;
-    let delayed = 0;
-    for (const d of this.delayed) delayed += d.frozen ? (this.frozenJobCount.get(d.id) ?? 0) : d.jobs.length;
-    return { pending: this.ready.length - this.readyHead + frozen + delayed, inflight, dead: this.deadCount, delayed };
+    const frozenSize = (id: string): number => this.frozenJobCount.get(id) ?? 0;
+    return { pending: this.sets.pendingJobs(frozenSize), inflight, dead: this.deadCount, delayed: this.sets.delayedJobs(frozenSize) };
   }
 
   depth(): number {
@@ -637,10 +582,10 @@ export class EmbeddedQueue implements Queue, RawLeaseSource {
       const jobIds = records.map((d) => d.job.id);
       for (const d of records) this.execCounts.set(d.job.id, d.job.batch.executions.length);
       if (frozenLeaseId !== undefined && plan) {
-        this.frozenReady.push(frozenLeaseId);
+        this.sets.frozenReady(frozenLeaseId);
         this.frozenJobCount.set(frozenLeaseId, plan.jobIds.length);
       } else {
-        this.ready.push(...jobIds);
+        this.sets.putReady(jobIds);
       }
       this.wake();
       this.logger?.info({ jobIds, frozenLeaseId }, 'dead job requeued');
@@ -723,6 +668,11 @@ export class EmbeddedQueue implements Queue, RawLeaseSource {
     await this.root.flushed;
     await this.root.close();
   }
+}
+
+/** Job ids are UUIDv7s that sort in receipt order (EmbeddedQueue.nextJobId). */
+function byId(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /** lmdb's error for a failed commit: every write of that commit is rejected with one. */

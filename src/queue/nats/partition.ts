@@ -6,7 +6,7 @@
 // acquires the partition: the new owner recreates the consumer and gets every unacked message
 // again, oldest first.
 import type { JsMsg } from 'nats';
-import type { Delayed } from '../failure-policy.js';
+import { ReadySets } from '../ready-sets.js';
 import type { StoredJob } from '../types.js';
 import type { PlanRecord } from './plans.js';
 
@@ -22,12 +22,8 @@ export interface HeldMsg {
 export class OwnedPartition {
   readonly held = new Map<number, HeldMsg>();
   readonly byJob = new Map<string, number>();
-  /** Held seqs ready to lease, ascending. */
-  ready: number[] = [];
-  /** Halves of split leases and retries of single jobs: leased as they are, before `ready`. */
-  groups: number[][] = [];
-  frozenReady: string[] = [];
-  delayed: Delayed<number>[] = [];
+  /** Held seqs ready, in groups, in frozen leases and in backoffs (../ready-sets.ts), oldest first by seq. */
+  readonly sets = new ReadySets<number>((a, b) => a - b);
   /** Live frozen leases of this partition, by lease id. */
   readonly plans = new Map<string, PlanRecord>();
   /** seq → lease id, for messages named by a live plan. */
@@ -81,41 +77,13 @@ export class OwnedPartition {
     this.seqToPlan.delete(seq);
   }
 
-  /** Puts seqs back into the ready list, keeping it in seq order. */
-  putReady(seqs: readonly number[]): void {
-    if (seqs.length === 0) return;
-    const last = this.ready[this.ready.length - 1];
-    this.ready.push(...seqs);
-    if (last !== undefined && seqs.some((s) => s < last)) this.ready.sort((a, b) => a - b);
-    else if (seqs.length > 1) this.ready.sort((a, b) => a - b);
-  }
-
-  /** Moves backoffs that are due to the groups / frozen lists. */
-  promote(now: number): void {
-    if (this.delayed.length === 0) return;
-    const keep: Delayed<number>[] = [];
-    for (const d of this.delayed) {
-      if (d.availableAt > now) keep.push(d);
-      else if (d.frozen) this.frozenReady.push(d.id);
-      else this.groups.push(d.jobs);
-    }
-    this.delayed = keep;
-  }
-
   hasWork(): boolean {
     if (this.resetPending) return false;
-    return this.ready.length > 0 || this.groups.length > 0 || this.frozenReady.length > 0 || this.maybeMore;
+    return this.sets.hasWork() || this.maybeMore;
   }
 
+  /** Jobs of p waiting out a backoff. */
   delayedJobs(): number {
-    let n = 0;
-    for (const d of this.delayed) n += d.frozen ? (this.plans.get(d.id)?.jobIds.length ?? 0) : d.jobs.length;
-    return n;
-  }
-
-  nextDueAt(): number {
-    let min = Number.POSITIVE_INFINITY;
-    for (const d of this.delayed) min = Math.min(min, d.availableAt);
-    return min;
+    return this.sets.delayedJobs((id) => this.plans.get(id)?.jobIds.length ?? 0);
   }
 }

@@ -514,13 +514,13 @@ export class NatsQueue implements Queue, RawLeaseSource {
     this.expireLeases(now);
     for (const x of candidates) if (x.resetPending) await this.resetIfIdle(x);
     const parts = candidates.filter((x) => !x.resetPending);
-    for (const part of parts) part.promote(now);
-    let part = parts.find((x) => x.frozenReady.length > 0 || x.groups.length > 0);
+    for (const part of parts) part.sets.promote(now);
+    let part = parts.find((x) => x.sets.hasFrozenOrGroup());
     if (!part) {
       await Promise.all(parts.map((x) => this.fill(x, opts.maxJobs)));
-      part = parts.find((x) => !x.closed && (x.frozenReady.length > 0 || x.groups.length > 0));
+      part = parts.find((x) => !x.closed && x.sets.hasFrozenOrGroup());
       // Oldest first across partitions (one lease holds the jobs of one partition only).
-      part ??= parts.filter((x) => !x.closed && x.ready.length > 0).sort((a, b) => a.ready[0]! - b.ready[0]!)[0];
+      part ??= parts.filter((x) => !x.closed && x.sets.readyCount > 0).sort((a, b) => a.sets.oldestReady()! - b.sets.oldestReady()!)[0];
     }
     if (!part || part.closed) return null;
     return this.lease(part, opts);
@@ -537,8 +537,8 @@ export class NatsQueue implements Queue, RawLeaseSource {
   }
 
   private async pull(part: OwnedPartition, want: number): Promise<void> {
-    while (!part.closed && (part.ready.length < want || part.gathering.size > 0) && part.held.size < this.maxHeld) {
-      const batch = Math.max(1, Math.min(500, this.maxHeld - part.held.size, part.gathering.size > 0 ? 500 : want - part.ready.length));
+    while (!part.closed && (part.sets.readyCount < want || part.gathering.size > 0) && part.held.size < this.maxHeld) {
+      const batch = Math.max(1, Math.min(500, this.maxHeld - part.held.size, part.gathering.size > 0 ? 500 : want - part.sets.readyCount));
       const arrivals = part.arrivals;
       const msgs: JsMsg[] = [];
       const it = this.js.fetch(this.names.jobsStream, this.names.consumer(part.p), { batch, no_wait: true });
@@ -631,7 +631,7 @@ export class NatsQueue implements Queue, RawLeaseSource {
         inHand.add(job.id);
         if (inHand.size >= rec.jobIds.length) {
           part.gathering.delete(leaseId);
-          part.frozenReady.push(leaseId);
+          part.sets.frozenReady(leaseId);
         } else {
           part.gathering.set(leaseId, inHand);
         }
@@ -642,45 +642,24 @@ export class NatsQueue implements Queue, RawLeaseSource {
       await this.releasing.during(1, () => this.bury(part, [m.seq], `delivered ${this.maxDeliver} times without being acked or failed (it crashed or hung its workers)`));
       return;
     }
-    part.putReady([m.seq]);
+    part.sets.putReady([m.seq]);
   }
 
   private async lease(part: OwnedPartition, opts: DequeueOptions): Promise<Lease | null> {
     const now = Date.now();
+    const next = part.sets.take(opts, (seq) => part.held.get(seq)?.executions);
+    if (!next) return null;
     let id: string;
     let seqs: number[];
     let frozen: PlanRecord | undefined;
-    let grouped = false;
-    const frozenId = part.frozenReady.shift();
-    if (frozenId !== undefined) {
-      frozen = part.plans.get(frozenId);
+    if (next.kind === 'frozen') {
+      frozen = part.plans.get(next.id);
       if (!frozen) return this.lease(part, opts);
-      id = frozenId;
+      id = next.id;
       seqs = frozen.jobIds.map((j) => part.byJob.get(j)).filter((s): s is number => s !== undefined);
     } else {
-      const group = part.groups.shift();
-      if (group !== undefined) {
-        id = randomUUID();
-        seqs = group;
-        grouped = true;
-      } else {
-        id = randomUUID();
-        seqs = [];
-        let executions = 0;
-        while (part.ready.length > 0 && seqs.length < opts.maxJobs) {
-          const seq = part.ready[0]!;
-          const h = part.held.get(seq);
-          if (!h) {
-            part.ready.shift();
-            continue;
-          }
-          if (seqs.length > 0 && executions + h.executions > opts.maxExecutions) break;
-          part.ready.shift();
-          seqs.push(seq);
-          executions += h.executions;
-        }
-        if (seqs.length === 0) return null;
-      }
+      id = randomUUID();
+      seqs = next.jobs;
     }
     // Leased before the await: in between, the jobs would be counted nowhere.
     const lease: ActiveLease = { id, partition: part.p, fence: part.fence, seqs, deadline: now + this.visibilityMs, frozen: frozen !== undefined };
@@ -700,9 +679,7 @@ export class NatsQueue implements Queue, RawLeaseSource {
       // holds, they would wait out the visibility timeout and let later jobs of p pass).
       this.leases.delete(id);
       seqs.forEach((seq, i) => this.attempts.restore(part.p, seq, before[i]!));
-      if (frozen) part.frozenReady.unshift(id);
-      else if (grouped) part.groups.unshift(seqs);
-      else part.putReady(seqs);
+      part.sets.untake(next);
       throw err;
     }
     const attempt = Math.max(1, ...counts);
@@ -726,8 +703,8 @@ export class NatsQueue implements Queue, RawLeaseSource {
       const part = this.parts.get(lease.partition);
       if (!part || part.fence !== lease.fence) continue;
       this.logger?.warn({ leaseId: lease.id, jobs: lease.seqs.length }, 'lease visibility timeout: redelivering');
-      if (lease.frozen) part.frozenReady.push(lease.id);
-      else part.putReady(lease.seqs);
+      if (lease.frozen) part.sets.frozenReady(lease.id);
+      else part.sets.putReady(lease.seqs);
     }
   }
 
@@ -902,8 +879,8 @@ export class NatsQueue implements Queue, RawLeaseSource {
         if (lease) lease.frozen = false;
       },
       bury: (seqs, error, planId) => this.bury(part, seqs, error, planId),
-      toFront: (groups) => part.groups.unshift(...groups),
-      delay: (d) => part.delayed.push(d),
+      toFront: (groups) => part.sets.toFront(groups),
+      delay: (d) => part.sets.delay(d),
       wake: () => this.wake(),
     };
   }
@@ -952,7 +929,7 @@ export class NatsQueue implements Queue, RawLeaseSource {
     if (h) {
       const now = Date.now();
       for (const l of this.leases.values()) if (l.deadline > now && l.seqs.includes(seq)) return; // in hand: its holder decides
-      part.ready = part.ready.filter((s) => s !== seq);
+      part.sets.removeReady(seq);
       await this.releasing.during(1, () => this.bury(part, [seq], `JetStream delivered it ${this.maxDeliver} times without an ack`));
       return;
     }
@@ -981,7 +958,7 @@ export class NatsQueue implements Queue, RawLeaseSource {
     if (this.consume && parts.some((x) => x.hasWork())) return Promise.resolve();
     const now = Date.now();
     let waitMs = timeoutMs;
-    for (const x of parts) waitMs = Math.min(waitMs, Math.max(0, x.nextDueAt() - now), x.resetPending ? RESET_RETRY_MS : waitMs);
+    for (const x of parts) waitMs = Math.min(waitMs, Math.max(0, x.sets.nextDueAt() - now), x.resetPending ? RESET_RETRY_MS : waitMs);
     return this.workWaiters.wait(waitMs);
   }
 

@@ -1,7 +1,9 @@
-// The queue's failure policy on its own, through a sink that records what it is told to do: the
-// decisions every backend carries out (the contract suite checks the backends carry them out).
+// The queue engine's shared parts on their own: the failure policy, through a sink that records
+// the decisions every backend carries out, and the ready sets of one partition (the contract
+// suite checks that the backends carry them out on their storage).
 import { describe, expect, it } from 'vitest';
 import { deadGroupOf, FailurePolicy, ReleaseCount, Serial, type Delayed, type FailureSink } from '../../src/queue/failure-policy.js';
+import { ReadySets } from '../../src/queue/ready-sets.js';
 
 interface Recorded {
   refunded: string[][];
@@ -152,5 +154,59 @@ describe('queue helpers', () => {
     expect(g?.frozenLeaseId).toBe('F');
     expect((await deadGroupOf('c', (id) => dead.get(id), (id) => plans.get(id)))?.records.map((r) => r.job.id)).toEqual(['c']);
     expect(await deadGroupOf('zz', (id) => dead.get(id), (id) => plans.get(id))).toBeNull();
+  });
+});
+
+describe('ReadySets (one partition of any backend)', () => {
+  const byNumber = (a: number, b: number): number => a - b;
+  const all = { maxJobs: 100, maxExecutions: 1_000 };
+  const one = (): number => 1;
+
+  it('hands out a frozen lease first, then groups, then ready jobs oldest first within the limits', () => {
+    const sets = new ReadySets<number>(byNumber);
+    sets.putReady([5, 3, 4]);
+    sets.toFront([[9], [8]]);
+    sets.frozenReady('F');
+    expect(sets.take(all, one)).toEqual({ kind: 'frozen', id: 'F' });
+    expect(sets.take(all, one)).toEqual({ kind: 'group', jobs: [9] });
+    expect(sets.take(all, one)).toEqual({ kind: 'group', jobs: [8] });
+    // Past the first job, at most maxExecutions; never more than maxJobs.
+    expect(sets.take({ maxJobs: 10, maxExecutions: 5 }, () => 3)).toEqual({ kind: 'ready', jobs: [3] });
+    expect(sets.take({ maxJobs: 1, maxExecutions: 100 }, one)).toEqual({ kind: 'ready', jobs: [4] });
+    expect(sets.take(all, (j) => (j === 5 ? undefined : 1))).toBeNull();
+  });
+
+  it('keeps the ready list oldest first whatever order jobs come back in', () => {
+    const sets = new ReadySets<number>(byNumber);
+    sets.putReady([10, 11, 12, 13]);
+    expect(sets.take({ maxJobs: 2, maxExecutions: 100 }, one)).toEqual({ kind: 'ready', jobs: [10, 11] });
+    // An expired lease: older than everything ready, back in front.
+    sets.putReady([11, 10]);
+    // Interleaved and newer.
+    sets.putReady([12.5, 20]);
+    const next = sets.take(all, one);
+    expect(next).toEqual({ kind: 'ready', jobs: [10, 11, 12, 12.5, 13, 20] });
+    sets.untake(next!);
+    expect(sets.oldestReady()).toBe(10);
+    sets.removeReady(12);
+    expect(sets.readyCount).toBe(5);
+  });
+
+  it('holds backoffs until due and counts every job not leased', () => {
+    const sets = new ReadySets<number>(byNumber);
+    const now = Date.now();
+    sets.delay({ frozen: false, jobs: [1], availableAt: now + 1_000 });
+    sets.delay({ frozen: true, id: 'F', availableAt: now + 500 });
+    sets.putReady([7]);
+    const frozenSize = (): number => 3;
+    expect(sets.delayedJobs(frozenSize)).toBe(4);
+    expect(sets.pendingJobs(frozenSize)).toBe(5);
+    expect(sets.nextDueAt()).toBe(now + 500);
+    sets.promote(now + 600);
+    expect(sets.hasFrozenOrGroup()).toBe(true);
+    expect(sets.take(all, one)).toEqual({ kind: 'frozen', id: 'F' });
+    sets.promote(now + 2_000);
+    expect(sets.take(all, one)).toEqual({ kind: 'group', jobs: [1] });
+    expect(sets.nextDueAt()).toBe(Number.POSITIVE_INFINITY);
   });
 });
