@@ -47,6 +47,7 @@ const SERVER_MODULES = [
   'ingest-process.ts',
   'tokens/',
   'pipeline-file.ts',
+  'stored-project-settings.ts',
   'builtin-components.ts',
   'builtin-processing.ts',
   'builtin-receivers.ts',

@@ -29,7 +29,7 @@ import type { ProjectRepo } from './store/projects.js';
 import type { SelfTelemetry } from './telemetry/self-telemetry.js';
 import { AGENT_PROJECT_ID, AgentAuthenticator, resolveAdminToken, resolveAgentToken } from './agent/auth.js';
 import { storeUsers } from './agent/mode.js';
-import { noStore, storelessProjectConfigs } from './agent/no-store.js';
+import { noStore, storelessExtensions, storelessProjectConfigs } from './agent/no-store.js';
 
 export { AGENT_PROJECT_ID } from './agent/auth.js';
 
@@ -95,8 +95,8 @@ export async function startAgent(opts: AgentOptions): Promise<Agent> {
   const listeners = new Map<string, string>();
   const host = buildHost({
     logger,
-    store: noStore(),
     projectConfigs: storelessProjectConfigs(opts.service),
+    extensions: storelessExtensions(),
     settings: pipelineSettings(settings),
     outbox: queue.outbox,
     http: app.routes,
@@ -108,7 +108,7 @@ export async function startAgent(opts: AgentOptions): Promise<Agent> {
   // thread that answers HTTP; an agent's work (normalize, encode, post) is light, and a second
   // thread would load every module again (SERVICE_PIPELINE_THREAD does not apply here).
   const work = opts.work ?? true;
-  const runtime = new PipelineRuntime({ graph, host, queue, work, role: 'all', pollIntervalMs: settings.queue.pollIntervalMs });
+  const runtime = new PipelineRuntime({ graph, host, store: noStore(), queue, work, role: 'all', pollIntervalMs: settings.queue.pollIntervalMs });
   app.routes.add(statsRoute(queue, runtime));
   app.routes.add(metricsRoute(telemetry));
   if (work) telemetry.attachWorker(() => runtime.stats);

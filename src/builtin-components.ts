@@ -3,14 +3,13 @@
 // (src/builtin-processing.ts; the pipeline thread builds its registry from that part alone). A
 // composition root, like daemon.ts: src/pipeline (the core) imports no receiver, processor,
 // exporter or connector (.oxlintrc.json); these lists, outside it, are where they meet the registry.
-import { builtinProcessing } from './builtin-processing.js';
+import { builtinExtensions, builtinProcessing } from './builtin-processing.js';
 import { builtinReceivers } from './builtin-receivers.js';
-import { fileStorageFactory } from './extensions/file-storage.js';
 import { Registry } from './pipeline/registry.js';
 
 export function builtinRegistry(): Registry {
   const r = new Registry();
   for (const f of [...builtinReceivers, ...builtinProcessing]) r.register(f);
-  r.registerExtension(fileStorageFactory);
+  for (const e of builtinExtensions) r.registerExtension(e);
   return r;
 }

@@ -6,6 +6,7 @@ import { eventsConnectorFactory } from './connectors/events.js';
 import { routingConnectorFactory } from './connectors/routing.js';
 import { clickhouseExporterFactory } from './exporters/clickhouse.js';
 import { debugExporterFactory } from './exporters/debug.js';
+import { clickhouseStorageFactory } from './extensions/clickhouse-storage.js';
 import { fileStorageFactory } from './extensions/file-storage.js';
 import { notifyExporterFactory } from './exporters/notify/index.js';
 import { otlpExporterFactory, otlpGrpcExporterFactory } from './exporters/otlp-grpc/index.js';
@@ -23,6 +24,7 @@ import { rollupsProcessorFactory } from './processors/rollups.js';
 import { sampleProcessorFactory } from './processors/sample.js';
 import { scoringProcessorFactory } from './processors/scoring.js';
 import type { AnyFactory } from './pipeline/component.js';
+import type { ExtensionFactory } from './pipeline/extension.js';
 import { Registry, type ReceiverType } from './pipeline/registry.js';
 
 export const builtinProcessing: readonly AnyFactory[] = [
@@ -49,6 +51,9 @@ export const builtinProcessing: readonly AnyFactory[] = [
   routingConnectorFactory,
 ] as AnyFactory[];
 
+/** The extensions: components' durable state (file_storage) and the store's repositories (clickhouse_storage). */
+export const builtinExtensions: readonly ExtensionFactory[] = [fileStorageFactory, clickhouseStorageFactory] as ExtensionFactory[];
+
 /**
  * A registry of the processing components and extensions. `receivers`: the receiver types the
  * pipeline file may name, known by name and signals only (Registry.registerReceiverType): the
@@ -58,6 +63,6 @@ export function processingRegistry(receivers: readonly ReceiverType[] = []): Reg
   const r = new Registry();
   for (const t of receivers) r.registerReceiverType(t);
   for (const f of builtinProcessing) r.register(f);
-  r.registerExtension(fileStorageFactory);
+  for (const e of builtinExtensions) r.registerExtension(e);
   return r;
 }

@@ -223,10 +223,9 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   const listeners = new Map<string, string>();
   // Extensions (file_storage) run where processors and exporters do: here only without the pipeline thread.
   const threaded = settings.pipelineThread;
-  const extensions = threaded ? undefined : new ServiceExtensions(graph.extensions, { dataDir: settings.dataDir, logger });
+  const extensions = threaded ? undefined : new ServiceExtensions(graph.extensions, { dataDir: settings.dataDir, logger, store });
   const host = buildHost({
     logger,
-    store,
     projectConfigs,
     settings: componentSettings,
     outbox: queue.outbox,
@@ -242,7 +241,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   const receivers = new PipelineRuntime({ graph, host, queue, work: false, role: 'receivers', pollIntervalMs: settings.queue.pollIntervalMs });
   const local = threaded
     ? undefined
-    : new ReloadablePipeline(graph, extensions!.guard((g) => new PipelineRuntime({ graph: g, host, queue, work, role: 'processing', pollIntervalMs: settings.queue.pollIntervalMs })));
+    : new ReloadablePipeline(graph, extensions!.guard((g) => new PipelineRuntime({ graph: g, host, store, queue, work, role: 'processing', pollIntervalMs: settings.queue.pollIntervalMs })));
   const pipeline = threaded
     ? new PipelineThread({
         store,

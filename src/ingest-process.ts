@@ -27,7 +27,7 @@ import { PipelineRuntime } from './pipeline/runtime.js';
 import { connectNats, natsUnreadiness, openNatsQueue, openTokenBucket } from './queue/nats/connect.js';
 import type { NatsQueue } from './queue/nats/queue.js';
 import { resolveAdminToken } from './agent/auth.js';
-import { noStore, storelessProjectConfigs } from './agent/no-store.js';
+import { storelessExtensions, storelessProjectConfigs } from './agent/no-store.js';
 import { TokenSnapshot } from './tokens/snapshot.js';
 import { SnapshotAuthenticator } from './tokens/snapshot-authenticator.js';
 
@@ -86,8 +86,8 @@ export async function startIngestProcess(opts: IngestProcessOptions): Promise<In
   const listeners = new Map<string, string>();
   const host = buildHost({
     logger,
-    store: noStore(),
     projectConfigs: storelessProjectConfigs(opts.service),
+    extensions: storelessExtensions(),
     settings: pipelineSettings(settings),
     outbox: queue.outbox,
     http: app.routes,

@@ -1,10 +1,13 @@
-// What the agent hands components in place of a store and of per-project settings. Only components
+// What the agent hands components in place of repositories and of per-project settings, and its
+// runtime in place of a store. Only components
 // that declare `needsStore: false` run in an agent (./mode.ts), so neither is expected to be used;
 // if one is, the failure names the component's wrong declaration instead of a null dereference.
 import type { ResolvedServiceConfig } from '../config/project-settings.js';
 import { resolveProjectConfig } from '../config/project-settings.js';
 import type { LoadedServiceConfig } from '../config/service-yml.js';
 import type { Store } from '../store/client.js';
+import type { HostExtensions } from '../pipeline/component.js';
+import { NO_EXTENSIONS } from '../pipeline/extensions.js';
 
 export class NoStoreError extends Error {
   constructor(what: string) {
@@ -26,6 +29,20 @@ export function noStore(): Store {
       };
     },
   });
+}
+
+/**
+ * The Host's extensions in a process without a store (an agent, an ingest process): no extension
+ * runs, and asking for repositories fails with NoStoreError, naming the component.
+ */
+export function storelessExtensions(): HostExtensions {
+  return {
+    ids: NO_EXTENSIONS.ids,
+    storage: (kind, id, name) => NO_EXTENSIONS.storage(kind, id, name),
+    repositories(kind, id) {
+      throw new NoStoreError(`${kind} ${id}: host.extensions.repositories()`);
+    },
+  };
 }
 
 /**

@@ -14,7 +14,7 @@ import type { RetentionWindows } from '../domain/retention.js';
 import type { PipelineConfigError } from '../pipeline/graph.js';
 import type { ReloadResult } from '../pipeline/reload.js';
 import type { Daemon } from '../daemon.js';
-import { SCOPES, type Scope } from '../store/projects.js';
+import { SCOPES, type Scope } from '../domain/tokens.js';
 import { processIo, type CliIo } from './io.js';
 import { UsageError } from './usage-error.js';
 

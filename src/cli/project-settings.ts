@@ -5,12 +5,10 @@
 // environment, like the rest of `flakehouse config`.
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { ProjectConfigs } from '../config/resolved-project-config.js';
 import { loadServerSettings } from '../config/daemon-env.js';
 import type { LoadedServiceConfig } from '../config/service-yml.js';
 import { parseSettings, type ProjectSettings } from '../config/project-settings.js';
-import { openStore } from '../store/client.js';
-import { ProjectRepo } from '../store/projects.js';
+import { ProjectSettingsError } from '../config/errors.js';
 
 export interface FetchedSettings {
   settings: ProjectSettings;
@@ -18,7 +16,7 @@ export interface FetchedSettings {
   via: 'api' | 'storage';
 }
 
-export class ProjectSettingsError extends Error {}
+export { ProjectSettingsError } from '../config/errors.js';
 
 export async function fetchProjectSettings(env: NodeJS.ProcessEnv, cwd: string, slug: string, service: LoadedServiceConfig): Promise<FetchedSettings> {
   const server = loadServerSettings(env, cwd);
@@ -42,23 +40,7 @@ export async function fetchProjectSettings(env: NodeJS.ProcessEnv, cwd: string, 
     }
   }
 
-  const store = await openStore({
-    chdbPath: path.join(server.dataDir, 'chdb'),
-    url: server.clickhouse.url,
-    user: server.clickhouse.user,
-    password: server.clickhouse.password,
-    database: server.clickhouse.database,
-  });
-  try {
-    const project = await new ProjectRepo(store).bySlug(slug).catch((err: unknown) => {
-      throw new ProjectSettingsError(`cannot read projects from storage (${server.clickhouse.url ?? server.dataDir}): ${err instanceof Error ? err.message : String(err)}`);
-    });
-    if (!project) throw new ProjectSettingsError(`project "${slug}" not found in ${server.clickhouse.url ?? server.dataDir}`);
-    const state = await new ProjectConfigs(store, service).settings(project.id).catch((err: unknown) => {
-      throw new ProjectSettingsError(`cannot read project settings from storage (start \`flakehouse serve\` once to migrate it): ${err instanceof Error ? err.message : String(err)}`);
-    });
-    return { settings: state.settings, via: 'storage' };
-  } finally {
-    await store.close();
-  }
+  // Straight from storage: a server module, loaded only here (the client package stubs it).
+  const { readStoredProjectSettings } = await import('../stored-project-settings.js');
+  return { settings: await readStoredProjectSettings(server, slug, service), via: 'storage' };
 }

@@ -110,3 +110,6 @@ export function zodIssuesToMessages(a: string | z.ZodError, b?: z.ZodError): Pat
 export function formatZodIssues(source: string, error: z.ZodError): ConfigError[] {
   return zodIssuesToMessages(error).map((m) => new ConfigError(source, m.path, m.message));
 }
+
+/** `flakehouse config --project`: the project's settings could not be read (src/cli/project-settings.ts). */
+export class ProjectSettingsError extends Error {}

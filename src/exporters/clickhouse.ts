@@ -12,7 +12,7 @@ import { TEST_STATE_COLUMNS, testStateRow } from '../store/tests.js';
 import type { TsvColumns } from '../store/tsv.js';
 import { errorSignatureRow, healthEventRow, identityAliasRow, identityStitchRow, signatureBandRows } from '../store/processor-rows.js';
 import { isTracePart, mergeRunPart, type RunRecord } from '../domain/records.js';
-import { EXECUTION_COLUMNS_IN, RUN_COLUMNS_IN, RunRepo, executionRow, identityRow, receiptRow, runRow } from '../store/runs.js';
+import { EXECUTION_COLUMNS_IN, RUN_COLUMNS_IN, executionRow, identityRow, receiptRow, runRow } from '../store/runs.js';
 
 /** Tables written as TabSeparated (the big ones); others go as JSON rows. */
 const TSV_TABLES: Record<string, TsvColumns> = { test_state: TEST_STATE_COLUMNS };
@@ -41,8 +41,8 @@ export const clickhouseExporterFactory = defineExporter({
   // What it always writes: runs and receipts, executions with their test ids, new identities.
   // Signatures, test states and health events are written when a stage filled them in.
   requires: ['runs', 'executions', 'identities'],
-  startExecutions: (host) => {
-    const repo = new RunRepo(host.store);
+  startExecutions: (host, _cfg, { id }) => {
+    const repo = host.extensions.repositories('exporter', id).runs;
     return {
       async exportBatch(batch, sink) {
         const executions: Record<string, unknown>[] = [];

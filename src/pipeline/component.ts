@@ -6,7 +6,7 @@ import type { z } from 'zod';
 import type { DomainEvent } from '../domain/events.js';
 import type { IngestBatch, IngestSource } from '../domain/batch.js';
 import type { EnqueueResult, Outbox } from '../queue/types.js';
-import type { Store } from '../store/client.js';
+import type { Repositories } from '../store/repositories.js';
 import type { ServiceConfig } from '../config/service-yml.js';
 import type { ResolvedServiceConfig } from '../config/project-settings.js';
 import type { ServerSettings } from '../config/daemon-env.js';
@@ -142,13 +142,23 @@ export interface HostExtensions {
    * and by `name` within it. Writes are on disk when they resolve. Throws where none runs.
    */
   storage<V, K extends StorageKey = string>(kind: ComponentKind, id: string, name?: string): StorageClient<V, K>;
+  /**
+   * The store's typed repositories (src/store/repositories.ts) from the repositories extension
+   * (`clickhouse_storage` by default), for the component `kind` `id`: how processors and exporters
+   * read and look up stored state. Components never get the Store itself; the clickhouse exporter
+   * writes through the lease's sink. Throws where none runs (an agent, the HTTP thread).
+   */
+  repositories(kind: ComponentKind, id: string): Repositories;
 }
 
-/** What a component is given at start. Built by pipeline/host.ts, the same way on both threads. */
+/**
+ * What a component is given at start. Built by pipeline/host.ts, the same way on both threads.
+ * Processors and exporters get a logger, configuration (`service`, `projectConfig`, `settings`),
+ * the outbox and the extensions: stored state comes through `extensions` (repositories, durable
+ * component state), not a store.
+ */
 export interface Host {
   logger: Logger;
-  /** Queries and inserts; on the pipeline thread, calls to the main thread's store (thread/remote.ts). */
-  store: Store;
   /** The resolved service.yml + environment policy (flaky, quarantine, ignore, …), without any project's settings. */
   service: ServiceConfig;
   /** One project's policy: service.yml < its settings < environment, each key with its source
@@ -157,7 +167,7 @@ export interface Host {
   settings: PipelineSettings;
   /** For events that happen outside a lease (an RCA finished, a budget ran out): appended durably. */
   outbox: Pick<Outbox, 'append'>;
-  /** Extensions; durable component state goes through `extensions.storage`, not a store of its own. */
+  /** Extensions: the store's repositories (`extensions.repositories`) and durable component state (`extensions.storage`). */
   extensions: HostExtensions;
   /** Present on the thread that serves HTTP (serve, api roles): where receivers add their routes. */
   http?: RouteRegistry;
@@ -220,11 +230,11 @@ interface FactoryBase<C> {
   configSchema: z.ZodType<C>;
   description: string;
   /**
-   * Whether its instances use the store: `Host.store`, or per-project settings through
-   * `Host.projectConfig` beyond service.yml + environment. Undeclared counts as `true`, so a
-   * component nobody checked never meets a missing store. A graph whose every component declares
-   * `false` runs as an agent (src/agent.ts, docs/pipeline.md "Agent mode"): no database is opened
-   * and `Host.store` throws.
+   * Whether its instances use the store: repositories (`Host.extensions.repositories`), or
+   * per-project settings through `Host.projectConfig` beyond service.yml + environment. Undeclared
+   * counts as `true`, so a component nobody checked never meets a missing store. A graph whose
+   * every component declares `false` runs as an agent (src/agent.ts, docs/pipeline.md "Agent
+   * mode"): no database is opened and `Host.extensions.repositories` throws.
    */
   needsStore?: boolean;
 }

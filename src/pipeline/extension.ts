@@ -5,13 +5,22 @@
 // them through `Host.extensions` (./component.ts). Implementations live under src/extensions/.
 import type { Logger } from 'pino';
 import type { z } from 'zod';
-import type { StorageProvider } from './storage.js';
+import type { Store } from '../store/client.js';
+import type { Repositories } from '../store/repositories.js';
+import type { StorageOwner, StorageProvider } from './storage.js';
+
+/** What a repositories extension offers the host: the typed repositories of src/store, for one component. */
+export interface RepositoryProvider {
+  forComponent(owner: StorageOwner): Repositories;
+}
 
 export interface Extension {
   start(): Promise<void>;
   shutdown(): Promise<void>;
   /** Present on a storage extension: where components get their durable state. */
   readonly storage?: StorageProvider;
+  /** Present on a repositories extension (`clickhouse_storage`): where components get the store's repositories. */
+  readonly repositories?: RepositoryProvider;
 }
 
 export interface ExtensionSettings {
@@ -19,6 +28,12 @@ export interface ExtensionSettings {
   logger: Logger;
   /** The daemon's data directory (SERVICE_DATA_DIR): where an extension keeps files by default. */
   dataDir: string;
+  /**
+   * The store of the thread the extensions run on (the pipeline thread's reaches the main thread
+   * by message, thread/remote.ts); absent where the process has none. Only a repositories
+   * extension uses it: components never see the store itself.
+   */
+  store?: Store;
 }
 
 export interface ExtensionFactory<C = unknown> {
@@ -28,6 +43,8 @@ export interface ExtensionFactory<C = unknown> {
   configSchema: z.ZodType<C>;
   /** Whether its instances are storage extensions (offer `storage`). */
   storage: boolean;
+  /** Whether its instances are repositories extensions (offer `repositories`). */
+  repositories?: boolean;
   create(config: C, settings: ExtensionSettings): Extension;
 }
 
@@ -37,6 +54,6 @@ export interface ExtensionSpec {
   type: string;
   config: unknown;
   factory: ExtensionFactory;
-  /** Not in the file: the default storage extension, added when the file enables none. */
+  /** Not in the file: a default storage or repositories extension, added when the file enables none. */
   implicit?: boolean;
 }

@@ -12,7 +12,7 @@ import type { Registry } from './registry.js';
 import { expandEnv, type ExpandProblem } from './env-expand.js';
 import { checkSlots, RECEIVED, type SlotStage } from './slots.js';
 import type { ExtensionSpec } from './extension.js';
-import { defaultStorageSpec } from './extensions.js';
+import { defaultRepositoriesSpec, defaultStorageSpec } from './extensions.js';
 
 export interface ComponentSpec {
   id: string;
@@ -34,7 +34,7 @@ export interface PipelineGraph {
   source: string;
   components: Map<string, ComponentSpec>;
   pipelines: PipelineSpec[];
-  /** service.extensions in order, plus the default `file_storage` when none of them is a storage extension. */
+  /** service.extensions in order, plus the default `file_storage` when none of them is a storage extension and the default `clickhouse_storage` when none offers repositories. */
   extensions: ExtensionSpec[];
 }
 
@@ -226,7 +226,8 @@ export function validatePipelineDoc(raw: unknown, registry: Registry, source: st
  * ./extension.ts): each defined extension
  * validated like a component, each listed one defined, each defined one listed. When none listed
  * is a storage extension, a default `file_storage` is added: components' durable state always has
- * a place (docs/pipeline.md "Extensions").
+ * a place; when none is a repositories extension, a default `clickhouse_storage`: processors and
+ * exporters always have their repositories (docs/pipeline.md "Extensions").
  */
 function checkExtensions(defined: Record<string, unknown>, listed: readonly string[], registry: Registry, source: string, problems: { path: string; message: string }[]): ExtensionSpec[] {
   const specs = new Map<string, ExtensionSpec>();
@@ -265,6 +266,8 @@ function checkExtensions(defined: Record<string, unknown>, listed: readonly stri
   }
   const fallback = out.some((e) => e.factory.storage) ? undefined : defaultStorageSpec(registry);
   if (fallback) out.push(fallback);
+  const repositories = out.some((e) => e.factory.repositories) ? undefined : defaultRepositoriesSpec(registry);
+  if (repositories) out.push(repositories);
   return out;
 }
 

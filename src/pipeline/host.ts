@@ -1,18 +1,17 @@
 // The one place a Host is built, on whichever thread runs components: the daemon's (receivers, and
 // everything in single-thread mode) and the pipeline thread's (processors, exporters, connectors).
-// Each thread passes its own store, outbox and logger (the pipeline thread's reach the main thread
-// by message); the settings are the same object on both.
+// Each thread passes its own outbox, logger and extensions (the pipeline thread's reach the main
+// thread by message; the repositories extension is built over that thread's store); the settings
+// are the same object on both. No store: components get repositories from the extensions.
 import type { Logger } from 'pino';
 import type { ServerSettings } from '../config/daemon-env.js';
 import type { ProjectConfigs } from '../config/resolved-project-config.js';
 import type { Outbox } from '../queue/types.js';
-import type { Store } from '../store/client.js';
 import type { AdmissionRegistry, Host, HostExtensions, IngestDoor, IngestPort, ListenerRegistry, PipelineSettings, RouteRegistry } from './component.js';
 import { NO_EXTENSIONS } from './extensions.js';
 
 export interface HostParts {
   logger: Logger;
-  store: Store;
   /** This thread's cache of per-project policy; it also holds service.yml + environment (`base`). */
   projectConfigs: Pick<ProjectConfigs, 'get' | 'base'>;
   settings: PipelineSettings;
@@ -31,7 +30,6 @@ export function buildHost(parts: HostParts): Host {
   const { projectConfigs, settings, http, ingest, ingestDoor, listeners, admission } = parts;
   return {
     logger: parts.logger,
-    store: parts.store,
     service: projectConfigs.base.config,
     projectConfig: (projectId) => projectConfigs.get(projectId),
     settings,

@@ -15,10 +15,17 @@ import { assembleLease } from './stages/assemble.js';
 import { leasePlan } from './stages/run-processed.js';
 import { processLeaseTree, type RoutablePipeline } from './lease-tree.js';
 import type { PipelineGraph, PipelineSpec } from './graph.js';
+import type { Store } from '../store/client.js';
 
 export interface RuntimeOptions {
   graph: PipelineGraph;
   host: Host;
+  /**
+   * Where the lease's sink writes (./lease-sink.ts): the runtime's own use of the store, which
+   * components do not get (the Host has none). This thread's store; absent where no lease is
+   * processed here (the receivers' runtime, an ingest process): a write then throws.
+   */
+  store?: Pick<Store, 'insert' | 'insertTsv'>;
   queue: WorkerQueue;
   /** Run the worker and dispatcher loops (false in the api-only role). */
   work: boolean;
@@ -31,6 +38,12 @@ export interface RuntimeOptions {
   maxLeaseJobs?: number;
   maxLeaseExecutions?: number;
 }
+
+/** The sink's store where the runtime was given none: a lease processed there is a wiring bug. */
+const NO_SINK_STORE: Pick<Store, 'insert' | 'insertTsv'> = {
+  insert: () => Promise.reject(new Error('this pipeline runtime has no store (RuntimeOptions.store): it cannot write a lease')),
+  insertTsv: () => Promise.reject(new Error('this pipeline runtime has no store (RuntimeOptions.store): it cannot write a lease')),
+};
 
 interface ExecutionsPipeline extends RoutablePipeline<ExecutionsPipeline> {
   spec: PipelineSpec;
@@ -279,7 +292,7 @@ export class PipelineRuntime implements PipelineHandle {
       const exported = new Map<WorkBatch, string[]>();
       for (const { pipeline, batch: b } of tree) {
         // Each batch writes under its own id (a routed one: `<lease>/<pipeline>`); one record of what the delivery wrote.
-        const sink = leaseSink(this.opts.host.store, b.leaseId, delivery.writes);
+        const sink = leaseSink(this.opts.store ?? NO_SINK_STORE, b.leaseId, delivery.writes);
         exported.set(b, await this.runExporters(pipeline, b, sink, processed.get(b)!.out));
       }
       await this.timed('ack', () => queue.ack(lease.id));

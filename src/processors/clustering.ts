@@ -9,7 +9,6 @@ import { bandKeys, bestCluster, lshParams, LshIndex, MinHasher } from '../domain
 import { errorSignature, type ErrorSignature } from '../domain/signature.js';
 import { defineProcessor } from '../pipeline/helpers/processor.js';
 import { Yielder } from '../pipeline/yield.js';
-import { SignatureRepo } from '../store/signatures.js';
 
 const config = z.object({ threshold: z.number().min(0).max(1).optional() }).strict();
 
@@ -20,8 +19,8 @@ export const clusteringProcessorFactory = defineProcessor({
   // Signature and cluster ids go onto the executions identity built.
   requires: ['executions'],
   provides: ['signatures'],
-  start: (host, cfg) => {
-    const repo = new SignatureRepo(host.store);
+  start: (host, cfg, { id }) => {
+    const repo = host.extensions.repositories('processor', id).signatures;
     const threshold = cfg.threshold ?? host.settings.clusterThreshold;
     const hasher = new MinHasher();
     // signature id → cluster id; a signature's cluster never changes once assigned. Only facts read

@@ -27,7 +27,7 @@ import {
 import { defineProcessor } from '../pipeline/helpers/processor.js';
 import type { WorkBatch } from '../pipeline/work-batch.js';
 import { Yielder } from '../pipeline/yield.js';
-import { IdentityRepo, type StoredAliasRun } from '../store/identities.js';
+import type { IdentityRepo, StoredAliasRun } from '../store/identities.js';
 
 const MAX_CACHE = 1_000_000;
 
@@ -50,8 +50,8 @@ export const identityProcessorFactory = defineProcessor({
   // Builds items[].executions from the jobs and gives each its test id; new and stitched identities.
   requires: ['runs'],
   provides: ['executions', 'identities'],
-  start: (host) => {
-    const repo = new IdentityRepo(host.store);
+  start: (host, _cfg, { id }) => {
+    const repo = host.extensions.repositories('processor', id).identities;
     const cache = new IdentityCache();
     // Only facts read back from storage are cached; what this lease creates may still fail to commit.
     const caches: IdentityCaches = { knownIds: new Set(), aliasCache: new Map(), stitchedIds: new Set(), aliasesOf: new Map() };

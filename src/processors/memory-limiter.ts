@@ -25,7 +25,7 @@ import {
   type MemoryLimiterConfig,
   type MemoryPressure,
 } from '../domain/memory-limit.js';
-import { durationMs } from '../exporters/otlp-http/config.js';
+import { durationMs } from '../config/duration.js';
 import type { AdmissionCheck, CreateSettings, ProcessorFactory } from '../pipeline/component.js';
 import { defineProcessor } from '../pipeline/helpers/processor.js';
 

@@ -6,7 +6,6 @@ import { z } from 'zod';
 import { stableUuid } from '../domain/ids.js';
 import { stepQuarantine } from '../domain/quarantine.js';
 import { defineProcessor } from '../pipeline/helpers/processor.js';
-import { TestRepo } from '../store/tests.js';
 
 export const quarantineProcessorFactory = defineProcessor({
   type: 'quarantine',
@@ -15,8 +14,8 @@ export const quarantineProcessorFactory = defineProcessor({
   // Steps the auto state of the test states scoring computed for this lease.
   requires: ['testStates'],
   provides: ['quarantine', 'healthEvents'],
-  start: (host) => {
-    const repo = new TestRepo(host.store);
+  start: (host, _cfg, { id }) => {
+    const repo = host.extensions.repositories('processor', id).tests;
     return {
       async processBatch(batch) {
         const byProject = new Map<string, string[]>();

@@ -7,7 +7,7 @@ import { stableUuid } from '../domain/ids.js';
 import { suiteAlerts, type SuiteDay } from '../domain/suite-alerts.js';
 import { defineProcessor } from '../pipeline/helpers/processor.js';
 import type { WorkBatch } from '../pipeline/work-batch.js';
-import { RollupRepo, type SuiteHistory } from '../store/rollups.js';
+import type { SuiteHistory } from '../store/rollups.js';
 
 export const rollupsProcessorFactory = defineProcessor({
   type: 'rollups',
@@ -16,8 +16,8 @@ export const rollupsProcessorFactory = defineProcessor({
   // Counts the lease's executions per suite and day.
   requires: ['executions'],
   provides: ['suiteAlerts'],
-  start: (host) => {
-    const repo = new RollupRepo(host.store);
+  start: (host, _cfg, { id }) => {
+    const repo = host.extensions.repositories('processor', id).rollups;
     // Today's and the trailing 14 days' suite totals per project, read once a day and then kept up
     // to date from each committed lease (the worker is the only writer of executions).
     const histories = new Map<string, Map<string, SuiteHistory>>();

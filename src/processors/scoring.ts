@@ -9,7 +9,7 @@ import { defineProcessor } from '../pipeline/helpers/processor.js';
 import type { TestUpdate, WorkBatch } from '../pipeline/work-batch.js';
 import { Yielder } from '../pipeline/yield.js';
 import type { ServiceConfig } from '../config/service-yml.js';
-import { TestRepo, type TestStateRecord } from '../store/tests.js';
+import type { TestStateRecord } from '../store/tests.js';
 import type { TestStatus } from '../domain/batch.js';
 
 /** Smallest score change worth a `score.updated` event (stable tests would otherwise emit one per run). */
@@ -93,8 +93,8 @@ export const scoringProcessorFactory = defineProcessor({
   // Groups executions by test id (identity's) and weighs them by the run's counts.
   requires: ['runs', 'executions'],
   provides: ['testStates', 'healthEvents'],
-  start: (host) => {
-    const repo = new TestRepo(host.store);
+  start: (host, _cfg, { id }) => {
+    const repo = host.extensions.repositories('processor', id).tests;
     // The worker is the only writer of test_state: a committed state can be kept in memory and
     // saves the read (and the JSON decode of the model) next time the test runs. It also lets
     // clean passes that change nothing visible be written behind (see WRITE_BEHIND_*): most tests

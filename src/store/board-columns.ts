@@ -1,6 +1,6 @@
 // The flaky board's columns of a test_state row: how they are selected and read back. One place for
 // GET /v1/flaky and the test page (store/tests.ts) and the dashboard's board pages (store/board.ts).
-import { toNumber } from './client.js';
+import { toNumber } from './numbers.js';
 import type { AutoState } from '../domain/quarantine.js';
 import { TEST_STATES, type StateSince, type TestState } from '../domain/score.js';
 

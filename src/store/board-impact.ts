@@ -10,7 +10,8 @@
 // One query; bounded to a page's test ids, or over every test of the project when the board sorts
 // by impact (then joined onto the board query as `i_*` columns).
 import { PLACEHOLDER_COMMIT } from '../domain/batch.js';
-import { toNumber, type Store } from './client.js';
+import type { Store } from './client.js';
+import { toNumber } from './numbers.js';
 
 export interface BoardImpact {
   failuresCaused: number;

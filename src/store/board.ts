@@ -1,7 +1,8 @@
 // The flaky board as the dashboard pages through it: filtered and sorted in SQL, so a page reads
 // its own rows only. CODEOWNERS is matched in Node (domain/codeowners.ts), so the owner filter
 // arrives here as the file paths the owner owns (the caller resolves them over `filePaths`).
-import { toNumber, type Store } from './client.js';
+import type { Store } from './client.js';
+import { toNumber } from './numbers.js';
 import { BOARD_COLUMNS, toBoardEntry, type BoardDbRow, type BoardEntry } from './board-columns.js';
 import type { TestState } from '../domain/score.js';
 import { impactParams, impactSql, toImpact, type BoardImpact, type ImpactDbRow } from './board-impact.js';

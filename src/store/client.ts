@@ -308,10 +308,5 @@ async function nativeSessions(chdbPath: string | undefined): Promise<NativeSessi
   });
 }
 
-/** chDB returns 64-bit integers as JSON numbers and a server as strings: convert at the edge. */
-export function toNumber(value: unknown): number {
-  if (typeof value === 'number') return value;
-  if (typeof value === 'string') return Number(value);
-  if (typeof value === 'bigint') return Number(value);
-  return 0;
-}
+// toNumber lives in ./numbers.ts: repositories and row mappers convert without loading this module.
+export { toNumber } from './numbers.js';

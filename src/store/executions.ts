@@ -3,7 +3,8 @@
 import type { TestStatus } from '../domain/batch.js';
 import { toIso } from '../domain/time.js';
 import { parseStoredArtifacts } from '../artifacts/links.js';
-import { toNumber, type Store } from './client.js';
+import type { Store } from './client.js';
+import { toNumber } from './numbers.js';
 
 export interface ExecutionAttempt {
   id: string;

@@ -3,8 +3,8 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { sha256Hex } from '../domain/ids.js';
 import { toNumber, type Store } from './client.js';
 
-export const SCOPES = ['ingest', 'read', 'quarantine', 'sql'] as const;
-export type Scope = (typeof SCOPES)[number];
+import type { Scope } from '../domain/tokens.js';
+export { SCOPES, type Scope } from '../domain/tokens.js';
 
 export interface Project {
   id: string;

@@ -5,7 +5,8 @@
 import { stableUuid } from '../domain/ids.js';
 import type { HistoryStatus, RcaHistoryEntry } from '../domain/rca.js';
 import { toIso } from '../domain/time.js';
-import { toNumber, type Store } from './client.js';
+import type { Store } from './client.js';
+import { toNumber } from './numbers.js';
 import { chTime } from './time.js';
 
 export interface SimilarPast {

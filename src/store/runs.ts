@@ -3,7 +3,8 @@ import type { ExecutionRecord, IdentityRecord, RunRecord, RunState } from '../do
 import type { CiProvider, RunStatus, Trigger } from '../domain/batch.js';
 import { toIso } from '../domain/time.js';
 import { githubCommitUrl } from '../domain/commit-url.js';
-import { toNumber, type Store } from './client.js';
+import type { Store } from './client.js';
+import { toNumber } from './numbers.js';
 import { executionsWithReport } from './rca.js';
 import { chTime } from './time.js';
 import type { TsvColumns } from './tsv.js';
@@ -257,6 +258,15 @@ export interface RunListFilter {
 
 export class RunRepo {
   constructor(private readonly store: Store) {}
+
+  /** The repository (`owner/name`) the project's newest run that named one reported, or null. */
+  async latestRepository(projectId: string): Promise<string | null> {
+    const rows = await this.store.query<{ repository: string }>(
+      `SELECT repository FROM ${this.store.table('runs')} WHERE project_id = {projectId:UUID} AND repository != '' ORDER BY started_at DESC LIMIT 1`,
+      { projectId },
+    );
+    return rows[0]?.repository ?? null;
+  }
 
   async list(projectId: string, f: RunListFilter): Promise<{ items: RunListItem[]; last: { startedAt: number; id: string } | null; more: boolean }> {
     const where = ['project_id = {projectId:UUID}'];

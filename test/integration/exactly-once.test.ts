@@ -11,6 +11,8 @@ import { buildRun } from '../../src/domain/records.js';
 import { WorkBatch } from '../../src/pipeline/work-batch.js';
 import { leaseSink, type LeaseWrites } from '../../src/pipeline/lease-sink.js';
 import { buildHost, pipelineSettings } from '../../src/pipeline/host.js';
+import { defaultRepositoriesSpec, ServiceExtensions } from '../../src/pipeline/extensions.js';
+import { processingRegistry } from '../../src/builtin-processing.js';
 import { loadServerSettings } from '../../src/config/daemon-env.js';
 import { nativeBatch, startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
 
@@ -36,7 +38,10 @@ describe('exactly-once under redelivery', () => {
     // Run the executions pipeline by hand, as the worker does, up to the writes: then "crash".
     const loaded = loadServiceConfig({ env: {}, cwd: td.dataDir });
     const configs = new ProjectConfigs(td.daemon.store, loaded);
-    const host = buildHost({ logger, store: td.daemon.store, projectConfigs: configs, settings: pipelineSettings(loadServerSettings(td.env, td.dataDir)), outbox: td.daemon.queue.outbox });
+    // Repositories through the default repositories extension (clickhouse_storage), over the daemon's store.
+    const extensions = new ServiceExtensions([defaultRepositoriesSpec(processingRegistry())!], { dataDir: td.dataDir, logger, store: td.daemon.store });
+    await extensions.start();
+    const host = buildHost({ logger, projectConfigs: configs, settings: pipelineSettings(loadServerSettings(td.env, td.dataDir)), outbox: td.daemon.queue.outbox, extensions });
     const normalize = normalizeProcessorFactory.createExecutions!({}, settings('normalize'));
     const identity = identityProcessorFactory.createExecutions!({}, settings('identity'));
     const exporter = clickhouseExporterFactory.createExecutions!({}, settings('clickhouse'));

@@ -16,6 +16,8 @@ import { createLogger } from '../../src/logger.js';
 import { WorkBatch } from '../../src/pipeline/work-batch.js';
 import { leaseSink } from '../../src/pipeline/lease-sink.js';
 import { buildHost, pipelineSettings } from '../../src/pipeline/host.js';
+import { defaultRepositoriesSpec, ServiceExtensions } from '../../src/pipeline/extensions.js';
+import { processingRegistry } from '../../src/builtin-processing.js';
 import { loadServerSettings } from '../../src/config/daemon-env.js';
 import { clusteringProcessorFactory } from '../../src/processors/clustering.js';
 import { identityProcessorFactory } from '../../src/processors/identity.js';
@@ -572,7 +574,10 @@ describe('clustering when a lease fails after the clustering stage', () => {
     const loaded = loadServiceConfig({ env: {}, cwd: td.dataDir });
     const configs = new ProjectConfigs(td.daemon.store, loaded);
     // SERVICE_CLUSTER_THRESHOLD at its default, 0.5.
-    const host = buildHost({ logger, store: td.daemon.store, projectConfigs: configs, settings: pipelineSettings(loadServerSettings(td.env, td.dataDir)), outbox: td.daemon.queue.outbox });
+    // Repositories through the default repositories extension (clickhouse_storage), over the daemon's store.
+    const extensions = new ServiceExtensions([defaultRepositoriesSpec(processingRegistry())!], { dataDir: td.dataDir, logger, store: td.daemon.store });
+    await extensions.start();
+    const host = buildHost({ logger, projectConfigs: configs, settings: pipelineSettings(loadServerSettings(td.env, td.dataDir)), outbox: td.daemon.queue.outbox, extensions });
     const normalize = normalizeProcessorFactory.createExecutions!({}, { id: 'normalize', logger });
     const identity = identityProcessorFactory.createExecutions!({}, { id: 'identity', logger });
     const clustering = clusteringProcessorFactory.createExecutions!({}, { id: 'clustering', logger });

@@ -168,16 +168,23 @@ describe('pipeline file: extensions', () => {
 
   it('adds a default file_storage when the file enables no storage extension', () => {
     const g = validatePipelineDoc(doc(), registry, 'p.yaml');
-    expect(g.extensions.map((e) => [e.id, e.implicit])).toEqual([['file_storage', true]]);
+    // …and the default repositories extension (clickhouse_storage, test/unit/host.test.ts) after it.
+    expect(g.extensions.map((e) => [e.id, e.implicit])).toEqual([
+      ['file_storage', true],
+      ['clickhouse_storage', true],
+    ]);
   });
 
   it('uses the file\'s own file_storage, with its config', () => {
     const g = validatePipelineDoc(doc({ extensions: { 'file_storage/state': { directory: '/var/lib/fh-state' } } }, ['file_storage/state']), registry, 'p.yaml');
-    expect(g.extensions.map((e) => [e.id, e.config])).toEqual([['file_storage/state', { directory: '/var/lib/fh-state' }]]);
+    expect(g.extensions.map((e) => [e.id, e.config])).toEqual([
+      ['file_storage/state', { directory: '/var/lib/fh-state' }],
+      ['clickhouse_storage', {}],
+    ]);
   });
 
   it('refuses, with paths: an unknown type, a bad config, an undefined or unlisted extension', () => {
-    expect(problems(doc({ extensions: { bogus: {} } }, ['bogus']))).toEqual(['extensions.bogus: unknown extension type "bogus" (known: file_storage)']);
+    expect(problems(doc({ extensions: { bogus: {} } }, ['bogus']))).toEqual(['extensions.bogus: unknown extension type "bogus" (known: clickhouse_storage, file_storage)']);
     expect(problems(doc({ extensions: { file_storage: { directroy: 'x' } } }, ['file_storage']))).toEqual(['extensions.file_storage.directroy: unknown key']);
     expect(problems(doc({}, ['file_storage']))).toEqual(['service.extensions.0: "file_storage" is not defined under extensions']);
     expect(problems(doc({ extensions: { file_storage: {} } }))).toEqual(['extensions.file_storage: defined but not listed under service.extensions']);

@@ -1,7 +1,10 @@
 // The layering .oxlintrc.json fences one import at a time, checked here through every import a
 // module makes at run time (docs/architecture.md, "Layers"): the ingest door (src/ingest) and the
-// receivers reach no API, store, pipeline thread or database client, however indirectly; and the
-// pipeline thread loads no receiver. The graph is read from the source with regular expressions:
+// receivers reach no API, store, pipeline thread or database client, however indirectly; the
+// pipeline thread loads no receiver; processors and exporters never load store/client.ts (their
+// repositories come from Host.extensions.repositories) nor another component; client code
+// (src/cli, src/reporter) loads nothing from src/store but through a server module's dynamic
+// import, which the client build stubs. The graph is read from the source with regular expressions:
 // static `import … from` / `export … from`, side-effect imports and `import('…')` with a literal
 // specifier are edges; `import type` and `export type` are not (they vanish at run time). An
 // import of inline types only (`import { type A } from`) is an edge: under verbatimModuleSyntax it
@@ -169,5 +172,128 @@ describe('import boundaries', () => {
     expect(violations(graph, 'src/pipeline/thread/worker.ts', under('src/receivers'))).toEqual([]);
     // …while the registry of the thread that serves ingest has them.
     expect(violations(graph, 'src/builtin-components.ts', under('src/receivers')).length).toBeGreaterThan(0);
+  });
+});
+
+/**
+ * The component a module of src/processors or src/exporters belongs to: the top-level file or
+ * directory it is in (`src/exporters/notify`, `src/processors/scoring.ts`); null for the shared
+ * pieces several use (src/exporters/shared/) and for modules elsewhere.
+ */
+function componentOf(file: string): string | null {
+  const m = /^src\/(processors|exporters)\/([^/]+)(\/|$)/.exec(file);
+  if (!m) return null;
+  if (m[2] === 'shared') return null;
+  return `src/${m[1]}/${m[2]}`;
+}
+
+/** Modules a component loads at run time through modules that are not themselves components (a shared piece, a helper). */
+function componentEdges(g: ImportGraph, start: string): Map<string, string[]> {
+  const own = componentOf(start);
+  const via = new Map<string, string[]>([[start, [start]]]);
+  const queue = [start];
+  while (queue.length > 0) {
+    const at = queue.shift()!;
+    for (const to of g.edges.get(at) ?? []) {
+      if (via.has(to)) continue;
+      via.set(to, [...via.get(at)!, to]);
+      // Into its own component, or through non-component modules: keep walking; stop at another component.
+      const c = componentOf(to);
+      if ((c === null || c === own) && g.edges.has(to)) queue.push(to);
+    }
+  }
+  return via;
+}
+
+/** Every import from a component's modules that reaches another component, as chains. */
+function crossComponent(g: ImportGraph, files: readonly string[]): string[] {
+  return files.flatMap((f) =>
+    [...componentEdges(g, f)].filter(([target]) => componentOf(target) !== null && componentOf(target) !== componentOf(f)).map(([, chain]) => chain.join(' → ')),
+  );
+}
+
+describe('processors and exporters', () => {
+  const components = [...graph.edges.keys()].filter((f) => under('src/processors')(f) || under('src/exporters')(f));
+
+  it('hold modules, each in one component (shared pieces in none)', () => {
+    expect(components.filter(under('src/processors')).length).toBeGreaterThan(5);
+    expect(components.filter(under('src/exporters')).length).toBeGreaterThan(5);
+    expect(componentOf('src/exporters/notify/store.ts')).toBe('src/exporters/notify');
+    expect(componentOf('src/processors/scoring.ts')).toBe('src/processors/scoring.ts');
+    expect(componentOf('src/exporters/shared/retry.ts')).toBeNull();
+  });
+
+  it('never load store/client.ts or a database client, directly or not: repositories come from Host.extensions.repositories', () => {
+    const storeClient = (t: string) => t === 'src/store/client.ts' || databaseClient(t);
+    expect(components.flatMap((f) => violations(graph, f, storeClient))).toEqual([]);
+  });
+
+  it('import no other component: no processor loads another processor or an exporter, no exporter another exporter or a processor', () => {
+    expect(crossComponent(graph, components)).toEqual([]);
+    // …nor a receiver or connector.
+    const otherKinds = (t: string) => under('src/receivers')(t) || under('src/connectors')(t);
+    expect(components.flatMap((f) => violations(graph, f, otherKinds))).toEqual([]);
+  });
+
+  it('the checks find what they look for', () => {
+    // A processor that imported another component, or store/client.ts, would be reported.
+    const probe: ImportGraph = {
+      edges: new Map([
+        ...graph.edges,
+        ['src/processors/probe.ts', ['src/processors/scoring.ts', 'src/exporters/shared/retry.ts', 'src/store/client.ts']],
+        ['src/exporters/probe.ts', ['src/exporters/shared/retry.ts', 'src/exporters/notify/index.ts']],
+      ]),
+    };
+    expect(crossComponent(probe, ['src/processors/probe.ts', 'src/exporters/probe.ts'])).toEqual([
+      'src/processors/probe.ts → src/processors/scoring.ts',
+      'src/exporters/probe.ts → src/exporters/notify/index.ts',
+    ]);
+    expect(violations(probe, 'src/processors/probe.ts', (t) => t === 'src/store/client.ts')).toEqual(['src/processors/probe.ts → src/store/client.ts']);
+  });
+});
+
+/**
+ * The modules the client build (scripts/build-client.mjs) treats as the server's: a dynamic
+ * import() of one becomes a stub that refuses, so client code may load them only that way. Read
+ * from the build script, so the two lists cannot drift.
+ */
+function serverModules(): string[] {
+  const text = readFileSync(path.join(ROOT, 'scripts/build-client.mjs'), 'utf8');
+  const list = /const SERVER_MODULES = \[([\s\S]*?)\];/.exec(text)?.[1] ?? '';
+  return [...list.matchAll(/'([^']+)'/g)].map((m) => `src/${m[1]}`);
+}
+
+describe('client code (src/cli, src/reporter)', () => {
+  const server = serverModules();
+  const isServer = (f: string) => server.some((m) => (m.endsWith('/') ? f.startsWith(m) : f === m));
+  const client = [...graph.edges.keys()].filter((f) => under('src/cli')(f) || under('src/reporter')(f));
+
+  /** What a client module loads as bundled code: static imports, and dynamic ones of non-server modules. */
+  function bundled(start: string): Map<string, string[]> {
+    const via = new Map<string, string[]>([[start, [start]]]);
+    const queue = [start];
+    while (queue.length > 0) {
+      const at = queue.shift()!;
+      const text = readFileSync(path.join(ROOT, at), 'utf8');
+      const dynamic = new Set([...withoutComments(text).matchAll(DYNAMIC_IMPORT)].map((m) => resolve(at, m[2]!, new Set(graph.edges.keys()))));
+      for (const to of graph.edges.get(at) ?? []) {
+        if (via.has(to)) continue;
+        if (dynamic.has(to) && isServer(to)) continue; // stubbed in the client
+        via.set(to, [...via.get(at)!, to]);
+        if (graph.edges.has(to)) queue.push(to);
+      }
+    }
+    return via;
+  }
+
+  it('the build script lists the server modules', () => {
+    expect(server).toContain('src/store/');
+    expect(server).toContain('src/stored-project-settings.ts');
+  });
+
+  it('loads nothing from src/store, directly or not (a command that needs storage loads a server module dynamically)', () => {
+    expect(client.length).toBeGreaterThan(10);
+    const out = client.flatMap((f) => [...bundled(f)].filter(([t]) => under('src/store')(t) || databaseClient(t)).map(([, chain]) => chain.join(' → ')));
+    expect(out).toEqual([]);
   });
 });

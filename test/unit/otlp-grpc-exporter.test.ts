@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Metadata, Server, ServerCredentials, status as GrpcStatus, type sendUnaryData, type ServerUnaryCall, type ServerErrorResponse } from '@grpc/grpc-js';
 import { otlpGrpcConfigSchema } from '../../src/exporters/otlp-grpc/config.js';
 import { createGrpcSender } from '../../src/exporters/otlp-grpc/send.js';
-import { PermanentExportError, RetryableExportError } from '../../src/exporters/otlp-http/retry.js';
+import { PermanentExportError, RetryableExportError } from '../../src/exporters/shared/retry.js';
 import { retryStatusDetails, traceServiceDefinition, type ExportTraceResponse } from '../../src/otlp/grpc-service.js';
 import { createLogger } from '../../src/logger.js';
 

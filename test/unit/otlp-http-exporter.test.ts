@@ -1,10 +1,10 @@
-// The otlp_http exporter's encoding (src/exporters/otlp-http/encode.ts) against the OTLP receiver's
+// The otlp_http exporter's encoding (src/exporters/shared/encode.ts) against the OTLP receiver's
 // decoding and mapping: a forwarded run comes out as the same executions, and a re-send of the same
 // job carries the same idempotency key (the gateway deduplicates it).
 import { describe, expect, it } from 'vitest';
 import type { IngestBatch, IngestSource } from '../../src/domain/batch.js';
 import type { Job } from '../../src/queue/types.js';
-import { encodeJob, forwardTraceId, packLease } from '../../src/exporters/otlp-http/encode.js';
+import { encodeJob, forwardTraceId, packLease } from '../../src/exporters/shared/encode.js';
 import { otlpHttpConfigSchema, tracesUrl } from '../../src/exporters/otlp-http/config.js';
 import { nextWait, retryAfterMs } from '../../src/exporters/otlp-http/send.js';
 import { decodeOtlpProtobuf } from '../../src/receivers/otlp/decode.js';

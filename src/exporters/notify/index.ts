@@ -27,9 +27,7 @@ import type { DomainEvent } from '../../domain/events.js';
 import type { Host } from '../../pipeline/component.js';
 import { BackgroundWorker } from '../../pipeline/helpers/background-worker.js';
 import { defineExporter, type RunningEventsExporter } from '../../pipeline/helpers/exporter.js';
-import { listChannels } from '../../store/channels.js';
-import { IdentityRepo } from '../../store/identities.js';
-import { ProjectRepo } from '../../store/projects.js';
+import type { Repositories } from '../../store/repositories.js';
 import { NotifyStore, type Delivery } from './store.js';
 import { DeliveryError, HTTP_TIMEOUT_MS, Mailer, postJson, redactUrl } from './transports.js';
 
@@ -52,7 +50,8 @@ export const notifyExporterFactory = defineExporter({
   type: 'notify',
   description: 'notifications (Slack, Discord, email, signed webhooks) from domain events, deduplicated per channel, delivered in the background',
   configSchema: config,
-  startEvents: async (host, cfg, { id, logger }) => new Notifier(host, cfg, logger, await NotifyStore.open(host.extensions, id, host.settings.dataDir, logger)),
+  startEvents: async (host, cfg, { id, logger }) =>
+    new Notifier(host, cfg, logger, await NotifyStore.open(host.extensions, id, host.settings.dataDir, logger), host.extensions.repositories('exporter', id)),
 });
 
 /** How long a project's channel list is reused: bursts of events read it once. */
@@ -79,6 +78,7 @@ class Notifier implements RunningEventsExporter {
     private readonly cfg: NotifyConfig,
     private readonly logger: Logger,
     private readonly store: NotifyStore,
+    private readonly repos: Pick<Repositories, 'channels' | 'identities' | 'projects'>,
   ) {
     this.settings = host.settings.notifications;
     this.mailer = this.settings.smtp ? new Mailer(this.settings.smtp) : null;
@@ -136,7 +136,7 @@ class Notifier implements RunningEventsExporter {
 
   private async readProjectChannels(projectId: string): Promise<ChannelSpec[]> {
     const host = this.host;
-    const [rows, resolved] = await Promise.all([listChannels(host.store, projectId), host.projectConfig(projectId)]);
+    const [rows, resolved] = await Promise.all([this.repos.channels.list(projectId), host.projectConfig(projectId)]);
     const out: ChannelSpec[] = rows.map((r) =>
       channelSpec(r.kind, r.target, r.events, r.source, r.signingSecret ?? undefined),
     );
@@ -248,7 +248,7 @@ class Notifier implements RunningEventsExporter {
     const key = `${n.projectId}:${test.testId}`;
     let found = this.tests.get(key);
     if (!found) {
-      const row = await new IdentityRepo(this.host.store).get(n.projectId, test.testId);
+      const row = await this.repos.identities.get(n.projectId, test.testId);
       if (!row) return n;
       found = { testId: row.id, filePath: row.filePath, suite: row.suite, title: row.title };
       if (this.tests.size > 5000) this.tests.clear();
@@ -260,7 +260,7 @@ class Notifier implements RunningEventsExporter {
   private async slug(projectId: string): Promise<string> {
     const known = this.slugs.get(projectId);
     if (known) return known;
-    for (const p of await new ProjectRepo(this.host.store).list()) this.slugs.set(p.id, p.slug);
+    for (const p of await this.repos.projects.list()) this.slugs.set(p.id, p.slug);
     return this.slugs.get(projectId) ?? projectId;
   }
 }

@@ -1,9 +1,9 @@
 // The `otlp_grpc` exporter's configuration, in the OpenTelemetry Collector's `otlp` exporter shape
 // (configgrpc): `endpoint` is `host:port`, `headers` become gRPC metadata. Everything but the
-// endpoint and `tls` is otlp_http's (../otlp-http/config.ts `forwardingFields`), so both
+// endpoint and `tls` is otlp_http's (../shared/forwarding-config.ts `forwardingFields`), so both
 // exporters read, default and retry alike.
 import { z } from 'zod';
-import { forwardingFields } from '../otlp-http/config.js';
+import { forwardingFields } from '../shared/forwarding-config.js';
 
 // `host:port`, `[v6]:port`, or the Collector's tolerated `http://host:port` form.
 const ENDPOINT_RE = /^(?:http:\/\/)?((?:\[[0-9a-fA-F:.]+\]|[^\s/:[\]]+):\d{1,5})\/?$/;

@@ -3,14 +3,14 @@
 // enables `protocols.grpc` — agent mode (docs/pipeline.md "Agent mode").
 //
 // Only the transport differs: the requests are the same ExportTraceServiceRequest bytes with the
-// same derived ids (../otlp-http/encode.ts), so a re-send is deduplicated at the gateway; the lease
+// same derived ids (../shared/encode.ts), so a re-send is deduplicated at the gateway; the lease
 // is acked only once the gateway answered OK to every request of it; retries share otlp_http's
 // loop and backoff. A permanent status (INVALID_ARGUMENT, UNAUTHENTICATED, PERMISSION_DENIED, …)
 // throws, so the runtime splits the lease until the refused job fails alone and the queue
 // dead-letters it after SERVICE_QUEUE_MAX_ATTEMPTS.
 import { defineExporter } from '../../pipeline/helpers/exporter.js';
 import type { ExporterFactory } from '../../pipeline/component.js';
-import { forwardLease } from '../otlp-http/forward.js';
+import { forwardLease } from '../shared/forward.js';
 import { otlpGrpcConfigSchema, type OtlpGrpcConfig } from './config.js';
 
 export { otlpGrpcConfigSchema, type OtlpGrpcConfig } from './config.js';
@@ -28,7 +28,7 @@ export const otlpGrpcExporterFactory: ExporterFactory<OtlpGrpcConfig> = defineEx
     const sender = createGrpcSender(cfg, logger);
     logger.info({ endpoint: cfg.endpoint, compression: cfg.compression }, 'otlp_grpc: forwarding to the gateway');
     return {
-      // The lease's sink is not used: a forward is keyed by the jobs, not the lease (../otlp-http/forward.ts).
+      // The lease's sink is not used: a forward is keyed by the jobs, not the lease (../shared/forward.ts).
       async exportBatch(batch) {
         await forwardLease('otlp_grpc', batch, cfg.max_request_bytes, async (body) => (await sender.send(body)).partialSuccess ?? null, logger);
       },

@@ -5,11 +5,11 @@
 // is possible; our receiver adds it for a full queue, a rate limit or a full disk, not for a
 // message too large). A RetryInfo delay is honoured as Retry-After is over HTTP. Every other code
 // (INVALID_ARGUMENT, UNAUTHENTICATED, PERMISSION_DENIED, FAILED_PRECONDITION, INTERNAL, …) is
-// permanent for this request. The loop and backoff are otlp_http's (../otlp-http/retry.ts).
+// permanent for this request. The loop and backoff are the forwarding exporters' (../shared/retry.ts).
 import { Client, credentials, Metadata, status as GrpcStatus, type ServiceError } from '@grpc/grpc-js';
 import type { Logger } from 'pino';
 import { EXPORT_PATH, readRetryDelaySec, traceServiceDefinition, type ExportTraceResponse } from '../../otlp/grpc-service.js';
-import { errorText, PermanentExportError, withRetry, type Attempt, type Sleep } from '../otlp-http/retry.js';
+import { errorText, PermanentExportError, withRetry, type Attempt, type Sleep } from '../shared/retry.js';
 import type { OtlpGrpcConfig } from './config.js';
 
 const RETRYABLE = new Set<number>([GrpcStatus.CANCELLED, GrpcStatus.DEADLINE_EXCEEDED, GrpcStatus.ABORTED, GrpcStatus.OUT_OF_RANGE, GrpcStatus.UNAVAILABLE, GrpcStatus.DATA_LOSS]);

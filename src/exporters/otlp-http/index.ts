@@ -15,7 +15,7 @@
 // deliveries the queue parks it as dead (listed at GET /v1/admin/dead-jobs, requeueable from there).
 import { defineExporter } from '../../pipeline/helpers/exporter.js';
 import { otlpHttpConfigSchema, tracesUrl, type OtlpHttpConfig } from './config.js';
-import { forwardLease } from './forward.js';
+import { forwardLease } from '../shared/forward.js';
 import { createSender } from './send.js';
 import type { ExporterFactory } from '../../pipeline/component.js';
 

@@ -8,9 +8,9 @@ import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
 import type { Logger } from 'pino';
 import type { OtlpHttpConfig } from './config.js';
-import { errorText, PermanentExportError, withRetry, type Attempt, type Sleep } from './retry.js';
+import { errorText, PermanentExportError, withRetry, type Attempt, type Sleep } from '../shared/retry.js';
 
-export { nextWait, PermanentExportError, RetryableExportError } from './retry.js';
+export { nextWait, PermanentExportError, RetryableExportError } from '../shared/retry.js';
 
 const gzipAsync = promisify(gzip);
 const RETRYABLE = new Set([429, 502, 503, 504, 507]);

@@ -27,7 +27,7 @@ import type { AiSettings } from '../../config/ai.js';
 import type { Host } from '../../pipeline/component.js';
 import { BackgroundWorker } from '../../pipeline/helpers/background-worker.js';
 import { defineExporter, type RunningEventsExporter } from '../../pipeline/helpers/exporter.js';
-import { RcaRepo, analysisId, type PendingAnalysis, type RcaAnalysis, type SimilarPast } from '../../store/rca.js';
+import { analysisId, type RcaRepo, type PendingAnalysis, type RcaAnalysis, type SimilarPast } from '../../store/rca.js';
 import { LlmError, createProvider, type LlmProvider } from './providers.js';
 
 const config = z
@@ -50,13 +50,13 @@ export const rcaExporterFactory = defineExporter({
   type: 'rca',
   description: 'AI root-cause analysis of new error clusters (SERVICE_AI_PROVIDER), in the background, within ai.dailyTokenBudget',
   configSchema: config,
-  startEvents: (host, cfg, { logger }) => {
+  startEvents: (host, cfg, { id, logger }) => {
     const ai = host.settings.ai;
     if (!ai) {
       logger.debug('AI root-cause analysis off (SERVICE_AI_PROVIDER unset)');
       return null;
     }
-    return new RcaAnalyzer(host, cfg, logger, ai);
+    return new RcaAnalyzer(host, cfg, logger, ai, host.extensions.repositories('exporter', id).rca);
   },
 });
 
@@ -93,9 +93,10 @@ class RcaAnalyzer implements RunningEventsExporter {
     private readonly cfg: RcaConfig,
     private readonly logger: Logger,
     ai: AiSettings,
+    repo: RcaRepo,
   ) {
     this.threshold = host.settings.clusterThreshold;
-    this.repo = new RcaRepo(host.store);
+    this.repo = repo;
     this.provider = createProvider(ai);
     this.worker = new BackgroundWorker({ pass: () => this.pass(), logger });
     this.logger.info({ provider: ai.provider, model: ai.model, endpoint: ai.endpoint, timeoutMs: ai.timeoutMs }, 'AI root-cause analysis on');

@@ -2,7 +2,7 @@
 // until the gateway accepts it, refuses it for good, or `retry_on_failure` runs out. Which answers
 // are retryable is the protocol's business (send.ts for HTTP, ../otlp-grpc/send.ts for gRPC); the
 // backoff and the two outcomes the runtime acts on are the same for both.
-import type { RetryConfig } from './config.js';
+import type { RetryConfig } from './forwarding-config.js';
 
 /** The gateway refused the request for good: the runtime splits the lease, then dead-letters the job. */
 export class PermanentExportError extends Error {

@@ -31,8 +31,7 @@ import type { StorageClient } from '../../pipeline/storage.js';
 import { migrateLegacyLmdb } from '../../extensions/migrate.js';
 import { BackgroundWorker } from '../../pipeline/helpers/background-worker.js';
 import { defineExporter, type RunningEventsExporter } from '../../pipeline/helpers/exporter.js';
-import { IdentityRepo } from '../../store/identities.js';
-import { ProjectRepo } from '../../store/projects.js';
+import type { Repositories } from '../../store/repositories.js';
 import { GitHubIssues } from './github.js';
 
 const config = z
@@ -55,7 +54,7 @@ export const trackerExporterFactory = defineExporter({
       logger.debug('tracker off: SERVICE_TRACKER_TOKEN is not set');
       return null;
     }
-    return new Tracker(host, cfg, logger, token, await openTrackerState(host.extensions, id, host.settings.dataDir, logger));
+    return new Tracker(host, cfg, logger, token, await openTrackerState(host.extensions, id, host.settings.dataDir, logger), host.extensions.repositories('exporter', id));
   },
 });
 
@@ -98,6 +97,7 @@ class Tracker implements RunningEventsExporter {
     private readonly logger: Logger,
     token: string,
     state: TrackerState,
+    private readonly repos: Pick<Repositories, 'identities' | 'projects' | 'runs'>,
   ) {
     this.settings = host.settings.tracker;
     this.tests = state.tests;
@@ -216,7 +216,7 @@ class Tracker implements RunningEventsExporter {
   /** The test with its names: score.updated carries only the id, and may be all the tracker saw yet. */
   private async named(key: string, t: TrackedTest): Promise<TrackedTest> {
     if (t.title) return t;
-    const row = await new IdentityRepo(this.host.store).get(t.projectId, t.testId);
+    const row = await this.repos.identities.get(t.projectId, t.testId);
     if (!row) return t;
     const names = { filePath: row.filePath, suite: row.suite, title: row.title };
     await this.tests.transaction(() => {
@@ -245,7 +245,7 @@ class Tracker implements RunningEventsExporter {
   private async slug(projectId: string): Promise<string> {
     const known = this.slugs.get(projectId);
     if (known) return known;
-    for (const p of await new ProjectRepo(this.host.store).list()) this.slugs.set(p.id, p.slug);
+    for (const p of await this.repos.projects.list()) this.slugs.set(p.id, p.slug);
     return this.slugs.get(projectId) ?? projectId;
   }
 
@@ -254,12 +254,7 @@ class Tracker implements RunningEventsExporter {
     if (this.settings.repository) return this.settings.repository;
     const hit = this.repositories.get(projectId);
     if (hit && Date.now() - hit.at < REPOSITORY_TTL_MS) return hit.value;
-    const store = this.host.store;
-    const rows = await store.query<{ repository: string }>(
-      `SELECT repository FROM ${store.table('runs')} WHERE project_id = {projectId:UUID} AND repository != '' ORDER BY started_at DESC LIMIT 1`,
-      { projectId },
-    );
-    const value = rows[0]?.repository ?? null;
+    const value = await this.repos.runs.latestRepository(projectId);
     this.repositories.set(projectId, { at: Date.now(), value });
     return value;
   }

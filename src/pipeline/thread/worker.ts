@@ -53,10 +53,12 @@ const store = remoteStore(rpc, data.store.database, data.store.embedded);
 const queue = remoteQueue(rpc);
 const graph = loadPipelineFile(data.pipelineFile, processingRegistry(data.receivers), data.displayName);
 // Extensions (file_storage) run here, with the processors and exporters: started before them, shut down after.
-const extensions = new ServiceExtensions(graph.extensions, { dataDir: data.settings.dataDir, logger });
-const host = buildHost({ logger, store, projectConfigs: new ProjectConfigs(store, data.service, logger), settings: data.settings, outbox: queue.outbox, extensions });
+// The repositories extension (clickhouse_storage) is built over this thread's store proxy; the
+// runtime gets the store for its lease sink; components get no store.
+const extensions = new ServiceExtensions(graph.extensions, { dataDir: data.settings.dataDir, logger, store });
+const host = buildHost({ logger, projectConfigs: new ProjectConfigs(store, data.service, logger), settings: data.settings, outbox: queue.outbox, extensions });
 const build = (graph: PipelineGraph): PipelineRuntime =>
-  new PipelineRuntime({ graph, role: 'processing', host, queue, work: data.work, pollIntervalMs: data.pollIntervalMs });
+  new PipelineRuntime({ graph, role: 'processing', host, store, queue, work: data.work, pollIntervalMs: data.pollIntervalMs });
 const runtime = new ReloadablePipeline(graph, extensions.guard(build));
 runtime.onEvent((event) => post({ kind: 'event', event }));
 
