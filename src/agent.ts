@@ -91,7 +91,7 @@ export async function startAgent(opts: AgentOptions): Promise<Agent> {
   for (const r of [...healthRoutes(storage), ...deadJobRoutes(queue, oneProject)]) app.routes.add(r);
 
   // The ingest routes' door checks (src/api/route.ts), for receivers with their own listener (OTLP/gRPC).
-  const door = ingestDoor(auth, rateLimiter, ingest);
+  const door = ingestDoor(auth, rateLimiter, ingest, app.listener);
   const listeners = new Map<string, string>();
   const host = buildHost({
     logger,

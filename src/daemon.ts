@@ -219,7 +219,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
 
   const componentSettings = pipelineSettings(settings);
   // The ingest routes' onRequest checks (src/api/route.ts), for receivers with their own listener.
-  const door = ingestDoor(auth, rateLimiter, ingest);
+  const door = ingestDoor(auth, rateLimiter, ingest, app.listener);
   const listeners = new Map<string, string>();
   // Extensions (file_storage) run where processors and exporters do: here only without the pipeline thread.
   const threaded = settings.pipelineThread;

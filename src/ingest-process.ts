@@ -82,7 +82,7 @@ export async function startIngestProcess(opts: IngestProcessOptions): Promise<In
   const { telemetry, app } = await openFront({ settings, logger, deps: { auth, rateLimiter, admitIngest: () => ingest.admit() }, queueStats: () => q.stats(), graph });
   for (const r of healthRoutes(undefined, () => natsUnreadiness(nc))) app.routes.add(r);
 
-  const door = ingestDoor(auth, rateLimiter, ingest);
+  const door = ingestDoor(auth, rateLimiter, ingest, app.listener);
   const listeners = new Map<string, string>();
   const host = buildHost({
     logger,

@@ -2,14 +2,13 @@
 // caps), error mapping, security headers, and the route table that receivers and read routes
 // register into.
 import type { Socket } from 'node:net';
-import { Transform, type TransformCallback } from 'node:stream';
-import { createGunzip } from 'node:zlib';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { LIMITS } from '../domain/batch.js';
 import type { DoorSettings } from '../config/daemon-env.js';
-import { registerBodySlots, type BodySlots } from './body-slots.js';
+import { registerBodySlots } from './body-slots.js';
 import { capConnections } from './connection-caps.js';
+import { checkDeclaredLength, decodingPipeline, KEEP_ALIVE_TIMEOUT_MS, ListenerDoor, MAX_HEADER_BYTES } from '../ingest/door.js';
 import { ApiError, errors } from '../errors.js';
 import { rawAnswer, SECURITY_HEADERS } from './raw-answer.js';
 import { authenticatedAtDoor, RouteTable, type RouteDeps } from './route.js';
@@ -34,6 +33,8 @@ export interface App {
   pages: ((request: FastifyRequest, reply: FastifyReply) => Promise<boolean>) | null;
   /** The door's live counts: open connections, bodies being received. */
   door: { connections(): number; bodies(): number };
+  /** The connection budget, body slots and timeouts this listener shares with receivers' own (OTLP/gRPC), src/ingest/door.ts. */
+  listener: ListenerDoor;
 }
 
 /**
@@ -55,7 +56,7 @@ class RequestLogs extends LogController {
 }
 
 /** Request line plus headers (Node's default, pinned so NODE_OPTIONS cannot move it); more is 431, or 414 for the URL. */
-export const MAX_HEADER_BYTES = 16_384;
+export { MAX_HEADER_BYTES };
 
 export function buildApp(opts: AppOptions): App {
   const loggerInstance: FastifyBaseLogger = opts.logger;
@@ -73,6 +74,8 @@ export function buildApp(opts: AppOptions): App {
     return503OnClosing: true,
     // A tRPC batch names all its procedures in one path segment (/trpc/a,b,c): 100 would be ~9 calls.
     routerOptions: { maxParamLength: 5000 },
+    // Pinned (fastify's default) so that OTLP/gRPC's idle connections are closed after the same time.
+    keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
     http: {
       maxHeaderSize: MAX_HEADER_BYTES,
       headersTimeout: door.headersTimeoutMs,
@@ -102,9 +105,11 @@ export function buildApp(opts: AppOptions): App {
     for (const method of [r.method].flat()) registered.push({ method, url: r.url });
   });
 
-  const connections = capConnections(fastify.server, { max: door.maxConnections, perAddress: door.maxConnectionsPerAddress });
+  // One budget of connections and body slots for this listener and the receivers' own (OTLP/gRPC).
+  const listener = new ListenerDoor(door);
+  capConnections(fastify.server, listener.connections);
   // Before the byte caps below: nothing of a body is read until it holds a slot.
-  const bodies: BodySlots = registerBodySlots(fastify, { max: door.maxConcurrentBodies, waitMs: door.bodyWaitMs }, authenticatedAtDoor);
+  registerBodySlots(fastify, listener.bodies, door.bodyWaitMs, authenticatedAtDoor);
 
   fastify.addContentTypeParser(
     ['application/x-protobuf', 'application/protobuf', 'application/octet-stream'],
@@ -113,24 +118,14 @@ export function buildApp(opts: AppOptions): App {
   );
 
   fastify.addHook('preParsing', async (request, _reply, payload) => {
-    const declared = Number(request.headers['content-length'] ?? 0);
-    if (declared > LIMITS.bodyBytes) throw errors.payloadTooLarge(`request body exceeds ${LIMITS.bodyBytes} bytes`);
-    const encoding = String(request.headers['content-encoding'] ?? 'identity').toLowerCase();
-    const raw = capBytes(LIMITS.bodyBytes, `request body exceeds ${LIMITS.bodyBytes} bytes`);
+    // The caps every protocol's body meets (src/ingest/door.ts): raw on the wire, inflated after gzip.
+    checkDeclaredLength(Number(request.headers['content-length'] ?? 0));
+    const { input: raw, output } = decodingPipeline(String(request.headers['content-encoding'] ?? 'identity'));
     payload.on('error', (e) => raw.destroy(e)).pipe(raw);
-    if (encoding === 'identity' || encoding === '') return raw;
-    if (encoding !== 'gzip') {
-      throw errors.unsupportedContentEncoding(encoding);
-    }
-    const gunzip = createGunzip();
-    const inflated = capBytes(LIMITS.inflatedBytes, `inflated request body exceeds ${LIMITS.inflatedBytes} bytes`);
-    raw.on('error', (e) => inflated.destroy(e)).pipe(gunzip);
-    gunzip
-      .on('error', (e: Error) => inflated.destroy(e instanceof ApiError ? e : errors.invalidBody(`invalid gzip body: ${e.message}`)))
-      .pipe(inflated);
+    if (output === raw) return raw;
     // fastify compares Content-Length with the bytes on the wire, not the inflated ones.
-    Object.defineProperty(inflated, 'receivedEncodedLength', { get: () => raw.seen, enumerable: true });
-    return inflated;
+    Object.defineProperty(output, 'receivedEncodedLength', { get: () => raw.seen, enumerable: true });
+    return output;
   });
 
   fastify.addHook('onSend', async (_request, reply, payload) => {
@@ -170,7 +165,8 @@ export function buildApp(opts: AppOptions): App {
     fastify,
     routes: new RouteTable(fastify, opts.deps),
     registered,
-    door: { connections: connections.open, bodies: () => bodies.inUse },
+    door: { connections: () => listener.connections.inUse, bodies: () => listener.bodies.inUse },
+    listener,
     get pages() {
       return pages;
     },
@@ -234,17 +230,4 @@ function toApiError(error: FastifyError | ApiError): ApiError {
     return errors.clientError(error.statusCode, error.message);
   }
   return errors.internal();
-}
-
-/** Passes bytes through, failing with 413 once more than `max` have gone by. */
-function capBytes(max: number, message: string): Transform & { seen: number } {
-  const t = new Transform({
-    transform(chunk: Buffer, _enc: BufferEncoding, cb: TransformCallback) {
-      counted.seen += chunk.length;
-      if (counted.seen > max) cb(errors.payloadTooLarge(message));
-      else cb(null, chunk);
-    },
-  });
-  const counted = Object.assign(t, { seen: 0 });
-  return counted;
 }

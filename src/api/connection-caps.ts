@@ -1,42 +1,23 @@
-// Caps on open connections, in total and per remote address (docs/api.md "Limits at the door"):
-// a connection beyond them is answered 503 server_busy and closed before Node's HTTP parser is
-// attached, so it can send no request and costs no header buffer.
+// The connection budget (src/ingest/door.ts, shared with the OTLP/gRPC listener) on the HTTP
+// listener: a connection beyond it is answered 503 server_busy and closed before Node's HTTP
+// parser is attached, so it can send no request and costs no header buffer.
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
 import { errors } from '../errors.js';
+import { REFUSED_GRACE_MS, type ConnectionBudget } from '../ingest/door.js';
 import { rawAnswer } from './raw-answer.js';
 
-export interface ConnectionCaps {
-  max: number;
-  perAddress: number;
-}
-
-/** How long a refused connection may take to read its answer before it is cut. */
-const REFUSED_GRACE_MS = 1000;
-
-/** Wraps the server's connection handling; returns the live counts (for tests and the bench). */
-export function capConnections(server: Server, caps: ConnectionCaps): { open: () => number } {
+/** Wraps the server's connection handling so each socket takes a unit of `budget` for as long as it is open. */
+export function capConnections(server: Server, budget: ConnectionBudget): void {
   // Node's HTTP handling is the server's own 'connection' listener: it runs only for sockets let in.
   const handlers = server.listeners('connection') as ((socket: Socket) => void)[];
   server.removeAllListeners('connection');
-  let open = 0;
-  const byAddress = new Map<string, number>();
   server.on('connection', (socket: Socket) => {
-    const address = socket.remoteAddress ?? '';
-    const mine = byAddress.get(address) ?? 0;
-    if (open >= caps.max) return refuse(socket, `too many open connections (at most ${caps.max})`);
-    if (mine >= caps.perAddress) return refuse(socket, `too many open connections from your address (at most ${caps.perAddress})`);
-    open++;
-    byAddress.set(address, mine + 1);
-    socket.once('close', () => {
-      open--;
-      const left = (byAddress.get(address) ?? 1) - 1;
-      if (left > 0) byAddress.set(address, left);
-      else byAddress.delete(address);
-    });
+    const release = budget.take(socket.remoteAddress ?? '');
+    if (typeof release === 'string') return refuse(socket, release);
+    socket.once('close', release);
     for (const handle of handlers) handle.call(server, socket);
   });
-  return { open: () => open };
 }
 
 function refuse(socket: Socket, why: string): void {

@@ -1,8 +1,9 @@
-// The ingest routes' door checks (src/ingest/door.ts) for receivers with their own listener
-// (OTLP/gRPC), wired to an authenticator of this layer: the token's ingest scope checked here.
+// The ingest door (src/ingest/door.ts) for receivers with their own listener (OTLP/gRPC), wired to
+// an authenticator of this layer (the token's ingest scope checked here) and to the caps of the
+// app whose listener it shares them with.
 import { requireAnyScope } from './auth.js';
 import type { RateLimiter } from './rate-limit.js';
-import { ingestDoor as door } from '../ingest/door.js';
+import { ingestDoor as door, type ListenerDoor } from '../ingest/door.js';
 import type { IngestDoor, IngestSlots } from '../pipeline/component.js';
 
 /** Who a token is (the API's, the agent's or the token snapshot's authenticator says). */
@@ -12,6 +13,7 @@ export function ingestDoor(
   auth: { authenticate(header: string | undefined): Promise<Principal> },
   rateLimiter: RateLimiter,
   ingest: { admit(): IngestSlots },
+  listener: ListenerDoor,
 ): IngestDoor {
   return door(
     async (authorization) => {
@@ -21,5 +23,6 @@ export function ingestDoor(
     },
     rateLimiter,
     ingest,
+    listener,
   );
 }

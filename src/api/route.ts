@@ -11,6 +11,7 @@ import type { TokenPrincipal } from '../store/projects.js';
 import { requireAnyScope, type Authenticator } from './auth.js';
 import type { IngestAdmission } from '../ingest/service.js';
 import { ApiError, errors, zodIssues } from '../errors.js';
+import { admitCaller } from '../ingest/door.js';
 import type { RateLimiter } from './rate-limit.js';
 import type { AnyRouteDef, RouteDef } from '../route-def.js';
 
@@ -56,11 +57,14 @@ export class RouteTable {
           deps.auth.authenticateAdmin(request.headers.authorization);
           doorPrincipals.set(request, ADMIN);
         } else if (def.auth.kind === 'token') {
-          const principal = def.authenticate ? await def.authenticate(request) : await deps.auth.authenticate(request.headers.authorization);
-          requireAnyScope(principal, def.auth.anyOf);
-          // Here rather than after the body: a client over its budget costs no body read either.
-          const wait = deps.rateLimiter.hit(principal.projectId);
-          if (wait > 0) throw errors.rateLimited(wait);
+          const anyOf = def.auth.anyOf;
+          // The door's one check of a caller (src/ingest/door.ts, OTLP/gRPC's too): token, scope,
+          // then the rate limit, here rather than after the body: a client over its budget costs no body read either.
+          const principal = await admitCaller(async () => {
+            const p = def.authenticate ? await def.authenticate(request) : await deps.auth.authenticate(request.headers.authorization);
+            requireAnyScope(p, anyOf);
+            return p;
+          }, deps.rateLimiter);
           doorPrincipals.set(request, principal);
         }
       },

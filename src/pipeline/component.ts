@@ -10,6 +10,7 @@ import type { Repositories } from '../store/repositories.js';
 import type { ServiceConfig } from '../config/service-yml.js';
 import type { ResolvedServiceConfig } from '../config/project-settings.js';
 import type { ServerSettings } from '../config/daemon-env.js';
+import type { ListenerDoor } from '../ingest/door.js';
 import type { WorkBatch } from './work-batch.js';
 import type { LeaseSink } from './lease-sink.js';
 import type { StorageClient, StorageKey } from './storage.js';
@@ -100,6 +101,8 @@ export interface IngestDoor {
   authenticate(authorization: string | undefined): Promise<{ projectId: string }>;
   /** One queue slot, synchronously, before any await. */
   admit(): IngestSlots;
+  /** The caps and timeouts its listener shares with the HTTP one: connections, bodies in flight (src/ingest/door.ts). */
+  listener: ListenerDoor;
 }
 
 /**

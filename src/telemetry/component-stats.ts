@@ -105,6 +105,7 @@ export function countingHost(host: Host, id: string, stats: ReceiverStats): Host
   refusers.set(counted, (n, transport) => countReceiver(stats, id, transport, n, false));
   const door: IngestDoor | undefined = ingestDoor && {
     authenticate: (authorization) => ingestDoor.authenticate(authorization),
+    listener: ingestDoor.listener,
     admit(): IngestSlots {
       const slots = ingestDoor.admit();
       grpcSlots.add(slots);

@@ -8,7 +8,7 @@ import { builtinRegistry } from '../../src/builtin-components.js';
 import { PipelineConfigError, validatePipelineDoc } from '../../src/pipeline/graph.js';
 import { DEFAULT_PIPELINE } from '../../src/daemon.js';
 import { enabledProtocols, otlpConfigSchema } from '../../src/receivers/otlp/config.js';
-import { grpcErrorOf } from '../../src/receivers/otlp/grpc-status.js';
+import { grpcStatusOf } from '../../src/receivers/otlp/grpc-status.js';
 import { readRetryDelaySec } from '../../src/otlp/grpc-service.js';
 import { errors } from '../../src/errors.js';
 
@@ -56,20 +56,22 @@ describe('otlp receiver protocols', () => {
 
 describe('gRPC status of ingest refusals', () => {
   it('maps as the OTLP spec does, with RetryInfo only where a retry can help', () => {
-    const cases: [ReturnType<typeof grpcErrorOf>, GrpcStatus, number | undefined][] = [
-      [grpcErrorOf(errors.unauthorized()), GrpcStatus.UNAUTHENTICATED, undefined],
-      [grpcErrorOf(errors.insufficientScope('ingest')), GrpcStatus.PERMISSION_DENIED, undefined],
-      [grpcErrorOf(errors.invalidPayload([{ path: 'a', message: 'b' }])), GrpcStatus.INVALID_ARGUMENT, undefined],
-      [grpcErrorOf(errors.payloadTooLarge('too big')), GrpcStatus.RESOURCE_EXHAUSTED, undefined],
-      [grpcErrorOf(errors.backpressure()), GrpcStatus.RESOURCE_EXHAUSTED, 1],
-      [grpcErrorOf(errors.rateLimited(7)), GrpcStatus.RESOURCE_EXHAUSTED, 7],
-      [grpcErrorOf(errors.insufficientStorage('disk full')), GrpcStatus.RESOURCE_EXHAUSTED, 30],
+    const cases: [ReturnType<typeof grpcStatusOf>, GrpcStatus, number | undefined][] = [
+      [grpcStatusOf(errors.unauthorized()), GrpcStatus.UNAUTHENTICATED, undefined],
+      [grpcStatusOf(errors.insufficientScope('ingest')), GrpcStatus.PERMISSION_DENIED, undefined],
+      [grpcStatusOf(errors.invalidPayload([{ path: 'a', message: 'b' }])), GrpcStatus.INVALID_ARGUMENT, undefined],
+      [grpcStatusOf(errors.payloadTooLarge('too big')), GrpcStatus.RESOURCE_EXHAUSTED, undefined],
+      [grpcStatusOf(errors.backpressure()), GrpcStatus.RESOURCE_EXHAUSTED, 1],
+      [grpcStatusOf(errors.rateLimited(7)), GrpcStatus.RESOURCE_EXHAUSTED, 7],
+      [grpcStatusOf(errors.insufficientStorage('disk full')), GrpcStatus.RESOURCE_EXHAUSTED, 30],
+      [grpcStatusOf(errors.serverBusy('too many request bodies')), GrpcStatus.RESOURCE_EXHAUSTED, 1],
+      [grpcStatusOf(errors.requestTimeout()), GrpcStatus.DEADLINE_EXCEEDED, undefined],
+      [grpcStatusOf(errors.unsupportedContentEncoding('br')), GrpcStatus.UNIMPLEMENTED, undefined],
     ];
     for (const [err, code, retry] of cases) {
       expect(err.code).toBe(code);
-      const details = err.metadata?.get('grpc-status-details-bin')[0];
-      expect(details === undefined ? undefined : readRetryDelaySec(details as Buffer)).toBe(retry);
+      expect(err.statusDetails === undefined ? undefined : readRetryDelaySec(err.statusDetails)).toBe(retry);
     }
-    expect(grpcErrorOf(errors.invalidPayload([{ path: 'a.b', message: 'bad' }], 'a.b: bad')).details).toBe('invalid_payload: a.b: bad');
+    expect(grpcStatusOf(errors.invalidPayload([{ path: 'a.b', message: 'bad' }], 'a.b: bad')).details).toBe('invalid_payload: a.b: bad');
   });
 });

@@ -1,8 +1,8 @@
-// One OTLP/gRPC Export call, in the order the HTTP ingest route checks (src/api/route.ts): token,
-// scope and rate limit → size → queue depth → decode → storable values → durable enqueue. The
-// answer comes only once every job of the request is on disk, as the HTTP route's 202.
-import type { Metadata } from '@grpc/grpc-js';
-import { LIMITS } from '../../domain/batch.js';
+// One OTLP/gRPC Export call once its caller passed the door (src/ingest/door.ts: token, scope and
+// rate limit from the metadata, a body slot, the size caps while its message was read), in the
+// order the HTTP ingest route checks the rest (src/api/route.ts): queue depth and memory → decode →
+// storable values → durable enqueue. The answer comes only once every job of the request is on
+// disk, as the HTTP route's 202.
 import { errors } from '../../errors.js';
 import type { IngestDoor, IngestPort } from '../../pipeline/component.js';
 import { enqueueRequest } from '../../ingest/enqueue.js';
@@ -15,21 +15,8 @@ export interface ExportDeps {
   ingest: IngestPort;
 }
 
-function firstString(metadata: Metadata, key: string): string | undefined {
-  const v = metadata.get(key)[0];
-  return typeof v === 'string' ? v : undefined;
-}
-
-/** Throws the API's errors (ApiError); grpc-status.ts turns them into statuses. */
-export async function exportTraces(bytes: Buffer, metadata: Metadata, deps: ExportDeps): Promise<ExportTraceResponse> {
-  const { projectId } = await deps.door.authenticate(firstString(metadata, 'authorization'));
-  // HTTP's caps: 16 MiB inflated is grpc-js's max_receive_message_length (it counts the
-  // decompressed bytes); 8 MiB on the wire is checked here, where an uncompressed message's
-  // bytes are the wire's (a compressed one was under 16 MiB framed, as a gzip body under 8 is).
-  const encoding = firstString(metadata, 'grpc-encoding') ?? 'identity';
-  if (encoding === 'identity' && bytes.length > LIMITS.bodyBytes) {
-    throw errors.payloadTooLarge(`request message exceeds ${LIMITS.bodyBytes} bytes`);
-  }
+/** Throws the API's errors (ApiError); grpc-status.ts turns them into statuses. `bytes`: the message, inflated. */
+export async function exportTraces(bytes: Buffer, projectId: string, deps: ExportDeps): Promise<ExportTraceResponse> {
   const admission = deps.door.admit();
   try {
     let req: OtlpTraceRequest;

@@ -38,7 +38,7 @@ export const otlpReceiverFactory: ReceiverFactory<OtlpConfig> = {
   },
 };
 
-/** The gRPC listener, with @grpc/grpc-js loaded only when `protocols.grpc` is set (~10 MB an HTTP-only agent does without). */
+/** The gRPC listener (src/receivers/otlp/grpc.ts), loaded only when `protocols.grpc` is set. */
 function lazyGrpcReceiver(id: string, endpoint: Endpoint, logger: Logger): Receiver {
   let receiver: Receiver | undefined;
   return {
