@@ -233,8 +233,14 @@ describe('ingest and worker processes on NATS JetStream', () => {
     const late = await startNatsServer();
     await late.stop();
     const env = { SERVICE_QUEUE_URL: late.url, SERVICE_QUEUE_PREFIX: 'late', SERVICE_DATA_DIR: tempDir('ingest-late'), SERVICE_ROLE: 'ingest', LOG_LEVEL: 'info' };
-    const starting = startServerProcess(env);
-    await new Promise((r) => setTimeout(r, 1_500));
+    // NATS comes up once the process has said it is waiting for it (not after a fixed delay: on a
+    // busy machine the process may take longer than any delay to get that far).
+    let sawWaiting!: () => void;
+    const waiting = new Promise<void>((r) => (sawWaiting = r));
+    const starting = startServerProcess(env, 60_000, [], [], (out) => {
+      if (out.includes('nats: not reachable yet')) sawWaiting();
+    });
+    await Promise.race([waiting, starting.then(() => undefined)]);
     await late.start();
     const ingest = await starting;
     processes.push(ingest);

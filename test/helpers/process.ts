@@ -76,7 +76,14 @@ export interface ServerProcess {
   stop(): Promise<number | null>;
 }
 
-export async function startServerProcess(env: Record<string, string>, timeoutMs = 60_000, nodeArgs: string[] = [], serveArgs: string[] = []): Promise<ServerProcess> {
+export async function startServerProcess(
+  env: Record<string, string>,
+  timeoutMs = 60_000,
+  nodeArgs: string[] = [],
+  serveArgs: string[] = [],
+  /** Sees the output so far on every chunk, before the process is listening. */
+  onOutput?: (out: string) => void,
+): Promise<ServerProcess> {
   const child = spawn(process.execPath, [...nodeArgs, BIN, 'serve', ...serveArgs], {
     // One thread unless the test asks (crash-recovery runs the default, threaded): a thread costs
     // a second start of the pipeline (through tsx, seconds, when the CLI build is stale).
@@ -86,6 +93,7 @@ export async function startServerProcess(env: Record<string, string>, timeoutMs 
   let out = '';
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+  if (onOutput) for (const stream of [child.stdout, child.stderr]) stream.on('data', () => onOutput(out));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const url = await new Promise<string>((resolve, reject) => {
     const t = setTimeout(() => reject(new Error(`server did not start:\n${out}`)), timeoutMs);
