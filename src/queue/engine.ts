@@ -6,10 +6,10 @@
 // next is ./ready-sets.ts; the engine is one partition of them. On disk the storage is LMDB
 // (./embedded.ts opens it so); the contract suite also runs the engine on ./memory-storage.ts.
 import { setImmediate as turn } from 'node:timers/promises';
-import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { Waiters } from './waiters.js';
-import { deadAction, deadGroupOf, FailurePolicy, ReleaseCount, Serial, type FailureSink } from './failure-policy.js';
+import { deadAction, deadGroupOf, FailurePolicy, Serial, type FailureSink } from './failure-policy.js';
+import { LeaseEngine, type LeasePartition, type TakenLease } from './lease-engine.js';
 import { ReadySets } from './ready-sets.js';
 import type { PlanRecord, QueueStorage } from './storage.js';
 import { uuidv7 } from '../domain/ids.js';
@@ -53,22 +53,6 @@ const dec = new TextDecoder();
 /** How often the queue's size is read from LMDB's page counts (in between, enqueued bytes are added). */
 const USAGE_REFRESH_MS = 250;
 
-interface ActiveLease {
-  id: string;
-  jobIds: string[];
-  deadline: number;
-  frozen: boolean;
-}
-
-interface TakenLease {
-  id: string;
-  jobIds: string[];
-  attempt: number;
-  /** Attempt count per job, in `jobIds` order. */
-  attempts: number[];
-  plan?: LeasePlan;
-}
-
 export class QueueEngine implements Queue, RawLeaseSource {
   /**
    * Job ids ready, in groups, frozen and delayed: the queue is one partition (./ready-sets.ts). In
@@ -77,9 +61,9 @@ export class QueueEngine implements Queue, RawLeaseSource {
   private readonly sets = new ReadySets<string>(byId);
   /** Dead-job operations run one at a time (a requeue and a drop of the same group must not interleave). */
   private readonly deadOps = new Serial();
-  private readonly leases = new Map<string, ActiveLease>();
-  /** Jobs taken off a lease and not yet put back: depth() counts them as in flight. */
-  private readonly releasing = new ReleaseCount();
+  /** Leases in hand and what becomes of them (./lease-engine.ts), over this queue's one partition. */
+  private readonly leases: LeaseEngine<string>;
+  private readonly partition: LeasePartition<string>;
   private readonly policy: FailurePolicy;
   /** How the failure policy's decisions are carried out on this queue's storage and sets. */
   private readonly failures: FailureSink<string>;
@@ -94,7 +78,6 @@ export class QueueEngine implements Queue, RawLeaseSource {
   private lastIdMs = 0;
   private idSeq = 0;
   private closed = false;
-  private readonly visibilityMs: number;
   private readonly logger: Logger | undefined;
   private readonly maxBytes: number;
   /** Bytes of the jobs and dead tables at `usageAt`, plus what was enqueued since. */
@@ -110,10 +93,16 @@ export class QueueEngine implements Queue, RawLeaseSource {
     private readonly storage: QueueStorage,
     opts: QueueEngineOptions,
   ) {
-    this.visibilityMs = opts.visibilityMs;
     this.logger = opts.logger;
     this.policy = new FailurePolicy({ maxAttempts: opts.maxAttempts, baseBackoffMs: opts.baseBackoffMs ?? 1000, maxBackoffMs: opts.maxBackoffMs ?? 60_000 }, opts.logger);
     this.failures = this.makeFailureSink();
+    this.partition = this.makePartition();
+    this.leases = new LeaseEngine<string>({
+      visibilityMs: opts.visibilityMs,
+      policy: this.policy,
+      partition: () => this.partition,
+      ...(opts.logger ? { logger: opts.logger } : {}),
+    });
     this.maxBytes = opts.maxBytes ?? 0;
     this.outbox = this.makeOutbox();
   }
@@ -243,7 +232,7 @@ export class QueueEngine implements Queue, RawLeaseSource {
     if (!taken) return null;
     const jobs: Job[] = [];
     let decoded = 0;
-    for (const [i, id] of taken.jobIds.entries()) {
+    for (const [i, id] of taken.jobs.entries()) {
       const rec = this.getJob(id);
       if (!rec) continue;
       jobs.push(this.toJob(rec, taken.attempts[i]!));
@@ -265,7 +254,7 @@ export class QueueEngine implements Queue, RawLeaseSource {
     const taken = await this.takeLease(opts);
     if (!taken) return null;
     const jobs: RawLeaseJob[] = [];
-    for (const [i, id] of taken.jobIds.entries()) {
+    for (const [i, id] of taken.jobs.entries()) {
       const raw = this.storage.get('jobs', id);
       // A copy with its own ArrayBuffer, so it can be transferred to the other thread.
       if (raw) jobs.push({ attempts: taken.attempts[i]!, json: new Uint8Array(raw) });
@@ -273,26 +262,39 @@ export class QueueEngine implements Queue, RawLeaseSource {
     return { id: taken.id, jobs, attempt: taken.attempt, ...(taken.plan ? { plan: taken.plan } : {}) };
   }
 
-  private async takeLease(opts: DequeueOptions): Promise<TakenLease | null> {
+  private takeLease(opts: DequeueOptions): Promise<TakenLease<string> | null> {
     this.assertOpen();
     const now = Date.now();
-    this.expireLeases(now);
+    this.leases.expire(now);
     this.sets.promote(now);
-    const next = this.sets.take(opts, (id) => this.executionCount(id));
-    if (!next) return null;
-    if (next.kind === 'frozen') {
-      const rec = this.storage.get('plans', next.id);
-      if (!rec) return this.takeLease(opts);
-      const jobIds = rec.jobIds.filter((id) => this.storage.has('jobs', id));
-      // Leased before the await: in between, the jobs would be counted nowhere (depth 0).
-      this.leases.set(next.id, { id: next.id, jobIds: rec.jobIds, deadline: now + this.visibilityMs, frozen: true });
-      const attempt = await this.bumpAttempts(rec.jobIds);
-      return { id: next.id, jobIds, attempt, attempts: jobIds.map(() => attempt), plan: rec.plan };
-    }
-    const leaseId = randomUUID();
-    this.leases.set(leaseId, { id: leaseId, jobIds: next.jobs, deadline: now + this.visibilityMs, frozen: false });
-    const attempt = await this.bumpAttempts(next.jobs);
-    return { id: leaseId, jobIds: next.jobs, attempt, attempts: next.jobs.map((id) => this.storage.get('attempts', id) ?? attempt) };
+    return this.leases.take(this.partition, opts);
+  }
+
+  /** This queue's one partition: its sets and storage, as the lease engine uses them. */
+  private makePartition(): LeasePartition<string> {
+    return {
+      p: 0,
+      fence: 0,
+      sets: this.sets,
+      executions: (id) => this.executionCount(id),
+      frozenLease: (leaseId) => {
+        const rec = this.storage.get('plans', leaseId);
+        return rec && { jobs: rec.jobIds.filter((id) => this.storage.has('jobs', id)), plan: rec.plan };
+      },
+      charge: async (ids) => {
+        const counts = ids.map((id) => (this.storage.get('attempts', id) ?? 0) + 1);
+        // One atomic batch: on a failure nothing is charged.
+        await this.storage.write((w) => ids.forEach((id, i) => w.put('attempts', id, counts[i]!)));
+        return counts;
+      },
+      savePlan: async (leaseId, ids, plan) => {
+        await this.storage.write((w) => w.put('plans', leaseId, { jobIds: [...ids], plan }), { durable: true });
+        this.frozenJobCount.set(leaseId, ids.length);
+      },
+      commit: (leaseId, ids) => this.commit(leaseId, ids),
+      keyOf: (id) => (this.storage.has('jobs', id) ? id : undefined),
+      failures: () => this.failures,
+    };
   }
 
   /** Executions in a stored job: kept from enqueue; after a restart read once from the payload. */
@@ -305,36 +307,19 @@ export class QueueEngine implements Queue, RawLeaseSource {
     return rec.batch.executions.length;
   }
 
-  async savePlan(leaseId: string, plan: LeasePlan): Promise<void> {
-    const lease = this.requireLease(leaseId);
-    await this.storage.write((w) => w.put('plans', leaseId, { jobIds: lease.jobIds, plan }), { durable: true });
-    lease.frozen = true;
-    this.frozenJobCount.set(leaseId, lease.jobIds.length);
+  savePlan(leaseId: string, plan: LeasePlan): Promise<void> {
+    return this.leases.savePlan(leaseId, plan);
   }
 
-  async ack(leaseId: string): Promise<void> {
-    const lease = this.leases.get(leaseId);
-    // A lease that expired and was handed out again is finished by its new holder.
-    if (!lease) return;
-    this.leases.delete(leaseId);
+  ack(leaseId: string): Promise<void> {
+    return this.leases.ack(leaseId);
+  }
+
+  /** One atomic batch: the lease's jobs go and its events arrive in the outbox together. */
+  private async commit(leaseId: string, ids: readonly string[]): Promise<void> {
     const plan = this.storage.get('plans', leaseId);
-    // One atomic batch: the jobs go and the lease's events arrive in the outbox together.
-    await this.commit(lease, plan).catch((err: unknown) => {
-      // Nothing committed: the lease is still in hand, for the caller's nack (forgotten here, its
-      // jobs would be counted nowhere and wait for a restart).
-      this.leases.set(leaseId, lease);
-      throw err;
-    });
-    this.frozenJobCount.delete(leaseId);
-    this.policy.committed();
-    for (const id of lease.jobIds) this.execCounts.delete(id);
-    if (plan && plan.plan.events.length > 0) this.wakeOutbox();
-  }
-
-  private commit(lease: ActiveLease, plan: PlanRecord | undefined): Promise<void> {
-    const leaseId = lease.id;
-    return this.storage.write((w) => {
-      for (const id of lease.jobIds) {
+    await this.storage.write((w) => {
+      for (const id of ids) {
         w.remove('jobs', id);
         w.remove('attempts', id);
         if (this.storage.has('firstErrors', id)) w.remove('firstErrors', id);
@@ -344,20 +329,17 @@ export class QueueEngine implements Queue, RawLeaseSource {
         w.appendOutbox(plan.plan.events);
       }
     });
+    this.frozenJobCount.delete(leaseId);
+    for (const id of ids) this.execCounts.delete(id);
+    if (plan && plan.plan.events.length > 0) this.wakeOutbox();
   }
 
-  async failJob(leaseId: string, jobId: string, error: string): Promise<void> {
-    const lease = this.requireLease(leaseId);
-    if (lease.frozen) throw new Error('failJob on a frozen lease: nack the whole lease');
-    lease.jobIds = lease.jobIds.filter((id) => id !== jobId);
-    await this.releasing.during(1, () => this.policy.failJob(jobId, error, this.failures));
+  failJob(leaseId: string, jobId: string, error: string): Promise<void> {
+    return this.leases.failJob(leaseId, jobId, error);
   }
 
-  async nack(leaseId: string, error: string, opts: NackOptions = {}): Promise<void> {
-    const lease = this.leases.get(leaseId);
-    if (!lease) return;
-    this.leases.delete(leaseId);
-    await this.releasing.during(lease.jobIds.length, () => this.policy.nack({ id: leaseId, jobs: lease.jobIds, frozen: lease.frozen }, error, opts, this.failures));
+  nack(leaseId: string, error: string, opts: NackOptions = {}): Promise<void> {
+    return this.leases.nack(leaseId, error, opts);
   }
 
   /** The failure policy's decisions (./failure-policy.ts) on the storage and this queue's in-memory sets. */
@@ -430,36 +412,8 @@ export class QueueEngine implements Queue, RawLeaseSource {
     }
   }
 
-  private async bumpAttempts(ids: string[]): Promise<number> {
-    let max = 0;
-    await this.storage.write((w) => {
-      for (const id of ids) {
-        const n = (this.storage.get('attempts', id) ?? 0) + 1;
-        w.put('attempts', id, n);
-        max = Math.max(max, n);
-      }
-    });
-    return max;
-  }
-
-  private expireLeases(now: number): void {
-    for (const lease of this.leases.values()) {
-      if (lease.deadline > now) continue;
-      this.leases.delete(lease.id);
-      this.logger?.warn({ leaseId: lease.id, jobs: lease.jobIds.length }, 'lease visibility timeout: redelivering');
-      if (lease.frozen) this.sets.frozenReady(lease.id);
-      else this.sets.putReady(lease.jobIds);
-    }
-  }
-
   private toJob(rec: JobRecord, attempts: number): Job {
     return { ...rec, receiptId: rec.id, attempts };
-  }
-
-  private requireLease(leaseId: string): ActiveLease {
-    const lease = this.leases.get(leaseId);
-    if (!lease) throw new Error(`unknown or expired lease ${leaseId}`);
-    return lease;
   }
 
   /**
@@ -480,8 +434,7 @@ export class QueueEngine implements Queue, RawLeaseSource {
   }
 
   stats(): QueueStats {
-    let inflight = this.releasing.value;
-    for (const l of this.leases.values()) inflight += l.jobIds.length;
+    const inflight = this.leases.inflight();
     const frozenSize = (id: string): number => this.frozenJobCount.get(id) ?? 0;
     return { pending: this.sets.pendingJobs(frozenSize), inflight, dead: this.deadCount, delayed: this.sets.delayedJobs(frozenSize) };
   }

@@ -48,7 +48,7 @@ export class LmdbStorage implements QueueStorage {
   }
 
   private db<T extends TableName>(table: T): Database<StorageTables[T], string> {
-    return this.dbs[table] as Database<StorageTables[T], string>;
+    return this.dbs[table];
   }
 
   get<T extends TableName>(table: T, key: string): StorageTables[T] | undefined {

@@ -37,7 +37,8 @@ import {
 } from 'nats';
 import type { Logger } from 'pino';
 import { Waiters } from '../waiters.js';
-import { deadAction, deadGroupOf, FailurePolicy, ReleaseCount, Serial, type FailureSink } from '../failure-policy.js';
+import { deadAction, deadGroupOf, FailurePolicy, Serial, type FailureSink } from '../failure-policy.js';
+import { LeaseEngine, type HeldLease, type LeasePartition } from '../lease-engine.js';
 import type {
   DeadJob,
   DeadJobAction,
@@ -109,15 +110,6 @@ export interface NatsQueueOptions {
   logger?: Logger;
 }
 
-interface ActiveLease {
-  id: string;
-  partition: number;
-  fence: number;
-  seqs: number[];
-  deadline: number;
-  frozen: boolean;
-}
-
 /**
  * A job as published, with its id (`receiptIdFor`: the same for every publish of the key's
  * generation). `id` is absent only in messages published before ids were written at publish.
@@ -157,7 +149,10 @@ export class NatsQueue implements Queue, RawLeaseSource {
   private readonly attempts: Attempts;
   private readonly dead: DeadLetters;
   private readonly parts = new Map<number, OwnedPartition>();
-  private readonly leases = new Map<string, ActiveLease>();
+  /** Leases in hand and what becomes of them (../lease-engine.ts), over the partitions this process owns. */
+  private readonly leases: LeaseEngine<number>;
+  /** Each owned partition as the lease engine sees it. */
+  private readonly leaseParts = new WeakMap<OwnedPartition, LeasePartition<number>>();
   private readonly acquiring = new Set<Promise<void>>();
   private readonly enqueuing = new Map<string, Promise<EnqueueResult>>();
   private ownership: PartitionLeases | undefined;
@@ -166,8 +161,6 @@ export class NatsQueue implements Queue, RawLeaseSource {
   private readonly workWaiters = new Waiters();
   /** Dead-job operations run one at a time (a requeue and a drop of the same group must not interleave). */
   private readonly deadOps = new Serial();
-  /** Jobs taken off a lease and not yet placed back: counted as in flight. */
-  private readonly releasing = new ReleaseCount();
   private readonly policy: FailurePolicy;
   /** Stream counts at the last refresh, and what this process changed since. */
   private storedBase = 0;
@@ -192,6 +185,13 @@ export class NatsQueue implements Queue, RawLeaseSource {
     this.visibilityMs = opts.visibilityMs;
     this.policy = new FailurePolicy({ maxAttempts: opts.maxAttempts, baseBackoffMs: opts.baseBackoffMs ?? 1000, maxBackoffMs: opts.maxBackoffMs ?? 60_000 }, opts.logger);
     this.maxDeliver = opts.maxDeliver ?? 20 * opts.maxAttempts;
+    this.leases = new LeaseEngine<number>({
+      visibilityMs: opts.visibilityMs,
+      policy: this.policy,
+      partition: (p, fence) => this.currentPart(p, fence),
+      maxDeliveries: this.maxDeliver,
+      ...(opts.logger ? { logger: opts.logger } : {}),
+    });
     this.maxHeld = opts.maxHeld ?? 5_000;
     this.pullTimeoutMs = opts.pullTimeoutMs ?? PULL_TIMEOUT_MS;
     this.ackTimeoutMs = opts.ackTimeoutMs ?? ACK_TIMEOUT_MS;
@@ -351,7 +351,7 @@ export class NatsQueue implements Queue, RawLeaseSource {
    * the old deliveries is kept: an ack through one of them could miss the new consumer.
    */
   private async resetIfIdle(part: OwnedPartition): Promise<void> {
-    if ([...this.leases.values()].some((l) => l.partition === part.p && l.fence === part.fence)) return;
+    if (this.leases.holds(part.p, part.fence)) return;
     try {
       await this.ownership?.assertFence(part.p, part.fence);
       if (part.closed || this.parts.get(part.p) !== part) return;
@@ -375,7 +375,7 @@ export class NatsQueue implements Queue, RawLeaseSource {
     part.draining = true;
     if (voluntary && !this.closed) {
       const until = Date.now() + this.visibilityMs;
-      while (Date.now() < until && [...this.leases.values()].some((l) => l.partition === p && l.fence === part.fence && l.deadline > Date.now())) {
+      while (Date.now() < until && this.leases.holds(p, part.fence, true)) {
         await new Promise((r) => setTimeout(r, 50));
         if (this.closed) break;
       }
@@ -384,7 +384,7 @@ export class NatsQueue implements Queue, RawLeaseSource {
     part.closed = true;
     this.parts.delete(p);
     this.attempts.forget(p);
-    for (const lease of this.leases.values()) if (lease.partition === p) this.leases.delete(lease.id);
+    this.leases.dropPartition(p);
     this.logger?.info({ partition: p, voluntary }, 'nats queue: partition released');
   }
 
@@ -492,7 +492,7 @@ export class NatsQueue implements Queue, RawLeaseSource {
   async dequeueRaw(opts: DequeueOptions): Promise<RawLease | null> {
     const lease = await this.dequeue(opts);
     if (!lease) return null;
-    const part = this.parts.get(this.leases.get(lease.id)?.partition ?? -1);
+    const part = this.parts.get(this.leases.partitionOf(lease.id) ?? -1);
     const jobs = lease.jobs.map((j) => {
       const seq = part?.byJob.get(j.id);
       const published = seq === undefined ? undefined : part?.held.get(seq)?.msg.data;
@@ -511,7 +511,7 @@ export class NatsQueue implements Queue, RawLeaseSource {
     const candidates = [...this.parts.values()].filter((part) => owned.get(part.p) === part.fence && !part.draining);
     if (candidates.length === 0) return null;
     const now = Date.now();
-    this.expireLeases(now);
+    this.leases.expire(now);
     for (const x of candidates) if (x.resetPending) await this.resetIfIdle(x);
     const parts = candidates.filter((x) => !x.resetPending);
     for (const part of parts) part.sets.promote(now);
@@ -639,132 +639,107 @@ export class NatsQueue implements Queue, RawLeaseSource {
       }
     }
     if (this.attempts.get(part.p, m.seq).n >= this.maxDeliver) {
-      await this.releasing.during(1, () => this.bury(part, [m.seq], `delivered ${this.maxDeliver} times without being acked or failed (it crashed or hung its workers)`));
+      await this.leases.during(1, () => this.bury(part, [m.seq], `delivered ${this.maxDeliver} times without being acked or failed (it crashed or hung its workers)`));
       return;
     }
     part.sets.putReady([m.seq]);
   }
 
   private async lease(part: OwnedPartition, opts: DequeueOptions): Promise<Lease | null> {
-    const now = Date.now();
-    const next = part.sets.take(opts, (seq) => part.held.get(seq)?.executions);
-    if (!next) return null;
-    let id: string;
-    let seqs: number[];
-    let frozen: PlanRecord | undefined;
-    if (next.kind === 'frozen') {
-      frozen = part.plans.get(next.id);
-      if (!frozen) return this.lease(part, opts);
-      id = next.id;
-      seqs = frozen.jobIds.map((j) => part.byJob.get(j)).filter((s): s is number => s !== undefined);
-    } else {
-      id = randomUUID();
-      seqs = next.jobs;
-    }
-    // Leased before the await: in between, the jobs would be counted nowhere.
-    const lease: ActiveLease = { id, partition: part.p, fence: part.fence, seqs, deadline: now + this.visibilityMs, frozen: frozen !== undefined };
-    this.leases.set(id, lease);
-    const before = seqs.map((seq) => this.attempts.get(part.p, seq));
-    let counts: number[];
-    try {
-      counts = await Promise.all(
-        seqs.map(async (seq, i) => {
-          const next = { ...before[i]!, n: before[i]!.n + 1 };
-          await this.attempts.set(part.p, seq, next);
-          return next.n;
-        }),
-      );
-    } catch (err) {
-      // Never handed out: the jobs go back where they were, uncharged (left as a lease nobody
-      // holds, they would wait out the visibility timeout and let later jobs of p pass).
-      this.leases.delete(id);
-      seqs.forEach((seq, i) => this.attempts.restore(part.p, seq, before[i]!));
-      part.sets.untake(next);
-      throw err;
-    }
-    const attempt = Math.max(1, ...counts);
-    if (frozen && attempt > this.maxDeliver) {
-      this.leases.delete(id);
-      await this.releasing.during(seqs.length, () => this.bury(part, seqs, `delivered ${this.maxDeliver} times without being acked or failed`, id));
-      return null;
-    }
+    const taken = await this.leases.take(this.leasePart(part), opts);
+    if (!taken) return null;
     const jobs: Job[] = [];
-    seqs.forEach((seq, i) => {
+    taken.jobs.forEach((seq, i) => {
       const h = part.held.get(seq);
-      if (h) jobs.push({ ...h.job, receiptId: h.job.id, attempts: frozen ? attempt : counts[i]! });
+      if (h) jobs.push({ ...h.job, receiptId: h.job.id, attempts: taken.attempts[i]! });
     });
-    return { id, jobs, attempt, ...(frozen ? { plan: frozen.plan } : {}) };
+    return { id: taken.id, jobs, attempt: taken.attempt, ...(taken.plan ? { plan: taken.plan } : {}) };
   }
 
-  private expireLeases(now: number): void {
-    for (const lease of this.leases.values()) {
-      if (lease.deadline > now) continue;
-      this.leases.delete(lease.id);
-      const part = this.parts.get(lease.partition);
-      if (!part || part.fence !== lease.fence) continue;
-      this.logger?.warn({ leaseId: lease.id, jobs: lease.seqs.length }, 'lease visibility timeout: redelivering');
-      if (lease.frozen) part.sets.frozenReady(lease.id);
-      else part.sets.putReady(lease.seqs);
-    }
+  /** The lease engine's view of an owned partition (while it is current: same number and fence). */
+  private currentPart(p: number, fence: number): LeasePartition<number> | undefined {
+    const part = this.parts.get(p);
+    return part && part.fence === fence ? this.leasePart(part) : undefined;
   }
 
-  private requireLease(leaseId: string): { lease: ActiveLease; part: OwnedPartition } {
-    const lease = this.leases.get(leaseId);
-    const part = lease ? this.parts.get(lease.partition) : undefined;
-    if (!lease || !part || part.fence !== lease.fence) throw new Error(`unknown or expired lease ${leaseId}`);
-    return { lease, part };
+  /** p's storage for the lease engine: held messages, attempts and plans in KV, commit by outbox then acks. */
+  private leasePart(part: OwnedPartition): LeasePartition<number> {
+    const known = this.leaseParts.get(part);
+    if (known) return known;
+    const made: LeasePartition<number> = {
+      p: part.p,
+      fence: part.fence,
+      sets: part.sets,
+      executions: (seq) => part.held.get(seq)?.executions,
+      frozenLease: (leaseId) => {
+        const rec = part.plans.get(leaseId);
+        return rec && { jobs: rec.jobIds.map((j) => part.byJob.get(j)).filter((s): s is number => s !== undefined), plan: rec.plan };
+      },
+      charge: async (seqs) => {
+        const before = seqs.map((seq) => this.attempts.get(part.p, seq));
+        try {
+          return await Promise.all(
+            seqs.map(async (seq, i) => {
+              const next = { ...before[i]!, n: before[i]!.n + 1 };
+              await this.attempts.set(part.p, seq, next);
+              return next.n;
+            }),
+          );
+        } catch (err) {
+          seqs.forEach((seq, i) => this.attempts.restore(part.p, seq, before[i]!));
+          throw err;
+        }
+      },
+      savePlan: async (leaseId, seqs, plan) => {
+        const jobIds = seqs.map((s) => part.held.get(s)?.job.id).filter((j): j is string => j !== undefined);
+        const rec: PlanRecord = { leaseId, partition: part.p, jobIds, seqs: [...seqs], plan };
+        await this.plans.putLive(rec);
+        part.addPlan(rec);
+      },
+      commit: async (leaseId, seqs) => {
+        this.beginMutation();
+        try {
+          await this.commit(part, leaseId, seqs);
+        } finally {
+          this.endMutation();
+        }
+      },
+      keyOf: (jobId) => part.byJob.get(jobId),
+      failures: (lease) => this.failureSink(part, lease),
+    };
+    this.leaseParts.set(part, made);
+    return made;
   }
 
-  async savePlan(leaseId: string, plan: LeasePlan): Promise<void> {
-    const { lease, part } = this.requireLease(leaseId);
-    const jobIds = lease.seqs.map((s) => part.held.get(s)?.job.id).filter((j): j is string => j !== undefined);
-    const rec: PlanRecord = { leaseId, partition: part.p, jobIds, seqs: [...lease.seqs], plan };
-    await this.plans.putLive(rec);
-    part.addPlan(rec);
-    lease.frozen = true;
+  savePlan(leaseId: string, plan: LeasePlan): Promise<void> {
+    return this.leases.savePlan(leaseId, plan);
   }
 
-  async ack(leaseId: string): Promise<void> {
-    const lease = this.leases.get(leaseId);
-    // A lease that expired and was handed out again is finished by its new holder.
-    if (!lease) return;
-    await this.ownership?.assertFence(lease.partition, lease.fence);
-    const part = this.parts.get(lease.partition);
-    if (!part || part.fence !== lease.fence || !this.leases.has(leaseId)) return;
-    this.leases.delete(leaseId);
-    const plan = part.plans.get(leaseId);
-    this.beginMutation();
-    try {
-      await this.releasing.during(lease.seqs.length, () => this.commit(part, lease, plan));
-    } finally {
-      this.endMutation();
-    }
+  ack(leaseId: string): Promise<void> {
+    return this.leases.ack(leaseId, async (p, fence) => {
+      await this.ownership?.assertFence(p, fence);
+    });
   }
 
   /** Appends an acked lease's events, then acks its job messages. */
-  private async commit(part: OwnedPartition, lease: ActiveLease, plan: PlanRecord | undefined): Promise<void> {
-    const leaseId = lease.id;
+  private async commit(part: OwnedPartition, leaseId: string, seqs: readonly number[]): Promise<void> {
+    const plan = part.plans.get(leaseId);
     // Outbox first, with ids derived from the lease: a crash before the acks below redelivers
     // the lease, and its second ack's events are deduplicated by the stream.
+    // A failed publish commits nothing: it throws, and the lease engine keeps the lease in hand
+    // for the caller's nack.
     if (plan && plan.plan.events.length > 0) {
-      try {
-        await this.outbox.publish(
-          plan.plan.events,
-          plan.plan.events.map((_, i) => `${leaseId}:${i}`),
-        );
-      } catch (err) {
-        // Nothing committed yet: the lease is still ours and in hand, for the caller's nack.
-        if (this.parts.get(lease.partition) === part) this.leases.set(leaseId, lease);
-        throw err;
-      }
+      await this.outbox.publish(
+        plan.plan.events,
+        plan.plan.events.map((_, i) => `${leaseId}:${i}`),
+      );
     }
     // From here the lease is committed: what fails below is retried here, never handed back.
-    await this.ackMessages(part, lease.seqs);
+    await this.ackMessages(part, seqs);
     if (plan) {
       await this.plans.removeLive(part.p, leaseId).catch((err: unknown) => this.logger?.warn({ err, leaseId }, 'nats queue: removing a committed plan failed (its jobs are acked or marked so)'));
       part.dropPlan(leaseId);
     }
-    this.policy.committed();
   }
 
   /**
@@ -825,35 +800,16 @@ export class NatsQueue implements Queue, RawLeaseSource {
     return run;
   }
 
-  async failJob(leaseId: string, jobId: string, error: string): Promise<void> {
-    const { lease, part } = this.requireLease(leaseId);
-    if (lease.frozen) throw new Error('failJob on a frozen lease: nack the whole lease');
-    const seq = part.byJob.get(jobId);
-    if (seq === undefined || !lease.seqs.includes(seq)) throw new Error(`job ${jobId} is not in lease ${leaseId}`);
-    lease.seqs = lease.seqs.filter((s) => s !== seq);
-    await this.releasing.during(1, () => this.policy.failJob(seq, error, this.failureSink(part)));
+  failJob(leaseId: string, jobId: string, error: string): Promise<void> {
+    return this.leases.failJob(leaseId, jobId, error);
   }
 
-  async nack(leaseId: string, error: string, opts: NackOptions = {}): Promise<void> {
-    const lease = this.leases.get(leaseId);
-    if (!lease) return;
-    this.leases.delete(leaseId);
-    const part = this.parts.get(lease.partition);
-    if (!part || part.fence !== lease.fence) return;
-    try {
-      await this.releasing.during(lease.seqs.length, () =>
-        this.policy.nack({ id: leaseId, jobs: lease.seqs, frozen: lease.frozen }, error, opts, this.failureSink(part, lease)),
-      );
-    } catch (err) {
-      // NATS away mid-way: the lease is still ours and in hand, so the caller's retry finds it
-      // (forgotten here, its jobs would sit held and heartbeated until the partition changed owner).
-      if (this.parts.get(lease.partition) === part) this.leases.set(leaseId, lease);
-      throw err;
-    }
+  nack(leaseId: string, error: string, opts: NackOptions = {}): Promise<void> {
+    return this.leases.nack(leaseId, error, opts);
   }
 
   /** The failure policy's decisions (../failure-policy.ts) on partition p's KV records and in-memory sets; jobs are seqs. */
-  private failureSink(part: OwnedPartition, lease?: ActiveLease): FailureSink<number> {
+  private failureSink(part: OwnedPartition, lease: HeldLease<number>): FailureSink<number> {
     return {
       attempts: (s) => this.attempts.get(part.p, s).n,
       refund: async (seqs) => {
@@ -875,8 +831,8 @@ export class NatsQueue implements Queue, RawLeaseSource {
       unfreeze: async (leaseId) => {
         await this.plans.removeLive(part.p, leaseId);
         part.dropPlan(leaseId);
-        // Kept in hand on a failure below (nack's catch): it is unfrozen now.
-        if (lease) lease.frozen = false;
+        // Kept in hand on a failure below (the lease engine's nack): it is unfrozen now.
+        lease.frozen = false;
       },
       bury: (seqs, error, planId) => this.bury(part, seqs, error, planId),
       toFront: (groups) => part.sets.toFront(groups),
@@ -927,10 +883,9 @@ export class NatsQueue implements Queue, RawLeaseSource {
     if (!part) return;
     const h = part.held.get(seq);
     if (h) {
-      const now = Date.now();
-      for (const l of this.leases.values()) if (l.deadline > now && l.seqs.includes(seq)) return; // in hand: its holder decides
+      if (this.leases.inHand(part.p, seq)) return; // in hand: its holder decides
       part.sets.removeReady(seq);
-      await this.releasing.during(1, () => this.bury(part, [seq], `JetStream delivered it ${this.maxDeliver} times without an ack`));
+      await this.leases.during(1, () => this.bury(part, [seq], `JetStream delivered it ${this.maxDeliver} times without an ack`));
       return;
     }
     const stored = await this.jsm.streams.getMessage(this.names.jobsStream, { seq }).catch(() => null);
@@ -967,8 +922,7 @@ export class NatsQueue implements Queue, RawLeaseSource {
   }
 
   stats(): QueueStats {
-    let inflight = this.releasing.value;
-    for (const l of this.leases.values()) inflight += l.seqs.length;
+    let inflight = this.leases.inflight();
     for (const x of this.parts.values()) inflight += x.unacked.size;
     let delayed = 0;
     for (const x of this.parts.values()) delayed += x.delayedJobs();
