@@ -203,7 +203,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     ...testRoutes({ tests, identities, codeowners, outbox: queue.outbox, artifacts, cost: async (id) => (await projectConfigs.get(id)).config.cost }),
     ...quarantineListRoutes({ store, tests }),
     ...artifactRoutes({ signer: artifacts, projectArtifactsEnabled: async (id) => (await projectConfigs.get(id)).config.artifacts.enabled }),
-    ...prRoutes({ store, tests, codeowners }),
+    ...prRoutes({ store, tests, codeowners, minSamples: async (id) => (await projectConfigs.get(id)).config.flaky.minSamples }),
     ...projectHealthRoutes(healthDeps),
     ...adminRoutes(projects, auth),
     ...deadJobRoutes(queue, projects),

@@ -3,11 +3,16 @@
 // gate route decides with the base branch's history; the CLI and the summary apply the same rule
 // without it. Pure.
 //
-// Never call a real break flaky: a known flake is a test in state `flaky` (strong evidence from the
-// same code, before this commit ran) whose failures here fit its own flake rate. A test failing on
-// every base-branch run since a commit is "already broken", never a known flake; a failure nothing
-// explains is new, also when it passed on a retry here (the change may have made it flaky).
+// Never call a real break flaky: a known flake is a test in state `flaky` (on evidence that is not
+// this commit's own) whose failure here is proven to be a flake — this very code also passed it (a
+// retry, re-run, shard or matrix cell), or its flakiness is established (several flaky events over
+// enough runs) and the failures here fit even the low end of its rate. Anything else that is flaky
+// is *unproven* and blocks like a new failure. A test failing on every base-branch run since a
+// commit is "already broken", never a known flake; a failure nothing explains is new, also when it
+// passed on a retry here (the change may have made it flaky).
 import { compareTests, type SortableTest } from './pr-summary.js';
+import { betaQuantile } from './beta.js';
+import { RATE_PRIOR_FLAKY, RATE_PRIOR_RUNS } from './score/constants.js';
 import type { TestState } from './score.js';
 
 /** How far back the base branch's history decides whether a failure is already there. */
@@ -34,7 +39,7 @@ export interface FailingTest {
   state: TestState;
   /** Share of its runs in which it flakes (0..1). */
   flakeRate: number;
-  /** A known flake here (see knownFlake): decided where the commit's runs are known. */
+  /** A known flake here (see flakeProof): decided where the commit's runs are known. */
   knownFlake: boolean;
   /** A new test re-run by `flakehouse run --verify-new`: its attempts here and how many failed. */
   newTest?: { runs: number; failed: number } | null;
@@ -49,6 +54,20 @@ export function newTestFailed(t: Pick<FailingTest, 'newTest'>): boolean {
   return !!t.newTest && t.newTest.failed > 0;
 }
 
+/**
+ * What of a flaky test's history the gate weighs (src/domain/score.ts flakeEvidenceOf): since its
+ * evidence began (a proven fix starts it over).
+ */
+export interface FlakeEvidence {
+  /** Flaky events: runs where a retry passed, commits that both passed and failed, isolated failures. */
+  events: number;
+  /** Graded runs. */
+  runs: number;
+  /** Decayed runs with a flaky sign and graded runs (the flake rate's data). */
+  flakyRuns: number;
+  gradedRuns: number;
+}
+
 /** What decides `knownFlake` for a failing test of a commit. */
 export interface FlakeFit {
   state: TestState;
@@ -57,10 +76,43 @@ export interface FlakeFit {
   flakySince: { branch: string; at: number } | null;
   /** The commit's branch and its first run's start. */
   commit: { branch: string; firstRunAt: number };
-  /** Attempts that failed in the commit's runs. */
+  /** Attempts that failed in the commit's runs, and all its graded attempts there. */
   failedAttempts: number;
+  attempts: number;
+  /**
+   * This code also passed the test: a retry, a re-run, another shard or matrix cell of the commit
+   * (an execution reported `flaky` is one that failed, then passed on a retry).
+   */
+  passedHere: boolean;
+  /** Its flaky history (null: unknown, so never established). */
+  evidence: FlakeEvidence | null;
+  /** The project's `flaky.minSamples`: an established flake has flaked over at least this many runs. */
+  minSamples: number;
 }
 
+/** Flaky events, independent of each other, that make a test's flakiness established. */
+export const ESTABLISHED_EVENTS = 3;
+/**
+ * The low end of a flake rate's uncertainty: this quantile of its Beta posterior (the model's prior
+ * of RATE_PRIOR_FLAKY flaky runs in RATE_PRIOR_RUNS). A 4-in-12 flake's is 0.12, one event in 6
+ * runs 0.012.
+ */
+export const RATE_LOW_QUANTILE = 0.05;
+
+/**
+ * Why a failure of a flaky test is (or is not) let through as a known flake:
+ * `same_code` — this commit also passed it; `established` — its flakiness is established and the
+ * failures here fit the low end of its rate; `unproven` — neither (blocks, with how to prove it).
+ */
+export const FLAKE_PROOFS = ['same_code', 'established', 'unproven'] as const;
+export type FlakeProofKind = (typeof FLAKE_PROOFS)[number];
+export interface FlakeProof {
+  kind: FlakeProofKind;
+  /** The low end of its flake rate (null when there is no history to estimate it from). */
+  rateLow: number | null;
+  /** Unproven: what is missing and how to prove it, in a sentence. Null otherwise. */
+  hint: string | null;
+}
 /** Where the base branch's own history stands for a test, before the commit's runs. */
 export interface BaseHistory {
   /** Graded runs on the base branch within `BASE_WINDOW_DAYS`, and how many failed or flaked. */
@@ -87,15 +139,43 @@ export function fitsFlakeRate(rate: number, failedAttempts: number): boolean {
   return failedAttempts <= 1 || Math.pow(rate, failedAttempts) >= FLAKE_FIT_P;
 }
 
+/** The low end of a flake rate's uncertainty, from its (decayed) flaky and graded runs. */
+export function rateLowOf(e: Pick<FlakeEvidence, 'flakyRuns' | 'gradedRuns'>): number {
+  const flaky = Math.max(0, e.flakyRuns);
+  const clean = Math.max(0, e.gradedRuns - flaky);
+  return betaQuantile(RATE_LOW_QUANTILE, flaky + RATE_PRIOR_FLAKY, clean + RATE_PRIOR_RUNS - RATE_PRIOR_FLAKY);
+}
+
+/** Several flaky events over at least `minSamples` runs. */
+export function establishedFlake(e: FlakeEvidence | null, minSamples: number): boolean {
+  return e !== null && e.events >= ESTABLISHED_EVENTS && e.runs >= minSamples;
+}
+
 /**
- * A known flake: flaky on evidence that is not this commit's own (it was flaky before the commit
- * ran, or became so on another branch), and its failures here fit its rate. A change that makes a
- * test flaky, and is then re-run, must not have its own flake excuse it.
+ * The one rule for a known flake (the route, the markdown and the CLI read its outcome). Null for a
+ * test that is not flaky on evidence from before this commit (or another branch): a plain new
+ * failure. A change that makes a test flaky, and is then re-run, must not have its own flake excuse it.
  */
-export function knownFlake(f: FlakeFit): boolean {
-  if (f.state !== 'flaky') return false;
+export function flakeProof(f: FlakeFit): FlakeProof | null {
+  if (f.state !== 'flaky') return null;
   const before = f.flakySince === null || f.flakySince.at < f.commit.firstRunAt || f.flakySince.branch !== f.commit.branch;
-  return before && fitsFlakeRate(f.flakeRate, f.failedAttempts);
+  if (!before) return null;
+  const rateLow = f.evidence ? rateLowOf(f.evidence) : null;
+  if (f.passedHere) return { kind: 'same_code', rateLow, hint: null };
+  const established = establishedFlake(f.evidence, f.minSamples);
+  if (established && rateLow !== null && Math.pow(rateLow, f.failedAttempts) >= FLAKE_FIT_P) return { kind: 'established', rateLow, hint: null };
+  const failed = `failed ${f.failedAttempts} of ${f.attempts} attempt${f.attempts === 1 ? '' : 's'}`;
+  const events = f.evidence?.events ?? 0;
+  const why = !established
+    ? `its flakiness rests on ${events === 0 ? 'no recorded event' : events === 1 ? 'one event' : `${events} events`}${f.evidence && f.evidence.runs < f.minSamples ? ` in ${f.evidence.runs} runs` : ''}`
+    : `that many failures in a row are unlikely even for a flake of ${Math.round((rateLow ?? 0) * 1000) / 10}%`;
+  return { kind: 'unproven', rateLow, hint: `${failed}; ${why} — re-run the test on this commit` };
+}
+
+/** A known flake: proven by the same code or by an established flakiness its failures here fit (flakeProof). */
+export function knownFlake(f: FlakeFit): boolean {
+  const p = flakeProof(f);
+  return p !== null && p.kind !== 'unproven';
 }
 
 /** The base branch is broken for this test (not a known flake's bad luck), and the commit contains the break. */

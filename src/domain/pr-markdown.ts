@@ -54,6 +54,11 @@ function newTestText(t: Pick<SummaryTestBody, 'newTest'>): string | null {
   return t.newTest && newTestFailed(t) ? `new test failed ${t.newTest.failed} of ${t.newTest.runs}` : null;
 }
 
+/** A flaky test's failure here not proven a flake (src/domain/gate.ts flakeProof): why, and how to prove it. */
+function unprovenText(t: Pick<SummaryTestBody, 'flakeProof' | 'proofHint' | 'knownFlake'>): string | null {
+  return t.flakeProof === 'unproven' && !t.knownFlake ? `flake unproven: ${t.proofHint ?? 're-run the test on this commit'}` : null;
+}
+
 /** A failure for the PR's texts: failed, or a new test that failed any attempt of its proof (even if a retry passed). */
 function failedHere(t: SummaryTestBody): boolean {
   return t.status === 'fail' || newTestFailed(t);
@@ -100,7 +105,7 @@ function failKind(t: SummaryTestBody): string {
   if (c === 'quarantined') return t.state === 'broken' ? `🔒 quarantined (broken${sinceText(t)})` : '🔒 quarantined';
   if (c === 'broken_on_base') return `🧱 already broken${sinceText(t)}`;
   if (c === 'known_flake') return `🔁 known flaky (${t.score.toFixed(2)})`;
-  const fresh = newTestText(t);
+  const fresh = newTestText(t) ?? unprovenText(t);
   return fresh ? `🆕 ${fresh}` : '🆕 new';
 }
 
@@ -162,8 +167,8 @@ const GATE_LABEL: Record<Classification, string> = {
 function gateRule(baseBranch: string): string {
   return (
     `a failure is *already broken* when every run of the test on ${baseBranch} since a commit failed (not this change's doing, and never a flake), ` +
-    `a *known flake* when the test was flaky before this commit (a retry or a re-run of the same code passed) and its failures here fit its flake rate; ` +
-    `anything else is *new*`
+    `a *known flake* when the test was flaky before this commit and this code also passed it (a retry, re-run or shard), or its flakiness is established and its failures here fit even the low end of its flake rate; ` +
+    `anything else is *new* (a flake not proven here is *unproven*, and blocks like one)`
   );
 }
 
@@ -192,8 +197,9 @@ export function gateMarkdown(gate: Omit<GateBody, 'tests'> & { tests: readonly G
     lines.push('', `| | Test | File | Status | On ${base} (${BASE_WINDOW_DAYS} d before) | Score | Error |`, '|---|---|---|---|---|---|---|');
     const shown = tests.slice(0, MAX_ROWS);
     for (const t of shown) {
-      const fresh = newTestText(t);
-      lines.push(`| ${GATE_LABEL[t.classification]} | ${testName(t)} | ${code(t.filePath, '')} | ${t.status}${fresh ? ` — ${fresh}` : ''} | ${baseText(t, base)} | ${t.score.toFixed(2)} | ${errorCell(t)} |`);
+      const fresh = newTestText(t) ?? unprovenText(t);
+      const label = t.classification === 'new_failure' && unprovenText(t) ? '❔ unproven flake' : GATE_LABEL[t.classification];
+      lines.push(`| ${label} | ${testName(t)} | ${code(t.filePath, '')} | ${t.status}${fresh ? ` — ${fresh}` : ''} | ${baseText(t, base)} | ${t.score.toFixed(2)} | ${errorCell(t)} |`);
     }
     if (tests.length > shown.length) lines.push('', `_…and ${tests.length - shown.length} more._`);
   }
@@ -306,7 +312,7 @@ export function commentMarkdown(input: CommentInput): string {
     lines.push('', `#### 🆕 New failures (${fresh.length})`, '', `Not broken on ${gate ? `\`${cell(gate.baseBranch, 80)}\`` : 'the base branch'} before this change and not a known flake: most likely caused by this change.`, '');
     lines.push('| Test | File | Error |', '|---|---|---|');
     for (const r of take(fresh)) {
-      const proof = newTestText(r.test);
+      const proof = newTestText(r.test) ?? unprovenText(r.test);
       lines.push(`| ${testCell(r.test, dash)}${proof ? ` (${proof})` : ''} | ${code(r.test.filePath, '—')} | ${code(r.test.errorMessage ?? '', '—')} |`);
     }
   }
@@ -334,7 +340,7 @@ export function commentMarkdown(input: CommentInput): string {
   if (hidden > 0) lines.push('', `_…and ${hidden} more${dash ? ` — [all of them](${dash}/runs?commitSha=${encodeURIComponent(summary.commitSha)})` : ''}._`);
   lines.push(...fixLines(summary.fixes));
 
-  const foot = ['Known flaky = flaky before this change (a retry or a re-run of the same code passed) and failing here no more often than its flake rate explains.'];
+  const foot = ['Known flaky = flaky before this change, and proven a flake here: this code also passed it (a retry, re-run or shard), or its flakiness is established and it failed here no more often than even the low end of its flake rate explains.'];
   if (dash) foot.push(`[Flaky board](${dash}/flaky)`);
   lines.push('', `<sub>${foot.join(' · ')}</sub>`);
   const body = `${lines.join('\n')}\n`;
@@ -353,12 +359,13 @@ export function gateText(gate: GateBody): string {
   if (gate.tests.length > 0) lines.push('');
   for (const t of gate.tests) {
     const name = t.suite ? `${t.suite} › ${t.title}` : t.title;
-    const fresh = newTestText(t);
-    lines.push(`  ${LOG_LABEL[t.classification].padEnd(14)}  ${name}  (${t.filePath})  ${t.status}${fresh ? ` · ${fresh}` : ''} · score ${t.score.toFixed(2)} · ${baseText(t, gate.baseBranch)}`);
+    const fresh = newTestText(t) ?? unprovenText(t);
+    const label = t.classification === 'new_failure' && unprovenText(t) ? 'UNPROVEN FLAKE' : LOG_LABEL[t.classification];
+    lines.push(`  ${label.padEnd(14)}  ${name}  (${t.filePath})  ${t.status}${fresh ? ` · ${fresh}` : ''} · score ${t.score.toFixed(2)} · ${baseText(t, gate.baseBranch)}`);
     if (t.errorMessage) lines.push(`               ${t.errorMessage.replace(/\s+/g, ' ').slice(0, 200)}`);
   }
   if (gate.verdict === 'block') {
-    lines.push('', gate.strictness === 'any' ? 'Blocked: tests failed that are not quarantined.' : 'Blocked: new failures — not broken on the base branch before this change, and not known flakes. Fix them.');
+    lines.push('', gate.strictness === 'any' ? 'Blocked: tests failed that are not quarantined.' : 'Blocked: new failures — not broken on the base branch before this change, and not proven flakes. Fix them, or prove a flake by re-running it on this commit.');
   }
   return `${lines.join('\n')}\n`;
 }

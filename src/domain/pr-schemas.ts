@@ -4,7 +4,7 @@
 // pulls in no server code (the CLI runs on CI machines).
 import { z } from 'zod';
 import { BADGE_VARIANTS } from './badge.js';
-import { CLASSIFICATIONS, STRICTNESS, VERDICTS } from './gate.js';
+import { CLASSIFICATIONS, FLAKE_PROOFS, STRICTNESS, VERDICTS } from './gate.js';
 import { TEST_STATES } from './score.js';
 
 /** A commit sha as the summary and the gate accept it: 7 to 40 hex characters (an abbreviation matches). */
@@ -41,8 +41,16 @@ export const summaryTestSchema = z.object({
   stateSince: z.object({ commitSha: z.string(), branch: z.string(), at: z.string() }).nullable(),
   /** Share of its runs in which the test flakes. */
   flakeRate: z.number(),
-  /** A known flake here: flaky before this commit, and its failures here fit its flake rate. */
+  /** A known flake here: flaky before this commit, and its failure here proven a flake (flakeProof). */
   knownFlake: z.boolean(),
+  /**
+   * For a test flaky before this commit: how its failure here was judged — `same_code` (this commit
+   * also passed it), `established` (fits the low end of an established flake's rate) or `unproven`
+   * (not let through: classified `new_failure`). Null for other tests; absent from older servers.
+   */
+  flakeProof: z.enum(FLAKE_PROOFS).nullable().optional(),
+  /** Unproven: what is missing and how to prove it ("failed 1 of 1 attempts; … — re-run the test on this commit"). */
+  proofHint: z.string().nullable().optional(),
   /**
    * A new test proven by `flakehouse run --verify-new`: its attempts in the commit's runs and how
    * many failed. Any failure makes it a new failure (never a known flake). Absent from older servers.

@@ -261,6 +261,15 @@ export function flakeRateOf(s: Pick<ScoreState, 'flakyRuns' | 'gradedRuns'>): nu
   return Math.min(RATE_MAX, Math.max(RATE_MIN, rate));
 }
 
+/**
+ * What the gate weighs of a test's flakiness (src/domain/gate.ts flakeProof): its flaky events and
+ * graded runs since its evidence began, and the decayed sums its rate comes from.
+ */
+export function flakeEvidenceOf(stored: ScoreState): { events: number; runs: number; flakyRuns: number; gradedRuns: number } {
+  const s = usable(stored);
+  return { events: s.events.rerun + s.events.sameSha + s.events.isolation, runs: s.events.runs, flakyRuns: s.flakyRuns, gradedRuns: s.gradedRuns };
+}
+
 /** L of the flaky evidence at the sums' own time, less the clean runs since the last flaky sign. */
 function evidenceL(s: ScoreState, decay: number, rate: number): number {
   const l = STRONG_L * (s.rerun + s.sameSha) * decay + ISOLATION_L * s.isolation * decay;

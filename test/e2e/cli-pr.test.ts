@@ -150,9 +150,10 @@ describe('flakehouse summary, comment, gate, badge', () => {
     td = await startTestDaemon();
     await gh.start();
     writeFileSync(eventFile, JSON.stringify({ pull_request: { number: 7, head: { sha: prCommit, ref: 'feature/x' }, base: { ref: 'main' } }, repository: { full_name: 'acme/shop' } }));
-    // Main's last five days: `known` failed twice (a known flake), `alpha` and `beta` always passed.
-    const outcomes: ('pass' | 'fail')[] = ['pass', 'fail', 'pass', 'fail', 'pass'];
-    await td.ingest(...outcomes.map((o, i) => run(sha(), Date.now() - (5 - i) * 24 * HOUR, { alpha: 'pass', beta: 'pass', known: o }, {})));
+    // Main's last nine days: `known` failed four times, each between passes (an established flake:
+    // two such failures would not prove one to the gate), `alpha` and `beta` always passed.
+    const outcomes: ('pass' | 'fail')[] = ['pass', 'fail', 'pass', 'fail', 'pass', 'fail', 'pass', 'fail', 'pass'];
+    await td.ingest(...outcomes.map((o, i) => run(sha(), Date.now() - (9 - i) * 24 * HOUR, { alpha: 'pass', beta: 'pass', known: o }, {})));
     // The second PR commit does not run `alpha`: a pass after its failure would already make it look flaky.
     await td.ingest(run(prCommit, Date.now() - 2 * HOUR, { alpha: 'fail', beta: 'pass', known: 'fail' }, pr), run(knownOnly, Date.now() - HOUR, { beta: 'pass', known: 'fail' }, pr));
   }, 120_000);
@@ -169,8 +170,8 @@ describe('flakehouse summary, comment, gate, badge', () => {
       expect(r.code).toBe(1);
       expect(r.stdout).toContain('Flakehouse gate: BLOCKED — 1 new failure, 1 known flake, 0 quarantined');
       expect(r.stdout).toContain(`commit ${prCommit.slice(0, 12)}`);
-      expect(r.stdout).toMatch(/NEW FAILURE\s+shop › alpha\s+\(src\/shop\.test\.ts\)\s+fail · score 0\.[0-4]\d · 0 of 5 runs failed on main/);
-      expect(r.stdout).toMatch(/known flake\s+shop › known .* 2 of 5 runs failed on main/);
+      expect(r.stdout).toMatch(/NEW FAILURE\s+shop › alpha\s+\(src\/shop\.test\.ts\)\s+fail · score 0\.[0-4]\d · 0 of 9 runs failed on main/);
+      expect(r.stdout).toMatch(/known flake\s+shop › known .* 4 of 9 runs failed on main/);
       expect(r.stdout).toContain('alpha: expected 200, got 500');
       expect(readFileSync(stepSummary, 'utf8')).toMatch(/^<!-- service:pr-gate -->\n<!-- flakemetry:pr-gate -->\n### 🚫 Flakehouse gate: blocked/);
 
@@ -232,7 +233,7 @@ describe('flakehouse summary, comment, gate, badge', () => {
       expect(newSection).toMatch(/\| \[shop › alpha\]\(https:\/\/flakes\.example\/projects\/default\/tests\/[0-9a-f-]{36}\) \| `src\/shop\.test\.ts` \| `alpha: expected 200, got 500` \|/);
       expect(newSection).not.toContain('shop › known');
       const knownSection = md.slice(md.indexOf('#### 🔁 Known flaky (1)'));
-      expect(knownSection).toMatch(/\| \[shop › known\]\([^)]+\) \| failed \| \d\.\d\d \| .* \| 2 of 5 runs failed \| `known: expected 200, got 500` \|/);
+      expect(knownSection).toMatch(/\| \[shop › known\]\([^)]+\) \| failed \| \d\.\d\d \| .* \| 4 of 9 runs failed \| `known: expected 200, got 500` \|/);
       expect(md).toContain('[Flaky board](https://flakes.example/projects/default/flaky)');
 
       // --json carries the same numbers.

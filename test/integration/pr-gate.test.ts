@@ -252,10 +252,11 @@ describe('PR summary and gate', () => {
     });
 
     it('treats a test flaky on same-code evidence from another branch as a known flake without base history', async () => {
-      // Alternates fail/pass on one commit of another branch many times: same-commit variance.
-      const shared = sha();
-      const batches = Array.from({ length: 8 }, (_, i) =>
-        run(shared, Date.now() - 3 * HOUR + i * 60_000, { wobbly: i % 2 === 0 ? 'fail' : 'pass', steady: 'pass' }, { branch: 'feature/y' }, 'passed', 'src/wobbly.test.ts'),
+      // Fails and passes on each of three commits of another branch: same-commit variance, three
+      // times over nine runs (an established flake: one commit's variance alone would be unproven).
+      const shared = [sha(), sha(), sha()];
+      const batches = Array.from({ length: 9 }, (_, i) =>
+        run(shared[Math.floor(i / 3)]!, Date.now() - 3 * HOUR + i * 60_000, { wobbly: i % 3 === 1 ? 'fail' : 'pass', steady: 'pass' }, { branch: 'feature/y' }, 'passed', 'src/wobbly.test.ts'),
       );
       await td.ingest(...batches);
       const commit = sha();
@@ -263,7 +264,7 @@ describe('PR summary and gate', () => {
       const res = await td.request('GET', `/v1/runs/gate?commitSha=${commit}`);
       const w = res.json.gate.tests.find((t: any) => t.title === 'wobbly');
       expect(w.score).toBeGreaterThanOrEqual(0.5);
-      expect(w).toMatchObject({ classification: 'known_flake', baseSampleSize: 0, baseFailRate: 0, state: 'flaky' });
+      expect(w).toMatchObject({ classification: 'known_flake', flakeProof: 'established', baseSampleSize: 0, baseFailRate: 0, state: 'flaky' });
       expect(res.json.gate).toMatchObject({ newFailures: 0, verdict: 'pass' });
       // strictness any still blocks: the test failed and is not quarantined.
       expect((await td.request('GET', `/v1/runs/gate?commitSha=${commit}&strictness=any`)).json.gate.verdict).toBe('block');

@@ -1,7 +1,7 @@
 // The merge gate's rules (src/domain/gate.ts), how a commit's runs merge (src/domain/pr-summary.ts),
 // and that the PR markdown classifies by those same rules (src/domain/pr-markdown.ts).
 import { describe, expect, it } from 'vitest';
-import { BASE_WINDOW_DAYS, FLAKE_FIT_P, NO_BASE_HISTORY, baseStreak, classify, classifyByState, compareGateTests, fitsFlakeRate, gateTestOf, knownFlake, verdictOf, type BaseHistory, type Classification } from '../../src/domain/gate.js';
+import { BASE_WINDOW_DAYS, ESTABLISHED_EVENTS, FLAKE_FIT_P, NO_BASE_HISTORY, baseStreak, classify, classifyByState, compareGateTests, fitsFlakeRate, flakeProof, gateTestOf, knownFlake, rateLowOf, verdictOf, type BaseHistory, type Classification, type FlakeFit } from '../../src/domain/gate.js';
 import { commentMarkdown, gateText, summaryMarkdown } from '../../src/domain/pr-markdown.js';
 import type { GateBody, SummaryBody, SummaryTestBody } from '../../src/domain/pr-schemas.js';
 import { compareTests, mergeCommitRuns, mergeRunStatus, mergedStatus, type CommitRun } from '../../src/domain/pr-summary.js';
@@ -80,18 +80,62 @@ describe('classify', () => {
 
 describe('knownFlake', () => {
   const commit = { branch: 'feat/9', firstRunAt: T };
-  it('needs state flaky from before this commit ran (or another branch), and failures that fit its rate', () => {
-    const base = { state: 'flaky' as const, flakeRate: 0.1, flakySince: { branch: 'main', at: T - 1000 }, commit, failedAttempts: 1 };
-    expect(knownFlake(base)).toBe(true);
-    expect(knownFlake({ ...base, state: 'healthy' })).toBe(false);
-    expect(knownFlake({ ...base, state: 'broken' })).toBe(false);
+  // Established: failed then passed on a retry in 4 of 12 main runs.
+  const established = { events: 4, runs: 12, flakyRuns: 4, gradedRuns: 12 };
+  // Thin: one flaky execution on another branch, after 5 clean main runs.
+  const thin = { events: 1, runs: 7, flakyRuns: 1, gradedRuns: 7 };
+  const fit = (over: Partial<FlakeFit> = {}): FlakeFit => ({
+    state: 'flaky',
+    flakeRate: 0.3,
+    flakySince: { branch: 'main', at: T - 1000 },
+    commit,
+    failedAttempts: 1,
+    attempts: 1,
+    passedHere: false,
+    evidence: established,
+    minSamples: 5,
+    ...over,
+  });
+
+  it('needs state flaky from before this commit ran (or another branch)', () => {
+    expect(knownFlake(fit())).toBe(true);
+    expect(knownFlake(fit({ state: 'healthy' }))).toBe(false);
+    expect(knownFlake(fit({ state: 'broken', passedHere: true }))).toBe(false);
     // Became flaky on this very branch with this commit's own re-runs: its own flake excuses nothing.
-    expect(knownFlake({ ...base, flakySince: { branch: 'feat/9', at: T + 1000 } })).toBe(false);
+    expect(knownFlake(fit({ flakySince: { branch: 'feat/9', at: T + 1000 } }))).toBe(false);
+    expect(flakeProof(fit({ flakySince: { branch: 'feat/9', at: T + 1000 } }))).toBeNull();
     // ... but flaky evidence from another branch, even later, is the test's, not the change's.
-    expect(knownFlake({ ...base, flakySince: { branch: 'main', at: T + 1000 } })).toBe(true);
-    // A 10% flake failing 3 attempts here (p = 0.001 < FLAKE_FIT_P): not bad luck.
-    expect(knownFlake({ ...base, failedAttempts: 3 })).toBe(false);
-    expect(knownFlake({ ...base, failedAttempts: 2 })).toBe(true);
+    expect(knownFlake(fit({ flakySince: { branch: 'main', at: T + 1000 } }))).toBe(true);
+  });
+
+  it('thin evidence (one flaky event) and a PR failing 1 or 2 attempts: unproven, with how to prove it', () => {
+    const one = flakeProof(fit({ evidence: thin, flakeRate: 0.12 }));
+    expect(one).toMatchObject({ kind: 'unproven' });
+    expect(one!.hint).toBe('failed 1 of 1 attempt; its flakiness rests on one event — re-run the test on this commit');
+    expect(flakeProof(fit({ evidence: thin, failedAttempts: 2, attempts: 2 }))!.kind).toBe('unproven');
+    // Under ESTABLISHED_EVENTS events, or over fewer than minSamples runs, is never established.
+    expect(flakeProof(fit({ evidence: { ...established, events: ESTABLISHED_EVENTS - 1 } }))!.kind).toBe('unproven');
+    expect(flakeProof(fit({ evidence: { ...established, runs: 4 } }))!.hint).toContain('in 4 runs');
+    expect(flakeProof(fit({ evidence: null }))!.kind).toBe('unproven');
+  });
+
+  it('the same code passing here is proof, whatever the history', () => {
+    expect(flakeProof(fit({ evidence: thin, passedHere: true, attempts: 2 }))!.kind).toBe('same_code');
+    expect(flakeProof(fit({ passedHere: true, failedAttempts: 1, attempts: 2 }))!.kind).toBe('same_code');
+  });
+
+  it('an established flake: its failures here must fit the low end of its rate, not the point estimate', () => {
+    const low = rateLowOf(established);
+    expect(low).toBeGreaterThan(0.1);
+    expect(low).toBeLessThan(4 / 12);
+    expect(flakeProof(fit())!.kind).toBe('established');
+    expect(flakeProof(fit({ failedAttempts: 2, attempts: 2 }))!.kind).toBe('established');
+    // At the point estimate (0.33) 3 attempts would fit (0.037 ≥ 0.01); at the low end they do not.
+    expect(fitsFlakeRate(4 / 12, 3)).toBe(true);
+    expect(flakeProof(fit({ failedAttempts: 3, attempts: 3 }))!.kind).toBe('unproven');
+    const four = flakeProof(fit({ failedAttempts: 4, attempts: 4 }))!;
+    expect(four.kind).toBe('unproven');
+    expect(four.hint).toMatch(/^failed 4 of 4 attempts; that many failures in a row are unlikely even for a flake of 1\d\.\d% — re-run the test on this commit$/);
   });
 
   it('fitsFlakeRate: one failed attempt always fits; more must be at least FLAKE_FIT_P likely', () => {

@@ -2,11 +2,12 @@
 // merge gate) (docs/contract.md §6). How a commit's runs merge is src/domain/pr-summary.ts, the
 // gate's rules src/domain/gate.ts, the markdown src/domain/pr-markdown.ts, the wire shapes
 // src/domain/pr-schemas.ts (the CLI shares all four); the SQL is src/store/pr-summary.ts.
-import { compareGateTests, gateTestOf, knownFlake, round4, verdictOf, BASE_WINDOW_DAYS, NO_BASE_HISTORY, type BaseHistory } from '../../domain/gate.js';
+import { compareGateTests, flakeProof, gateTestOf, round4, verdictOf, BASE_WINDOW_DAYS, NO_BASE_HISTORY, type BaseHistory } from '../../domain/gate.js';
 import { gateMarkdown, summaryMarkdown, type OwnedSummaryTest } from '../../domain/pr-markdown.js';
 import { BASE_BRANCH_RE, COMMIT_SHA_RE, gateQuerySchema, gateResponseSchema, summaryQuerySchema, summaryResponseSchema, type FixVerificationBody, type SummaryTestBody } from '../../domain/pr-schemas.js';
 import { compareTests, mergeCommitRuns, mergedStatus, type MergedCommit } from '../../domain/pr-summary.js';
 import { effectiveQuarantine } from '../../domain/quarantine.js';
+import { DEFAULT_SCORE_PARAMS, flakeEvidenceOf } from '../../domain/score.js';
 import { toIso } from '../../domain/time.js';
 import type { Store } from '../../store/client.js';
 import type { CodeownersRepo } from '../../store/codeowners.js';
@@ -19,6 +20,8 @@ export interface PrRouteDeps {
   store: Store;
   tests: TestRepo;
   codeowners: CodeownersRepo;
+  /** The project's `flaky.minSamples` (an established flake flaked over at least that many runs); default 5. */
+  minSamples?: (projectId: string) => Promise<number>;
 }
 
 /** A commit's merged runs and its failing tests, in the summary's order. */
@@ -42,7 +45,12 @@ async function loadCommit(d: PrRouteDeps, repo: PrSummaryRepo, projectId: string
   const [failing, totalTests, fixRows] = await Promise.all([repo.failingTests(projectId, commit.runIds), repo.testedCount(projectId, commit.runIds), repo.fixVerifications(projectId, commit.runIds)]);
   const fixes = fixRows.map((f) => ({ testIdentityId: f.testId, filePath: f.filePath, suite: f.suite, title: f.title, runs: f.runs, failed: f.failed, verified: f.runs > 0 && f.failed === 0 }));
   const ids = failing.map((r) => r.testId);
-  const [states, overrides, owners] = await Promise.all([d.tests.states(projectId, ids), d.tests.overrides(projectId, ids), d.codeowners.resolver(projectId)]);
+  const [states, overrides, owners, minSamples] = await Promise.all([
+    d.tests.states(projectId, ids),
+    d.tests.overrides(projectId, ids),
+    d.codeowners.resolver(projectId),
+    d.minSamples ? d.minSamples(projectId) : Promise.resolve(DEFAULT_SCORE_PARAMS.minSamples),
+  ]);
   const tests: OwnedSummaryTest[] = [];
   for (const r of failing) {
     const status = mergedStatus(r.fails, r.passes, r.flakies);
@@ -51,14 +59,21 @@ async function loadCommit(d: PrRouteDeps, repo: PrSummaryRepo, projectId: string
     const top = state?.reasons[0] ?? null;
     const testState = state?.state ?? 'new';
     const since = state?.stateSince ?? null;
-    const fit = {
+    const newTest = r.newRuns > 0 ? { runs: r.newRuns, failed: r.newFailed } : null;
+    // The one rule for a known flake (src/domain/gate.ts flakeProof).
+    const proof = flakeProof({
       state: testState,
       flakeRate: state?.flakeRate ?? 0,
       flakySince: testState === 'flaky' ? since : null,
       commit: { branch: commit.branch, firstRunAt: commit.firstRunAt },
       failedAttempts: r.fails + r.flakies,
-    };
-    const newTest = r.newRuns > 0 ? { runs: r.newRuns, failed: r.newFailed } : null;
+      attempts: r.fails + r.flakies + r.passes,
+      passedHere: r.passes > 0 || r.flakies > 0,
+      evidence: state ? flakeEvidenceOf(state.model) : null,
+      minSamples,
+    });
+    // A new test that failed its proof is never a known flake (src/domain/gate.ts newTestFailed).
+    const provenFlake = proof !== null && proof.kind !== 'unproven' && !(newTest && newTest.failed > 0);
     tests.push({
       testIdentityId: r.testId,
       filePath: r.filePath,
@@ -73,8 +88,9 @@ async function loadCommit(d: PrRouteDeps, repo: PrSummaryRepo, projectId: string
       state: testState,
       stateSince: since === null ? null : { commitSha: since.commitSha, branch: since.branch, at: toIso(since.at) },
       flakeRate: round4(state?.flakeRate ?? 0),
-      // A new test that failed its proof is never a known flake (src/domain/gate.ts newTestFailed).
-      knownFlake: knownFlake(fit) && !(newTest && newTest.failed > 0),
+      knownFlake: provenFlake,
+      flakeProof: proof?.kind ?? null,
+      proofHint: proof?.hint ?? null,
       newTest,
       owners: owners(r.filePath),
     });
@@ -189,6 +205,8 @@ function publicTest(t: SummaryTestBody): SummaryTestBody {
     stateSince: t.stateSince,
     flakeRate: t.flakeRate,
     knownFlake: t.knownFlake,
+    flakeProof: t.flakeProof ?? null,
+    proofHint: t.proofHint ?? null,
     newTest: t.newTest ?? null,
   };
 }
