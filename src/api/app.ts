@@ -8,9 +8,10 @@ import { LIMITS } from '../domain/batch.js';
 import type { DoorSettings } from '../config/daemon-env.js';
 import { registerBodySlots } from './body-slots.js';
 import { capConnections } from './connection-caps.js';
+import { drainOnClose } from './drain.js';
 import { checkDeclaredLength, decodingPipeline, KEEP_ALIVE_TIMEOUT_MS, ListenerDoor, MAX_HEADER_BYTES } from '../ingest/door.js';
 import { ApiError, errors } from '../errors.js';
-import { rawAnswer, SECURITY_HEADERS } from './raw-answer.js';
+import { answerAndClose, SECURITY_HEADERS } from './raw-answer.js';
 import { authenticatedAtDoor, RouteTable, type RouteDeps } from './route.js';
 
 export interface AppOptions {
@@ -108,6 +109,8 @@ export function buildApp(opts: AppOptions): App {
   // One budget of connections and body slots for this listener and the receivers' own (OTLP/gRPC).
   const listener = new ListenerDoor(door);
   capConnections(fastify.server, listener.connections);
+  // close() stops Node's header and request timeouts: the stop closes what would otherwise hold it open.
+  drainOnClose(fastify, door.requestTimeoutMs);
   // Before the byte caps below: nothing of a body is read until it holds a slot.
   registerBodySlots(fastify, listener.bodies, door.bodyWaitMs, authenticatedAtDoor);
 
@@ -182,12 +185,8 @@ export function buildApp(opts: AppOptions): App {
  */
 function answerClientError(err: ClientError, socket: Socket): void {
   if (err.code === 'ECONNRESET' || socket.destroyed) return;
-  const apiError = clientErrorOf(err);
-  // A request timing out mid-body has a response object that has written nothing yet; one that
-  // has started its answer cannot take another.
-  const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
-  if (socket.writable && !inFlight?.headersSent) socket.write(rawAnswer(apiError));
-  socket.destroy(err);
+  // A request timing out mid-body has a response object that has written nothing yet.
+  answerAndClose(socket, clientErrorOf(err), err);
 }
 
 /** Node's clientError: `rawPacket` is a Buffer at run time (fastify's type says otherwise). */

@@ -2,6 +2,7 @@
 // connection refused at accept): the same status line, error body and security headers as every
 // other answer, and `connection: close`, since the socket ends right after.
 import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
 import type { ApiError } from '../errors.js';
 
 export const SECURITY_HEADERS: Record<string, string> = {
@@ -24,4 +25,15 @@ export function rawAnswer(apiError: ApiError): string {
   };
   const head = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('');
   return `HTTP/1.1 ${apiError.statusCode} ${STATUS_CODES[apiError.statusCode]}\r\n${head}\r\n${body}`;
+}
+
+/**
+ * Answers `apiError` on the socket by hand and closes it: for a request Node's parser refused or
+ * timed out, or one cut short by a stop. A response that has already sent its headers cannot take
+ * another, so its socket is only closed.
+ */
+export function answerAndClose(socket: Socket, apiError: ApiError, cause?: Error): void {
+  const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+  if (socket.writable && !inFlight?.headersSent) socket.write(rawAnswer(apiError));
+  socket.destroy(cause);
 }

@@ -24,6 +24,15 @@ export const KEEP_ALIVE_TIMEOUT_MS = 72_000;
 /** How long a refused connection may take to read its answer before it is cut. */
 export const REFUSED_GRACE_MS = 1000;
 
+/**
+ * How long a stop (SIGTERM, close()) lets a request whose body, or a call whose message, is still
+ * arriving finish; later it is answered 503 not_ready (gRPC: UNAVAILABLE) and its connection
+ * closed, so a stalled client cannot hold the process open. A request whose body has arrived is
+ * always answered (a 202 is durable before it is sent); a connection with no request in progress
+ * is closed at once.
+ */
+export const SHUTDOWN_DRAIN_MS = 5_000;
+
 // ---------------------------------------------------------------------------------------------
 // Token, scope, rate limit
 

@@ -15,6 +15,7 @@ export const GrpcCode = {
   FAILED_PRECONDITION: 9,
   UNIMPLEMENTED: 12,
   INTERNAL: 13,
+  UNAVAILABLE: 14,
   UNAUTHENTICATED: 16,
 } as const;
 
@@ -65,6 +66,15 @@ export function grpcStatusOf(err: ApiError): GrpcStatus {
   if (!RETRY_LATER.has(err.statusCode)) return { code, details };
   const retryAfter = Number(err.extra.headers?.['retry-after'] ?? 1);
   return { code, details, statusDetails: retryStatusDetails(code, details, Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter : 1) };
+}
+
+/**
+ * A call whose message was still arriving when shutdown's drain ran out (SHUTDOWN_DRAIN_MS, as
+ * HTTP's 503 not_ready): UNAVAILABLE, which OTLP exporters retry, with RetryInfo.
+ */
+export function grpcShuttingDown(): GrpcStatus {
+  const details = 'not_ready: the server is shutting down; send the request again';
+  return { code: GrpcCode.UNAVAILABLE, details, statusDetails: retryStatusDetails(GrpcCode.UNAVAILABLE, details, 5) };
 }
 
 /** Anything else is our fault: INTERNAL, without the internals (they go to the log). */

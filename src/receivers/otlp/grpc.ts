@@ -19,20 +19,20 @@
 //   - an admitted call takes a body slot (the HTTP listener's) before its message is read, and must
 //     have sent it within SERVICE_REQUEST_TIMEOUT_MS (else DEADLINE_EXCEEDED);
 //   - the message's length prefix meets the raw cap before a byte of it is kept, and gzip is
-//     inflated through the HTTP body's pipeline, with its inflated cap.
+//     inflated through the HTTP body's pipeline, with its inflated cap;
+//   - at shutdown, as the HTTP listener (src/api/drain.ts): GOAWAY; a connection with no call open
+//     is closed at once, a call whose message has arrived is answered, one whose message is still
+//     arriving after SHUTDOWN_DRAIN_MS is answered UNAVAILABLE.
 import http2, { constants as h2, type IncomingHttpHeaders, type ServerHttp2Session, type ServerHttp2Stream } from 'node:http2';
 import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { ApiError, errors } from '../../errors.js';
-import { checkDeclaredLength, decodeBody, KEEP_ALIVE_TIMEOUT_MS, MAX_HEADER_BYTES, REFUSED_GRACE_MS, type ListenerDoor } from '../../ingest/door.js';
+import { checkDeclaredLength, decodeBody, KEEP_ALIVE_TIMEOUT_MS, MAX_HEADER_BYTES, REFUSED_GRACE_MS, SHUTDOWN_DRAIN_MS, type ListenerDoor } from '../../ingest/door.js';
 import type { Host, IngestDoor, IngestPort, Receiver } from '../../pipeline/component.js';
 import type { Endpoint } from './config.js';
 import { exportTraces } from './grpc-export.js';
 import { EXPORT_PATH, traceServiceDefinition } from '../../otlp/grpc-service.js';
-import { GrpcCode, grpcInternalError, grpcStatusOf, type GrpcStatus } from './grpc-status.js';
-
-/** How long shutdown lets calls in flight finish (each ends once its jobs are durable) before cutting them. */
-const DRAIN_MS = 5_000;
+import { GrpcCode, grpcInternalError, grpcShuttingDown, grpcStatusOf, type GrpcStatus } from './grpc-status.js';
 
 /**
  * Streams one connection may have open at once (HTTP/2 SETTINGS). Each beyond the first also takes
@@ -49,17 +49,28 @@ interface CallDeps {
   ingest: IngestPort;
   listener: ListenerDoor;
   logger: Logger;
+  /** The Export calls being served, for shutdown. */
+  calls: Set<Call>;
+}
+
+/** An Export call being served: `reading` until its message has arrived; `served` settles when it has been answered (or has failed). */
+interface Call {
+  stream: ServerHttp2Stream;
+  reading: boolean;
+  served: Promise<void>;
 }
 
 export function otlpGrpcReceiver(id: string, endpoint: Endpoint, logger: Logger): Receiver {
   let server: http2.Http2Server | undefined;
-  const sessions = new Set<ServerHttp2Session>();
+  // Each connection's session, with what closes it at shutdown (serveSession).
+  const sessions = new Map<ServerHttp2Session, () => void>();
   const sockets = new Set<Socket>();
+  const calls = new Set<Call>();
   return {
     async start(host: Host) {
       const { ingest, ingestDoor: door } = host;
       if (!ingest || !door) return; // worker-only role: nothing to serve
-      const deps: CallDeps = { door, ingest, listener: door.listener, logger };
+      const deps: CallDeps = { door, ingest, listener: door.listener, logger, calls };
       const s = http2.createServer({
         settings: { maxConcurrentStreams: MAX_STREAMS_PER_CONNECTION, maxHeaderListSize: MAX_HEADER_BYTES },
         maxSendHeaderBlockLength: MAX_HEADER_BYTES,
@@ -84,16 +95,27 @@ export function otlpGrpcReceiver(id: string, endpoint: Endpoint, logger: Logger)
       server = undefined;
       if (!s) return;
       const closed = new Promise<void>((resolve) => s.close(() => resolve()));
-      // GOAWAY to every client; calls in flight finish (their jobs become durable) up to DRAIN_MS.
-      for (const session of sessions) session.close();
-      const timer = setTimeout(() => {
-        for (const session of sessions) session.destroy();
-        // A session's socket can outlive it (a client still sending into a closed window).
-        for (const socket of sockets) socket.destroy();
-      }, DRAIN_MS);
-      timer.unref();
+      // GOAWAY to every client: a connection with no call open is closed, a call in flight is
+      // answered (its jobs durable first), then its connection closed. One whose message is still
+      // arriving after SHUTDOWN_DRAIN_MS is answered UNAVAILABLE (as HTTP's 503), and whatever
+      // remains a grace later is cut.
+      for (const close of sessions.values()) close();
+      let cut: NodeJS.Timeout | undefined;
+      const drain = setTimeout(() => {
+        for (const call of calls) if (call.reading) sendStatus(call.stream, grpcShuttingDown());
+        cut = setTimeout(() => {
+          for (const session of sessions.keys()) session.destroy();
+          // A session's socket can outlive it (a client still sending into a closed window).
+          for (const socket of sockets) socket.destroy();
+        }, REFUSED_GRACE_MS);
+        cut.unref();
+      }, SHUTDOWN_DRAIN_MS);
+      drain.unref();
       await closed;
-      clearTimeout(timer);
+      clearTimeout(drain);
+      clearTimeout(cut);
+      // A call whose message had arrived finishes its enqueue before the queue is closed after us.
+      await Promise.all([...calls].map((c) => c.served));
     },
   };
 }
@@ -131,18 +153,20 @@ function refuseConnection(socket: Socket, why: string): void {
 }
 
 /** Idle timeouts and the stream count of one connection; each call is served by serveCall. */
-function serveSession(session: ServerHttp2Session, deps: CallDeps, sessions: Set<ServerHttp2Session>): void {
-  sessions.add(session);
+function serveSession(session: ServerHttp2Session, deps: CallDeps, sessions: Map<ServerHttp2Session, () => void>): void {
   const { settings, connections } = deps.listener;
   const address = session.socket?.remoteAddress ?? '';
   let open = 0;
   let served = false;
   let idle: NodeJS.Timeout | undefined;
   const closeIdle = () => {
+    clearTimeout(idle);
     session.close();
     // A client that does not read our GOAWAY cannot keep the socket.
     setTimeout(() => session.destroy(), REFUSED_GRACE_MS).unref();
   };
+  // Shutdown: GOAWAY; a connection with no call open goes now, one with calls once they are answered.
+  sessions.set(session, () => (open === 0 ? closeIdle() : session.close()));
   // Until its first call a connection has the header timeout, as an HTTP one that sends nothing;
   // between calls, the HTTP listener's keep-alive timeout.
   const arm = () => {
@@ -165,7 +189,10 @@ function serveSession(session: ServerHttp2Session, deps: CallDeps, sessions: Set
       extra?.();
       open--;
       served = true;
-      if (open === 0 && !session.closed && !session.destroyed) arm();
+      if (open > 0 || session.destroyed) return;
+      // Closing (shutdown, or the idle timeout's GOAWAY): its last call answered, it goes.
+      if (session.closed) closeIdle();
+      else arm();
     });
     if (open > 1) {
       const release = connections.take(address);
@@ -195,7 +222,9 @@ function serveCall(stream: ServerHttp2Stream, headers: IncomingHttpHeaders, deps
   const { settings } = listener;
   const timeout = setTimeout(() => sendStatus(stream, grpcStatusOf(errors.requestTimeout())), settings.requestTimeoutMs);
   stream.once('close', () => clearTimeout(timeout));
-  void (async () => {
+  const call: Call = { stream, reading: true, served: Promise.resolve() };
+  deps.calls.add(call);
+  call.served = (async () => {
     // Nothing of the message is read until the caller is known and holds a body slot.
     const { projectId } = await deps.door.authenticate(headerValue(headers, 'authorization'));
     const claim = listener.bodies.claim(settings.bodyWaitMs, false);
@@ -203,16 +232,19 @@ function serveCall(stream: ServerHttp2Stream, headers: IncomingHttpHeaders, deps
     if (!(await claim.granted)) throw listener.bodiesBusy();
     if (stream.destroyed) return;
     const message = await readMessage(stream, headerValue(headers, 'grpc-encoding') ?? 'identity');
+    call.reading = false;
     clearTimeout(timeout);
     claim.release();
     const answer = await exportTraces(message, projectId, deps);
     sendMessage(stream, traceServiceDefinition.Export.responseSerialize(answer));
-  })().catch((err: unknown) => {
-    if (err instanceof ApiError) return sendStatus(stream, grpcStatusOf(err));
-    if (err instanceof CallGone) return;
-    deps.logger.error({ err }, 'otlp grpc export failed');
-    sendStatus(stream, grpcInternalError());
-  });
+  })()
+    .catch((err: unknown) => {
+      if (err instanceof ApiError) return sendStatus(stream, grpcStatusOf(err));
+      if (err instanceof CallGone) return;
+      deps.logger.error({ err }, 'otlp grpc export failed');
+      sendStatus(stream, grpcInternalError());
+    })
+    .finally(() => deps.calls.delete(call));
 }
 
 /** The client reset or closed the stream before its message was read. */
