@@ -19,13 +19,13 @@ const SCOPE = { name: 'flakehouse-reporter', version: '0.1.0' };
 const TRACE_ID_RE = /^[0-9a-f]{32}$/;
 
 /**
- * Span ids for one encoded run: a random 32-bit prefix (never 0, so no id is the invalid all-zero
- * one) followed by a 32-bit counter from a random start. One `randomBytes` call per run rather
- * than one per span, which dominated encoding time; ids stay unique within the run's trace (fewer
- * than 2^32 spans) and unpredictable across runs.
+ * Span ids for one encoded run: a 32-bit prefix (never 0, so no id is the invalid all-zero one)
+ * followed by a 32-bit counter from a start, both from the first 8 bytes of `seed`. Random by
+ * default: one `randomBytes` call per run rather than one per span, which dominated encoding time;
+ * ids stay unique within the run's trace (fewer than 2^32 spans) and unpredictable across runs. The
+ * `otlp_http` exporter seeds it from a job's receipt, so a re-send repeats the ids.
  */
-export function spanIdSource(): () => string {
-  const seed = randomBytes(8);
+export function spanIdSource(seed: Buffer = randomBytes(8)): () => string {
   const prefix = (seed.readUInt32BE(0) || 1).toString(16).padStart(8, '0');
   let n = seed.readUInt32BE(4);
   return () => {

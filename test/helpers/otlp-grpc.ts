@@ -10,15 +10,56 @@ import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan, type SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { DEFAULT_PIPELINE } from '../../src/daemon.js';
 import { EXPORT_PATH, type ExportTraceResponse, traceServiceDefinition } from '../../src/otlp/grpc-service.js';
+import { otlpProtoRoot } from '../../src/otlp/proto.js';
 import { SCRATCH_DIR } from './scratch.js';
 
-/** pipelines/default.yaml with `otlp: { protocols: { grpc: { endpoint }, http: {} } }`; returns its path. */
-export function grpcPipelineFile(endpoint = '127.0.0.1:0'): string {
+/**
+ * pipelines/default.yaml with `otlp: { protocols: { grpc: { endpoint }, http: {} } }` and, given
+ * `memoryLimiter`, a `memory_limiter` with that config first in the executions pipeline; returns its path.
+ */
+export function grpcPipelineFile(endpoint = '127.0.0.1:0', memoryLimiter?: Record<string, unknown>): string {
   const doc = parseDocument(readFileSync(DEFAULT_PIPELINE, 'utf8'));
   doc.setIn(['receivers', 'otlp'], doc.createNode({ protocols: { grpc: { endpoint }, http: {} } }));
+  if (memoryLimiter) {
+    doc.setIn(['processors', 'memory_limiter'], doc.createNode(memoryLimiter));
+    const processors = (doc.getIn(['service', 'pipelines', 'executions', 'processors']) as { toJSON(): string[] }).toJSON();
+    doc.setIn(['service', 'pipelines', 'executions', 'processors'], doc.createNode(['memory_limiter', ...processors]));
+  }
   const file = path.join(mkdtempSync(path.join(SCRATCH_DIR, 'fh-grpc-pipeline-')), 'pipeline.yaml');
   writeFileSync(file, String(doc));
   return file;
+}
+
+/**
+ * An ExportTraceServiceRequest by hand, for what an SDK will not send: a `test.run` span with one
+ * passing `test.case` on `branch`; `padding` bytes in a resource attribute (a message of about that
+ * size); `extraSpans` after the two (a span with a bad trace id, say).
+ */
+export function handMadeRequest(branch: string, opts: { padding?: number; extraSpans?: Record<string, unknown>[] } = {}): Buffer {
+  const Request = otlpProtoRoot.lookupType('opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest');
+  const traceId = randomBytes(16);
+  const runId = randomBytes(8);
+  const t0 = Date.UTC(2026, 1, 4, 9, 0, 0);
+  const ns = (ms: number) => `${ms}000000`;
+  const attributes = [{ key: 'vcs.ref.head.name', value: { stringValue: `refs/heads/${branch}` } }];
+  if (opts.padding !== undefined) attributes.push({ key: 'padding', value: { stringValue: 'x'.repeat(opts.padding) } });
+  const spans = [
+    { traceId, spanId: runId, name: 'test.run', startTimeUnixNano: ns(t0), endTimeUnixNano: ns(t0 + 50) },
+    {
+      traceId,
+      spanId: randomBytes(8),
+      parentSpanId: runId,
+      name: 'test.case',
+      startTimeUnixNano: ns(t0 + 10),
+      endTimeUnixNano: ns(t0 + 20),
+      attributes: [
+        { key: 'test.title', value: { stringValue: 'a' } },
+        { key: 'test.status', value: { stringValue: 'pass' } },
+      ],
+    },
+    ...(opts.extraSpans ?? []),
+  ];
+  return Buffer.from(Request.encode(Request.fromObject({ resourceSpans: [{ resource: { attributes }, scopeSpans: [{ spans }] }] })).finish());
 }
 
 export interface RawExport {

@@ -3,23 +3,16 @@
 // byte of its message is read; HTTP/2 connections and their streams count against the HTTP
 // listener's connection budget and idle timeouts; the size caps after inflating are the same, with
 // the same limit named. Real daemons, the official grpc-js client, node:http2 for hostile clients.
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import http2 from 'node:http2';
 import net from 'node:net';
-import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseDocument } from 'yaml';
-import { DEFAULT_PIPELINE } from '../../src/daemon.js';
 import { EXPORT_PATH, readRetryDelaySec } from '../../src/otlp/grpc-service.js';
-import { otlpProtoRoot } from '../../src/otlp/proto.js';
 import { nativeBatch, startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
-import { grpcPipelineFile, rawExport } from '../helpers/otlp-grpc.js';
+import { grpcPipelineFile, handMadeRequest, rawExport } from '../helpers/otlp-grpc.js';
 import { openRaw } from '../helpers/raw-http.js';
-import { SCRATCH_DIR } from '../helpers/scratch.js';
 
 const MIB = 1024 * 1024;
 const CHUNK = Buffer.alloc(64 * 1024, 0x0a);
@@ -76,62 +69,6 @@ function connect(address: string): http2.ClientHttp2Session {
   return session;
 }
 
-/** pipelines/default.yaml with OTLP/gRPC on a free port and `memory_limiter` first in the executions pipeline. */
-function limiterPipeline(config: Record<string, unknown>): string {
-  const doc = parseDocument(readFileSync(DEFAULT_PIPELINE, 'utf8'));
-  doc.setIn(['receivers', 'otlp'], doc.createNode({ protocols: { grpc: { endpoint: '127.0.0.1:0' }, http: {} } }));
-  doc.setIn(['processors', 'memory_limiter'], doc.createNode(config));
-  const processors = (doc.getIn(['service', 'pipelines', 'executions', 'processors']) as { toJSON(): string[] }).toJSON();
-  doc.setIn(['service', 'pipelines', 'executions', 'processors'], doc.createNode(['memory_limiter', ...processors]));
-  const file = path.join(mkdtempSync(path.join(SCRATCH_DIR, 'fh-grpc-door-')), 'pipeline.yaml');
-  writeFileSync(file, String(doc));
-  return file;
-}
-
-/** An ExportTraceServiceRequest of one run with one passing case, padded by a resource attribute to about `bytes`. */
-function paddedRequest(bytes: number, branch: string): Buffer {
-  const Request = otlpProtoRoot.lookupType('opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest');
-  const traceId = randomBytes(16);
-  const runId = randomBytes(8);
-  const t0 = Date.UTC(2026, 1, 4, 9, 0, 0);
-  const ns = (ms: number) => `${ms}000000`;
-  return Buffer.from(
-    Request.encode(
-      Request.fromObject({
-        resourceSpans: [
-          {
-            resource: {
-              attributes: [
-                { key: 'vcs.ref.head.name', value: { stringValue: `refs/heads/${branch}` } },
-                { key: 'padding', value: { stringValue: 'x'.repeat(bytes) } },
-              ],
-            },
-            scopeSpans: [
-              {
-                spans: [
-                  { traceId, spanId: runId, name: 'test.run', startTimeUnixNano: ns(t0), endTimeUnixNano: ns(t0 + 50) },
-                  {
-                    traceId,
-                    spanId: randomBytes(8),
-                    parentSpanId: runId,
-                    name: 'test.case',
-                    startTimeUnixNano: ns(t0 + 10),
-                    endTimeUnixNano: ns(t0 + 20),
-                    attributes: [
-                      { key: 'test.title', value: { stringValue: 'padded' } },
-                      { key: 'test.status', value: { stringValue: 'pass' } },
-                    ],
-                  },
-                ],
-              },
-            ],
-          },
-        ],
-      }),
-    ).finish(),
-  );
-}
-
 async function postTraces(td: TestDaemon, body: Buffer, gzip: boolean): Promise<{ status: number; json: any }> {
   const res = await fetch(`${td.url}/v1/traces`, {
     method: 'POST',
@@ -166,7 +103,7 @@ describe('the token before the message', () => {
     // Long timeouts: an answer within them can only come from the door's token check.
     td = await startTestDaemon({
       work: false,
-      pipelineFile: limiterPipeline({ limit_mib: Math.round(process.memoryUsage().rss / MIB) + 1024, spike_limit_mib: 0, check_interval: '200ms' }),
+      pipelineFile: grpcPipelineFile('127.0.0.1:0', { limit_mib: Math.round(process.memoryUsage().rss / MIB) + 1024, spike_limit_mib: 0, check_interval: '200ms' }),
       env: { SERVICE_RATE_LIMIT_MAX: '100000', SERVICE_HEADERS_TIMEOUT_MS: '15000', SERVICE_REQUEST_TIMEOUT_MS: '30000' },
     });
     address = td.daemon.listeners.get('otlp:grpc')!;
@@ -191,7 +128,7 @@ describe('the token before the message', () => {
   });
 
   it('a bad token is UNAUTHENTICATED over the official client too, without RetryInfo', async () => {
-    const res = await rawExport(address, paddedRequest(10, 'bad-token'), { authorization: `Bearer fh_${'0'.repeat(48)}` });
+    const res = await rawExport(address, handMadeRequest('bad-token', { padding: 10 }), { authorization: `Bearer fh_${'0'.repeat(48)}` });
     expect(res.error?.code).toBe(GrpcStatus.UNAUTHENTICATED);
     expect(res.error?.details).toBe('unauthorized: the token is unknown or revoked');
     expect(res.error?.metadata.get('grpc-status-details-bin')).toEqual([]);
@@ -239,24 +176,24 @@ describe('the same size caps after inflating', () => {
   const auth = () => ({ authorization: `Bearer ${td.token}` });
 
   it('a gzip request inflating to 12 MiB is accepted over HTTP and over gRPC', async () => {
-    const http = await postTraces(td, paddedRequest(12 * MIB, 'inflated-12-http'), true);
+    const http = await postTraces(td, handMadeRequest('inflated-12-http', { padding: 12 * MIB }), true);
     expect(http.status).toBe(202);
-    const grpc = await rawExport(address, paddedRequest(12 * MIB, 'inflated-12-grpc'), auth(), true);
+    const grpc = await rawExport(address, handMadeRequest('inflated-12-grpc', { padding: 12 * MIB }), auth(), true);
     expect(grpc.error).toBeNull();
   });
 
   it('a gzip request inflating past 16 MiB: 413 over HTTP, RESOURCE_EXHAUSTED without RetryInfo over gRPC, the same limit named', async () => {
-    const http = await postTraces(td, paddedRequest(17 * MIB, 'inflated-17-http'), true);
+    const http = await postTraces(td, handMadeRequest('inflated-17-http', { padding: 17 * MIB }), true);
     expect(http.status).toBe(413);
     expect(http.json).toEqual({ error: 'payload_too_large', message: 'inflated request body exceeds 16777216 bytes' });
-    const grpc = await rawExport(address, paddedRequest(17 * MIB, 'inflated-17-grpc'), auth(), true);
+    const grpc = await rawExport(address, handMadeRequest('inflated-17-grpc', { padding: 17 * MIB }), auth(), true);
     expect(grpc.error?.code).toBe(GrpcStatus.RESOURCE_EXHAUSTED);
     expect(grpc.error?.details).toBe('payload_too_large: inflated request body exceeds 16777216 bytes');
     expect(grpc.error?.metadata.get('grpc-status-details-bin')).toEqual([]);
   });
 
   it('an uncompressed 17 MiB message: 413 over HTTP, a RESOURCE_EXHAUSTED status (not a stream reset) over gRPC, the same limit named', async () => {
-    const body = paddedRequest(17 * MIB, 'raw-17');
+    const body = handMadeRequest('raw-17', { padding: 17 * MIB });
     const http = await postTraces(td, body, false);
     expect(http.status).toBe(413);
     expect(http.json).toEqual({ error: 'payload_too_large', message: 'request body exceeds 8388608 bytes' });

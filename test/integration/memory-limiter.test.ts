@@ -2,28 +2,11 @@
 // limit far below this process's RSS every ingest route answers 503 memory_limited with
 // Retry-After and OTLP/gRPC RESOURCE_EXHAUSTED with RetryInfo, and nothing is queued; the same
 // batch under a high limit is 202 and stored. Real daemon, real HTTP and gRPC, real queue.
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import { afterAll, describe, expect, it } from 'vitest';
-import { parseDocument } from 'yaml';
-import { DEFAULT_PIPELINE } from '../../src/daemon.js';
 import { readRetryDelaySec } from '../../src/otlp/grpc-service.js';
 import { nativeBatch, startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
-import { rawExport } from '../helpers/otlp-grpc.js';
-import { SCRATCH_DIR } from '../helpers/scratch.js';
-
-/** pipelines/default.yaml with `memory_limiter` (this config) first in the executions pipeline, and OTLP/gRPC on a free port. */
-function limiterPipeline(config: Record<string, unknown>): string {
-  const doc = parseDocument(readFileSync(DEFAULT_PIPELINE, 'utf8'));
-  doc.setIn(['receivers', 'otlp'], doc.createNode({ protocols: { grpc: { endpoint: '127.0.0.1:0' }, http: {} } }));
-  doc.setIn(['processors', 'memory_limiter'], doc.createNode(config));
-  const processors = (doc.getIn(['service', 'pipelines', 'executions', 'processors']) as { toJSON(): string[] }).toJSON();
-  doc.setIn(['service', 'pipelines', 'executions', 'processors'], doc.createNode(['memory_limiter', ...processors]));
-  const file = path.join(mkdtempSync(path.join(SCRATCH_DIR, 'fh-memory-limiter-')), 'pipeline.yaml');
-  writeFileSync(file, String(doc));
-  return file;
-}
+import { grpcPipelineFile, rawExport } from '../helpers/otlp-grpc.js';
 
 const REFUSED = '{"error":"memory_limited","message":"the server is above its memory limit and stored nothing; retry shortly"}';
 // Far below any node process's RSS, and far above any machine's memory.
@@ -42,7 +25,7 @@ describe('memory_limiter refuses at the door', () => {
   let database: string;
 
   it('above the limit: 503 memory_limited with Retry-After on every ingest route, RESOURCE_EXHAUSTED with RetryInfo over gRPC, nothing queued', async () => {
-    const td = await startTestDaemon({ pipelineFile: limiterPipeline(LOW), env: ENV });
+    const td = await startTestDaemon({ pipelineFile: grpcPipelineFile('127.0.0.1:0', LOW), env: ENV });
     ({ dataDir, database } = td);
     try {
       const res = await td.request('POST', '/v1/ingest', { body: batch });
@@ -78,7 +61,7 @@ describe('memory_limiter refuses at the door', () => {
   });
 
   it('under a high limit the same batch is accepted as new and stored', async () => {
-    const td = await startTestDaemon({ pipelineFile: limiterPipeline(HIGH), env: ENV, dataDir, database });
+    const td = await startTestDaemon({ pipelineFile: grpcPipelineFile('127.0.0.1:0', HIGH), env: ENV, dataDir, database });
     daemons.push(td);
     const res = await td.request('POST', '/v1/ingest', { body: batch });
     expect(res.status).toBe(202);
@@ -92,7 +75,7 @@ describe('memory_limiter refuses at the door', () => {
 
 describe('memory_limiter with the pipeline on its own thread', () => {
   it('the receivers thread builds the door check: 503 memory_limited', async () => {
-    const td = await startTestDaemon({ pipelineFile: limiterPipeline(LOW), env: { ...ENV, SERVICE_PIPELINE_THREAD: 'true' }, threadFromSources: true });
+    const td = await startTestDaemon({ pipelineFile: grpcPipelineFile('127.0.0.1:0', LOW), env: { ...ENV, SERVICE_PIPELINE_THREAD: 'true' }, threadFromSources: true });
     daemons.push(td);
     const res = await td.request('POST', '/v1/ingest', { body: nativeBatch() });
     expect([res.status, res.text]).toEqual([503, REFUSED]);

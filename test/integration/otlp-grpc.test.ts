@@ -7,8 +7,7 @@ import { Metadata, status as GrpcStatus, type ServiceError } from '@grpc/grpc-js
 import { OTLPTraceExporter as GrpcExporter } from '@opentelemetry/exporter-trace-otlp-grpc';
 import { CompressionAlgorithm } from '@opentelemetry/otlp-exporter-base';
 import { startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
-import { exportSpans, grpcPipelineFile, rawExport, testRunSpans } from '../helpers/otlp-grpc.js';
-import { otlpProtoRoot } from '../../src/otlp/proto.js';
+import { exportSpans, grpcPipelineFile, handMadeRequest, rawExport, testRunSpans } from '../helpers/otlp-grpc.js';
 import { readRetryDelaySec } from '../../src/otlp/grpc-service.js';
 
 const EXPORT_SUCCESS = 0; // ExportResultCode.SUCCESS in @opentelemetry/core
@@ -45,42 +44,10 @@ async function storedRun(branch: string): Promise<any> {
   return { run, executions: detail.json.executions };
 }
 
-/** An ExportTraceServiceRequest by hand: a run with one case, and a span whose trace id is 3 bytes. */
+/** A run with one case, and a span whose trace id is 3 bytes. */
 function requestWithABadSpan(branch: string): Uint8Array {
-  const Request = otlpProtoRoot.lookupType('opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest');
-  const traceId = randomBytes(16);
-  const runId = randomBytes(8);
-  const ns = (ms: number) => `${ms}000000`;
-  const t0 = Date.UTC(2026, 1, 3, 9, 0, 0);
-  return Request.encode(
-    Request.fromObject({
-      resourceSpans: [
-        {
-          resource: { attributes: [{ key: 'vcs.ref.head.name', value: { stringValue: `refs/heads/${branch}` } }] },
-          scopeSpans: [
-            {
-              spans: [
-                { traceId, spanId: runId, name: 'test.run', startTimeUnixNano: ns(t0), endTimeUnixNano: ns(t0 + 50) },
-                {
-                  traceId,
-                  spanId: randomBytes(8),
-                  parentSpanId: runId,
-                  name: 'test.case',
-                  startTimeUnixNano: ns(t0 + 10),
-                  endTimeUnixNano: ns(t0 + 20),
-                  attributes: [
-                    { key: 'test.title', value: { stringValue: 'a' } },
-                    { key: 'test.status', value: { stringValue: 'pass' } },
-                  ],
-                },
-                { traceId: randomBytes(3), spanId: randomBytes(8), name: 'test.case', startTimeUnixNano: ns(t0), endTimeUnixNano: ns(t0 + 1) },
-              ],
-            },
-          ],
-        },
-      ],
-    }),
-  ).finish();
+  const t0 = `${Date.UTC(2026, 1, 4, 9, 0, 0)}000000`;
+  return handMadeRequest(branch, { extraSpans: [{ traceId: randomBytes(3), spanId: randomBytes(8), name: 'test.case', startTimeUnixNano: t0, endTimeUnixNano: t0 }] });
 }
 
 describe('OTLP/gRPC receiver', () => {

@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import type { IngestBatch } from '../../domain/batch.js';
 import type { WorkItem } from '../../pipeline/work-batch.js';
-import { encodeOtlpRun } from '../../reporter/otlp-encode.js';
+import { encodeOtlpRun, spanIdSource } from '../../reporter/otlp-encode.js';
 
 const TRACE_ID_RE = /^[0-9a-f]{32}$/;
 
@@ -33,19 +33,12 @@ export function forwardTraceId(item: Pick<WorkItem, 'job'>): string {
 }
 
 /**
- * Span ids of one job: a 32-bit prefix (never 0) and a 32-bit counter from a start, both from the
- * job's receipt, the same shape as the reporter's random source. Deterministic, so a re-send
- * repeats them; distinct per job, so the parts of one trace do not collide.
+ * Span ids of one job: the reporter's source (a 32-bit prefix, never 0, and a 32-bit counter)
+ * seeded from the job's receipt. Deterministic, so a re-send repeats them; distinct per job, so
+ * the parts of one trace do not collide.
  */
 export function seededSpanIds(projectId: string, receiptId: string): () => string {
-  const seed = digest('forward-spans', projectId, receiptId);
-  const prefix = (seed.readUInt32BE(0) || 1).toString(16).padStart(8, '0');
-  let n = seed.readUInt32BE(4);
-  return () => {
-    const id = prefix + n.toString(16).padStart(8, '0');
-    n = (n + 1) >>> 0;
-    return id;
-  };
+  return spanIdSource(digest('forward-spans', projectId, receiptId));
 }
 
 /** One job's run as ExportTraceServiceRequest bodies (several for a large run, run span in the last). */
