@@ -65,13 +65,17 @@ export interface ScoredTest {
   brokenSince: string | null;
   score: number;
   lastFlakedAt: number | null;
+  /** The test is fixed (its flakiness proven gone, e.g. a verified fix merged): not held either. Absent = false. */
+  fixed?: boolean;
+  fixedSince?: string | null;
 }
 
 /**
  * One scoring step's automatic quarantine decision for a test. Tests with a person's override are
  * left alone; after `auto` the scorer starts from the state the person left. Automatic quarantine
  * never holds a broken test: the gate would no longer see a real break fail, and a test that never
- * passes could never earn its cooldown runs. A person's quarantine of a broken test stays.
+ * passes could never earn its cooldown runs. Nor a fixed one: its flakiness was proven gone (a new
+ * flake makes it a candidate again). A person's quarantine of a broken test stays.
  */
 export function stepQuarantine(prev: AutoState | null, override: OverrideRow | null, policy: QuarantinePolicy, outcome: RunOutcome, scored: ScoredTest, now: number): QuarantineStep {
   const base: AutoState = prev ?? { autoQuarantined: false, reason: '', quarantinedAt: null, cleanRuns: 0, scoredAt: null, releasedAt: null };
@@ -89,6 +93,9 @@ export function stepQuarantine(prev: AutoState | null, override: OverrideRow | n
   if (state.autoQuarantined && scored.broken) {
     const since = scored.brokenSince ? ` since ${scored.brokenSince.slice(0, 7)}` : '';
     state = { ...state, autoQuarantined: false, reason: `auto: released, broken${since} (not flaky: a quarantine would hide the break)`, quarantinedAt: null, cleanRuns: 0, releasedAt: now };
+  } else if (state.autoQuarantined && scored.fixed) {
+    const since = scored.fixedSince ? ` since ${scored.fixedSince.slice(0, 7)}` : '';
+    state = { ...state, autoQuarantined: false, reason: `auto: released, fixed${since}`, quarantinedAt: null, cleanRuns: 0, releasedAt: now };
   } else if (state.autoQuarantined) {
     for (const clean of outcome.runs) {
       state.cleanRuns = clean ? state.cleanRuns + 1 : 0;
@@ -97,7 +104,7 @@ export function stepQuarantine(prev: AutoState | null, override: OverrideRow | n
         break;
       }
     }
-  } else if (policy.enabled && scored.candidate && !scored.broken && (state.releasedAt === null || (scored.lastFlakedAt !== null && scored.lastFlakedAt > state.releasedAt))) {
+  } else if (policy.enabled && scored.candidate && !scored.broken && !scored.fixed && (state.releasedAt === null || (scored.lastFlakedAt !== null && scored.lastFlakedAt > state.releasedAt))) {
     state = { ...state, autoQuarantined: true, reason: `auto: flaky score ${scored.score.toFixed(2)}`, quarantinedAt: now, cleanRuns: 0 };
   }
   const after = state.autoQuarantined;

@@ -86,6 +86,11 @@ export interface Observation {
    * ones) is still recognised; absent = 0.
    */
   runFlakyRatio?: number;
+  /**
+   * `flakehouse run --verify-fix` re-ran the test in this run (attempts marked `flakehouse.verify:
+   * fix`, part of `attempts`) and every re-run passed: a verified fix. Absent = none.
+   */
+  verifiedFix?: boolean;
 }
 
 export interface ScoreParams {
@@ -146,6 +151,16 @@ export interface ScoreState {
   since: StateSince | null;
   /** The threshold in force when it became flaky: raising it past its score takes it out again. */
   flakyThreshold: number | null;
+  /**
+   * A fix `--verify-fix` verified while the test was flaky, not yet on a mainline branch: the first
+   * clean mainline run of code first seen after it is the merge, and makes the test `fixed`.
+   */
+  fixPending?: StateSince | null;
+  /**
+   * When a verified fix made it `fixed`: from then on only same-code evidence (a retry passing, a
+   * commit both passing and failing) makes it flaky again, never failures across commits alone.
+   */
+  verifiedFixAt?: number | null;
 }
 
 export interface ScoreResult {
@@ -196,6 +211,8 @@ export function emptyScoreState(): ScoreState {
     state: 'new',
     since: null,
     flakyThreshold: null,
+    fixPending: null,
+    verifiedFixAt: null,
   };
 }
 
@@ -252,7 +269,10 @@ function upgradeV1(old: ScoreStateV1): ScoreState {
 function usable(state: ScoreState | ScoreStateV1 | null | undefined): ScoreState {
   if (state && state.v === 1 && typeof state.ring === 'string') return upgradeV1(state);
   if (!(state && state.v === SCORE_STATE_VERSION && typeof state.ring === 'string' && Array.isArray(state.commits) && Array.isArray(state.tracks))) return emptyScoreState();
-  return state.flakyThreshold === undefined ? { ...state, flakyThreshold: null } : state;
+  if (state.flakyThreshold === undefined || state.fixPending === undefined || state.verifiedFixAt === undefined) {
+    return { ...state, flakyThreshold: state.flakyThreshold ?? null, fixPending: state.fixPending ?? null, verifiedFixAt: state.verifiedFixAt ?? null };
+  }
+  return state;
 }
 
 /** Share of its graded runs in which the test flakes, shrunk towards a prior (decayed sums). */
@@ -449,7 +469,44 @@ export function applyObservation(stored: ScoreState, obs: Observation, params: S
     s.cleanFrom = null;
   }
   s.ring = (s.ring + letter).slice(-RING_SIZE);
-  return nextState(s, here, params);
+  const next = nextState(s, here, params);
+  return verifiedFixStep(next, obs, here, letter, mainline, flakySign > 0, firstSeen);
+}
+
+/**
+ * A fix `--verify-fix` proved (every re-run passed) on a flaky test waits for its merge: the first
+ * clean run on a mainline branch of code first seen after the verification makes the test `fixed`
+ * there, its evidence paid off (a verification on the mainline itself is the merge). A new flake
+ * before that cancels it (the fix did not hold).
+ */
+function verifiedFixStep(s: ScoreState, obs: Observation, here: StateSince, letter: string, mainline: boolean, flaked: boolean, firstSeen: number | null): ScoreState {
+  if (flaked && s.fixPending) return { ...s, fixPending: null };
+  if (obs.verifiedFix && s.state === 'flaky' && letter !== 'O' && !flaked) {
+    if (!mainline) return { ...s, fixPending: here };
+    return fixedByVerification(s, here);
+  }
+  const pending = s.fixPending;
+  if (!pending || s.state !== 'flaky' || !mainline || letter !== 'P') return s;
+  // A re-run of code older than the verification is not the fix landing.
+  if ((firstSeen ?? obs.at) < pending.at) return s;
+  return fixedByVerification(s, here);
+}
+
+function fixedByVerification(s: ScoreState, here: StateSince): ScoreState {
+  return {
+    ...s,
+    rerun: 0,
+    sameSha: 0,
+    isolation: 0,
+    trendFast: 0,
+    trendSlow: 0,
+    events: { rerun: 0, sameSha: 0, isolation: 0, runs: 0 },
+    state: 'fixed',
+    since: here,
+    flakyThreshold: null,
+    fixPending: null,
+    verifiedFixAt: here.at,
+  };
 }
 
 /** The state machine: where the test stands after this run (see the file header). */
@@ -481,7 +538,9 @@ function nextState(s: ScoreState, here: StateSince, params: ScoreParams): ScoreS
       flakyThreshold: null,
     };
   }
-  if (score >= params.threshold && s.samples >= params.minSamples) return { ...s, state: 'flaky', since: here, flakyThreshold: params.threshold };
+  // After a verified fix, only same-code evidence makes it flaky again (never cross-commit failures alone).
+  const sameCodeSinceFix = s.verifiedFixAt == null || s.events.rerun + s.events.sameSha > 0;
+  if (score >= params.threshold && s.samples >= params.minSamples && sameCodeSinceFix) return { ...s, state: 'flaky', since: here, flakyThreshold: params.threshold };
   if (prev === 'broken') {
     const fix = s.tracks.find((t) => t.branch === s.since?.branch)?.fixed;
     if (fix) return { ...s, state: 'fixed', since: { commitSha: fix.sha, branch: s.since!.branch, at: fix.at } };

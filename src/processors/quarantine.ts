@@ -35,7 +35,15 @@ export const quarantineProcessorFactory = defineProcessor({
           for (const testId of ids) {
             const u = batch.testStates.get(`${projectId}:${testId}`)!;
             const r = u.record;
-            const scored = { candidate: r.candidate, broken: r.state === 'broken', brokenSince: r.state === 'broken' ? (r.stateSince?.commitSha ?? null) : null, score: r.score, lastFlakedAt: r.lastFlakedAt };
+            const scored = {
+              candidate: r.candidate,
+              broken: r.state === 'broken',
+              brokenSince: r.state === 'broken' ? (r.stateSince?.commitSha ?? null) : null,
+              score: r.score,
+              lastFlakedAt: r.lastFlakedAt,
+              fixed: r.state === 'fixed',
+              fixedSince: r.state === 'fixed' ? (r.stateSince?.commitSha ?? null) : null,
+            };
             const step = stepQuarantine(u.previous?.auto ?? null, overrides.get(testId) ?? null, policy, u.outcome, scored, batch.now);
             const before = u.record.auto;
             u.record.auto = step.next;

@@ -11,6 +11,7 @@ import { Yielder } from '../pipeline/yield.js';
 import type { ServiceConfig } from '../config/service-yml.js';
 import type { TestStateRecord } from '../store/tests.js';
 import type { TestStatus } from '../domain/batch.js';
+import { VERIFY_ATTRIBUTE } from '../domain/verify.js';
 
 /** Smallest score change worth a `score.updated` event (stable tests would otherwise emit one per run). */
 const SCORE_EPSILON = 0.01;
@@ -37,14 +38,19 @@ export function collectObservations(batch: WorkBatch): Map<string, Touched> {
     const runFailRatio = run.counts.total > 0 ? run.counts.failed / run.counts.total : 0;
     // Failures hidden by retries still say "outage" when most of the run needed them.
     const runFlakyRatio = run.counts.total > 0 ? run.counts.flaky / run.counts.total : 0;
-    const perTest = new Map<string, { statuses: { attempt: number; status: TestStatus; at: number }[]; e: (typeof item.executions)[number] }>();
+    const perTest = new Map<string, { statuses: { attempt: number; status: TestStatus; at: number }[]; e: (typeof item.executions)[number]; fix: { runs: number; failed: number } }>();
     for (const e of item.executions) {
-      const entry = perTest.get(e.testId);
+      let entry = perTest.get(e.testId);
       const a = { attempt: e.input.attempt, status: e.input.status, at: e.input.startedAt };
       if (entry) entry.statuses.push(a);
-      else perTest.set(e.testId, { statuses: [a], e });
+      else perTest.set(e.testId, (entry = { statuses: [a], e, fix: { runs: 0, failed: 0 } }));
+      // `--verify-fix` re-runs (their attempts are evidence like any other; all passing is a verified fix).
+      if (e.input.attributes?.[VERIFY_ATTRIBUTE] === 'fix' && e.input.status !== 'skip') {
+        entry.fix.runs++;
+        if (e.input.status !== 'pass') entry.fix.failed++;
+      }
     }
-    for (const [testId, { statuses, e }] of perTest) {
+    for (const [testId, { statuses, e, fix }] of perTest) {
       statuses.sort((x, y) => x.attempt - y.attempt || x.at - y.at);
       const attempts = statuses.map((s) => s.status);
       const key = `${run.projectId}:${testId}`;
@@ -65,6 +71,7 @@ export function collectObservations(batch: WorkBatch): Map<string, Touched> {
         runFailRatio,
         runFlakyRatio,
         runTestCount: run.counts.total,
+        ...(fix.runs > 0 ? { verifiedFix: fix.failed === 0 } : {}),
       });
       if (attempts.some((s) => s !== 'skip')) t.cleanRuns.push({ at: run.startedAt, clean: attempts.every((s) => s === 'pass' || s === 'skip') });
       if (run.startedAt >= t.lastSeenAt) {

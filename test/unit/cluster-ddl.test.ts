@@ -103,7 +103,7 @@ describe('cluster DDL', () => {
 
   it('has every materialized view read and write the local tables', () => {
     const views = out.filter((s) => s.startsWith('CREATE MATERIALIZED VIEW'));
-    expect(views.map(name).sort()).toEqual(['daily_test_stats_mv', 'file_run_durations_mv', 'flaky_trends_mv', 'suite_daily_mv', 'test_recent_mv', 'test_recent_mv']);
+    expect(views.map(name).sort()).toEqual(['daily_test_stats_mv', 'daily_test_stats_mv', 'file_run_durations_mv', 'flaky_trends_mv', 'flaky_trends_mv', 'suite_daily_mv', 'suite_daily_mv', 'test_recent_mv', 'test_recent_mv']);
     for (const v of views) {
       expect(v).toMatch(/ TO `flakehouse`\.`\w+_local` AS\n/);
       expect(v).toMatch(/\bFROM `flakehouse`\.`executions_local`/);
