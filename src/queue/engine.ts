@@ -8,7 +8,7 @@
 import { setImmediate as turn } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { Waiters } from './waiters.js';
-import { deadAction, deadGroupOf, FailurePolicy, Serial, type FailureSink } from './failure-policy.js';
+import { DeadJobOps, deadGroupOf, FailurePolicy, type FailureSink } from './failure-policy.js';
 import { LeaseEngine, type LeasePartition, type TakenLease } from './lease-engine.js';
 import { ReadySets } from './ready-sets.js';
 import type { PlanRecord, QueueStorage } from './storage.js';
@@ -59,8 +59,8 @@ export class QueueEngine implements Queue, RawLeaseSource {
    * memory only: recover() re-forms them from LMDB (groups and backoffs become plain ready jobs).
    */
   private readonly sets = new ReadySets<string>(byId);
-  /** Dead-job operations run one at a time (a requeue and a drop of the same group must not interleave). */
-  private readonly deadOps = new Serial();
+  /** Requeue and drop of dead jobs, one group at a time. */
+  private readonly deadOps: DeadJobOps<DeadJob, PlanRecord>;
   /** Leases in hand and what becomes of them (./lease-engine.ts), over this queue's one partition. */
   private readonly leases: LeaseEngine<string>;
   private readonly partition: LeasePartition<string>;
@@ -97,6 +97,7 @@ export class QueueEngine implements Queue, RawLeaseSource {
     this.policy = new FailurePolicy({ maxAttempts: opts.maxAttempts, baseBackoffMs: opts.baseBackoffMs ?? 1000, maxBackoffMs: opts.maxBackoffMs ?? 60_000 }, opts.logger);
     this.failures = this.makeFailureSink();
     this.partition = this.makePartition();
+    this.deadOps = new DeadJobOps((id) => this.deadGroup(id), opts.logger);
     this.leases = new LeaseEngine<string>({
       visibilityMs: opts.visibilityMs,
       policy: this.policy,
@@ -453,10 +454,7 @@ export class QueueEngine implements Queue, RawLeaseSource {
   }
 
   requeueDead(id: string): Promise<DeadJobAction | null> {
-    return this.deadOps.run(async () => {
-      const group = await this.deadGroup(id);
-      if (!group) return null;
-      const { records, plan, frozenLeaseId } = group;
+    return this.deadOps.requeue(id, async ({ records, plan, frozenLeaseId }) => {
       await this.storage.write(
         (w) => {
           for (const d of records) {
@@ -474,25 +472,19 @@ export class QueueEngine implements Queue, RawLeaseSource {
         { durable: true },
       );
       this.deadCount -= records.length;
-      const jobIds = records.map((d) => d.job.id);
       for (const d of records) this.execCounts.set(d.job.id, d.job.batch.executions.length);
       if (frozenLeaseId !== undefined && plan) {
         this.sets.frozenReady(frozenLeaseId);
         this.frozenJobCount.set(frozenLeaseId, plan.jobIds.length);
       } else {
-        this.sets.putReady(jobIds);
+        this.sets.putReady(records.map((d) => d.job.id));
       }
       this.wake();
-      this.logger?.info({ jobIds, frozenLeaseId }, 'dead job requeued');
-      return deadAction(jobIds, frozenLeaseId);
     });
   }
 
   dropDead(id: string): Promise<DeadJobAction | null> {
-    return this.deadOps.run(async () => {
-      const group = await this.deadGroup(id);
-      if (!group) return null;
-      const { records, frozenLeaseId } = group;
+    return this.deadOps.drop(id, async ({ records, frozenLeaseId }) => {
       await this.storage.write(
         (w) => {
           for (const d of records) {
@@ -505,9 +497,6 @@ export class QueueEngine implements Queue, RawLeaseSource {
         { durable: true },
       );
       this.deadCount -= records.length;
-      const jobIds = records.map((d) => d.job.id);
-      this.logger?.info({ jobIds, frozenLeaseId }, 'dead job dropped; idempotency key released');
-      return deadAction(jobIds, frozenLeaseId);
     });
   }
 

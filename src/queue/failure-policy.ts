@@ -203,3 +203,44 @@ export async function deadGroupOf<D extends DeadRef, P extends { jobIds: string[
 export function deadAction(jobIds: string[], frozenLeaseId: string | undefined): DeadJobAction {
   return { jobIds, ...(frozenLeaseId !== undefined ? { frozenLeaseId } : {}) };
 }
+
+export interface DeadGroup<D, P> {
+  records: D[];
+  plan?: P;
+  frozenLeaseId?: string;
+}
+
+/**
+ * Requeueing and dropping dead jobs, for every backend: one group at a time (a requeue and a drop
+ * of the same group must not interleave), the group found as `deadGroupOf` finds it, logged, and
+ * answered with what it touched (null for an unknown id). The backend's `apply` does the storage
+ * work: the jobs back in the queue as they were (a frozen group as that same lease), or gone with
+ * their idempotency keys released.
+ */
+export class DeadJobOps<D extends DeadRef, P> {
+  private readonly serial = new Serial();
+
+  constructor(
+    private readonly find: (id: string) => Promise<DeadGroup<D, P> | null>,
+    private readonly logger?: Logger,
+  ) {}
+
+  requeue(id: string, apply: (group: DeadGroup<D, P>) => Promise<void>): Promise<DeadJobAction | null> {
+    return this.run(id, apply, 'dead job requeued');
+  }
+
+  drop(id: string, apply: (group: DeadGroup<D, P>) => Promise<void>): Promise<DeadJobAction | null> {
+    return this.run(id, apply, 'dead job dropped; idempotency key released');
+  }
+
+  private run(id: string, apply: (group: DeadGroup<D, P>) => Promise<void>, done: string): Promise<DeadJobAction | null> {
+    return this.serial.run(async () => {
+      const group = await this.find(id);
+      if (!group) return null;
+      await apply(group);
+      const jobIds = group.records.map((d) => d.job.id);
+      this.logger?.info({ jobIds, frozenLeaseId: group.frozenLeaseId }, done);
+      return deadAction(jobIds, group.frozenLeaseId);
+    });
+  }
+}

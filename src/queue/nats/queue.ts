@@ -37,7 +37,7 @@ import {
 } from 'nats';
 import type { Logger } from 'pino';
 import { Waiters } from '../waiters.js';
-import { deadAction, deadGroupOf, FailurePolicy, Serial, type FailureSink } from '../failure-policy.js';
+import { DeadJobOps, deadGroupOf, FailurePolicy, type DeadGroup, type FailureSink } from '../failure-policy.js';
 import { LeaseEngine, type HeldLease, type LeasePartition } from '../lease-engine.js';
 import type {
   DeadJob,
@@ -110,6 +110,9 @@ export interface NatsQueueOptions {
   logger?: Logger;
 }
 
+/** A dead-letter record with its job and frozen lease at hand, as the dead-job operations use it. */
+type DeadRecord = StoredDead & { job: DeadJob['job']; frozenLeaseId?: string };
+
 /**
  * A job as published, with its id (`receiptIdFor`: the same for every publish of the key's
  * generation). `id` is absent only in messages published before ids were written at publish.
@@ -159,8 +162,8 @@ export class NatsQueue implements Queue, RawLeaseSource {
   private readonly subs: Subscription[] = [];
   private timers: NodeJS.Timeout[] = [];
   private readonly workWaiters = new Waiters();
-  /** Dead-job operations run one at a time (a requeue and a drop of the same group must not interleave). */
-  private readonly deadOps = new Serial();
+  /** Requeue and drop of dead jobs, one group at a time. */
+  private readonly deadOps: DeadJobOps<DeadRecord, PlanRecord>;
   private readonly policy: FailurePolicy;
   /** Stream counts at the last refresh, and what this process changed since. */
   private storedBase = 0;
@@ -185,6 +188,7 @@ export class NatsQueue implements Queue, RawLeaseSource {
     this.visibilityMs = opts.visibilityMs;
     this.policy = new FailurePolicy({ maxAttempts: opts.maxAttempts, baseBackoffMs: opts.baseBackoffMs ?? 1000, maxBackoffMs: opts.maxBackoffMs ?? 60_000 }, opts.logger);
     this.maxDeliver = opts.maxDeliver ?? 20 * opts.maxAttempts;
+    this.deadOps = new DeadJobOps((id) => this.deadGroup(id), opts.logger);
     this.leases = new LeaseEngine<number>({
       visibilityMs: opts.visibilityMs,
       policy: this.policy,
@@ -967,7 +971,7 @@ export class NatsQueue implements Queue, RawLeaseSource {
     return (await this.dead.get(id))?.dead;
   }
 
-  private async deadGroup(id: string): Promise<{ records: StoredDead[]; plan?: PlanRecord; frozenLeaseId?: string } | null> {
+  private async deadGroup(id: string): Promise<DeadGroup<DeadRecord, PlanRecord> | null> {
     const byId = new Map((await this.dead.all()).map((d) => [d.dead.job.id, d]));
     return deadGroupOf(
       id,
@@ -980,10 +984,7 @@ export class NatsQueue implements Queue, RawLeaseSource {
   }
 
   requeueDead(id: string): Promise<DeadJobAction | null> {
-    return this.deadOps.run(async () => {
-      const group = await this.deadGroup(id);
-      if (!group) return null;
-      const { records, plan, frozenLeaseId } = group;
+    return this.deadOps.requeue(id, async ({ records, plan, frozenLeaseId }) => {
       this.beginMutation();
       try {
         if (frozenLeaseId !== undefined && plan) {
@@ -1021,17 +1022,11 @@ export class NatsQueue implements Queue, RawLeaseSource {
         this.endMutation();
       }
       this.wake();
-      const jobIds = records.map((d) => d.dead.job.id);
-      this.logger?.info({ jobIds, frozenLeaseId }, 'dead job requeued');
-      return deadAction(jobIds, frozenLeaseId);
     });
   }
 
   dropDead(id: string): Promise<DeadJobAction | null> {
-    return this.deadOps.run(async () => {
-      const group = await this.deadGroup(id);
-      if (!group) return null;
-      const { records, frozenLeaseId } = group;
+    return this.deadOps.drop(id, async ({ records, frozenLeaseId }) => {
       this.beginMutation();
       try {
         for (const d of records) {
@@ -1048,9 +1043,6 @@ export class NatsQueue implements Queue, RawLeaseSource {
       } finally {
         this.endMutation();
       }
-      const jobIds = records.map((d) => d.dead.job.id);
-      this.logger?.info({ jobIds, frozenLeaseId }, 'dead job dropped; idempotency key released');
-      return deadAction(jobIds, frozenLeaseId);
     });
   }
 
