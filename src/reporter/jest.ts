@@ -1,9 +1,11 @@
 // Jest reporter: `reporters: ['default', 'flakehouse/jest']`. jest-circus reports every attempt
 // of a retried test (`jest.retryTimes`) as its own test case result, numbered by `invocations`;
-// skipped tests only appear in the file's result. The run is sent when Jest completes it.
+// skipped tests only appear in the file's result. The run is sent when Jest completes it. Every
+// hook is guarded (guard.ts): the reporter never changes Jest's exit code.
 import type { AggregatedResult, Config, Reporter, Test, TestCaseResult, TestContext, TestResult } from '@jest/reporters';
 import type { ExecutionError } from '../domain/batch.js';
 import { RunCollector, errorFromText, splitAttempts, toExecutionError, type AttemptInput } from './collect.js';
+import { HookGuard } from './guard.js';
 import { finishReporterRun } from './run-handoff.js';
 import type { SendResult } from './send.js';
 
@@ -18,38 +20,45 @@ export default class FlakehouseJestReporter implements Reporter {
   private readonly rootDir: string;
   private readonly options: FlakehouseReporterOptions;
   private collector: RunCollector;
+  private readonly guard = new HookGuard('Jest');
   lastResult: SendResult | undefined;
 
   constructor(globalConfig: Config.GlobalConfig, options: FlakehouseReporterOptions = {}) {
-    this.rootDir = globalConfig.rootDir;
+    this.rootDir = globalConfig?.rootDir || process.cwd();
     this.options = options ?? {};
     this.collector = new RunCollector({ rootDir: this.rootDir });
   }
 
   onRunStart(results: AggregatedResult): void {
     // Watch mode starts a new run each time: each is its own batch.
-    this.collector = new RunCollector({ rootDir: this.rootDir, startedAt: results.startTime || Date.now() });
+    this.guard.run('onRunStart', () => (this.collector = new RunCollector({ rootDir: this.rootDir, startedAt: results?.startTime || Date.now() })));
   }
 
   onTestCaseResult(test: Test, result: TestCaseResult): void {
-    const a = jestAttempt(test.path, result);
-    if (a) this.collector.add(a);
+    this.guard.run('a test result (onTestCaseResult)', () => {
+      const a = jestAttempt(test.path, result);
+      if (a) this.collector.add(a);
+    });
   }
 
   onTestResult(test: Test, fileResult: TestResult): void {
     // What the per-attempt events did not cover: skips, todos, and runners without them (jasmine2).
-    for (const r of fileResult.testResults) {
-      if (this.collector.has(test.path, r.ancestorTitles, r.title)) continue;
-      for (const a of jestFinalAttempts(test.path, r, fileResult.perfStats.start)) this.collector.add(a);
-    }
+    this.guard.run('a test file result (onTestResult)', () => {
+      for (const r of fileResult.testResults) {
+        if (this.collector.has(test.path, r.ancestorTitles, r.title)) continue;
+        for (const a of jestFinalAttempts(test.path, r, fileResult.perfStats?.start ?? Date.now())) this.collector.add(a);
+      }
+    });
   }
 
   async onRunComplete(_contexts: Set<TestContext>, _results: AggregatedResult): Promise<void> {
-    const collector = this.collector;
-    this.collector = new RunCollector({ rootDir: this.rootDir });
-    if (collector.executions.length === 0) return;
-    // Sent, then the quarantined failures named; under `flakehouse run`, handed to it instead (run-handoff.ts).
-    this.lastResult = await finishReporterRun(collector.toRun(), { cwd: this.rootDir, strict: this.options.strict });
+    await this.guard.runAsync('the end of the run (onRunComplete)', async () => {
+      const collector = this.collector;
+      this.collector = new RunCollector({ rootDir: this.rootDir });
+      if (collector.executions.length === 0) return;
+      // Sent, then the quarantined failures named; under `flakehouse run`, handed to it instead (run-handoff.ts).
+      this.lastResult = await finishReporterRun(collector.toRun(), { cwd: this.rootDir, strict: this.options.strict });
+    });
   }
 
   getLastError(): Error | undefined {

@@ -1,9 +1,11 @@
 // Playwright Test reporter: `reporter: [['list'], ['flakehouse/playwright']]`. Playwright reports
 // each attempt (`retries`) on its own with its retry index, errors and attachments (traces,
-// screenshots, videos); the run is sent from onEnd, which Playwright awaits.
+// screenshots, videos); the run is sent from onEnd, which Playwright awaits. Every hook is guarded
+// (guard.ts): the reporter never changes Playwright's exit code.
 import type { FullConfig, FullResult, Reporter, Suite, TestCase, TestError, TestResult } from '@playwright/test/reporter';
 import type { ArtifactRef, ExecutionError } from '../domain/batch.js';
 import { RunCollector, fileArtifact, toExecutionError, type AttemptInput } from './collect.js';
+import { HookGuard } from './guard.js';
 import { finishReporterRun } from './run-handoff.js';
 import type { SendResult } from './send.js';
 
@@ -16,6 +18,7 @@ export default class FlakehousePlaywrightReporter implements Reporter {
   private readonly options: FlakehouseReporterOptions;
   private collector: RunCollector | undefined;
   private rootDir = process.cwd();
+  private readonly guard = new HookGuard('Playwright');
   lastResult: SendResult | undefined;
 
   constructor(options: FlakehouseReporterOptions = {}) {
@@ -23,21 +26,27 @@ export default class FlakehousePlaywrightReporter implements Reporter {
   }
 
   onBegin(config: FullConfig, _suite: Suite): void {
-    this.rootDir = config.rootDir;
-    this.collector = new RunCollector({ rootDir: config.rootDir });
+    this.guard.run('onBegin', () => {
+      if (typeof config?.rootDir === 'string' && config.rootDir) this.rootDir = config.rootDir;
+      this.collector = new RunCollector({ rootDir: this.rootDir });
+    });
   }
 
   onTestEnd(test: TestCase, result: TestResult): void {
-    this.collector ??= new RunCollector({ rootDir: this.rootDir });
-    this.collector.add(playwrightAttempt(test, result));
+    this.guard.run('a test result (onTestEnd)', () => {
+      this.collector ??= new RunCollector({ rootDir: this.rootDir });
+      this.collector.add(playwrightAttempt(test, result));
+    });
   }
 
   async onEnd(_result: FullResult): Promise<void> {
-    const collector = this.collector;
-    this.collector = undefined;
-    if (!collector || collector.executions.length === 0) return;
-    // Sent, then the quarantined failures named; under `flakehouse run`, handed to it instead (run-handoff.ts).
-    this.lastResult = await finishReporterRun(collector.toRun(), { cwd: this.rootDir, strict: this.options.strict });
+    await this.guard.runAsync('the end of the run (onEnd)', async () => {
+      const collector = this.collector;
+      this.collector = undefined;
+      if (!collector || collector.executions.length === 0) return;
+      // Sent, then the quarantined failures named; under `flakehouse run`, handed to it instead (run-handoff.ts).
+      this.lastResult = await finishReporterRun(collector.toRun(), { cwd: this.rootDir, strict: this.options.strict });
+    });
   }
 
   printsToStdio(): boolean {

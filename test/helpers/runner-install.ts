@@ -1,0 +1,59 @@
+// Test runners at exact versions, installed from the npm registry once into .cache/runners/ (git
+// ignored) and reused by later runs: a test that checks the reporters against Vitest 3 and Jest 29
+// needs those versions, not the repository's own. Installed into a temp directory and renamed into
+// place, so two test processes installing the same version at once both end with a whole install.
+// The client package (client/, the `flakehouse` the user installs) is linked in as
+// node_modules/flakehouse, so a project's config names the reporters as a user's does.
+import { execFile } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { REPO_ROOT } from './process.js';
+
+export const RUNNERS_CACHE = path.join(REPO_ROOT, '.cache/runners');
+
+function npmInstall(dir: string, packages: string[]): Promise<void> {
+  return new Promise((resolve, reject) => {
+    execFile(
+      'npm',
+      ['install', '--no-audit', '--no-fund', '--ignore-scripts', '--no-package-lock', '--loglevel=error', ...packages],
+      { cwd: dir, encoding: 'utf8', timeout: 240_000, maxBuffer: 16 * 1024 * 1024, env: { ...process.env, npm_config_update_notifier: 'false' } },
+      (err, _stdout, stderr) => (err ? reject(new Error(`npm install ${packages.join(' ')}: ${err.message}\n${stderr}`)) : resolve()),
+    );
+  });
+}
+
+/**
+ * The directory whose node_modules holds exactly `packages` (`name@version`), installed on first
+ * use. Its node_modules/flakehouse is a link to the client package.
+ */
+export async function installedRunner(packages: string[]): Promise<string> {
+  const name = packages.map((p) => p.replace(/^@/, '').replace(/[/@]/g, '-')).join('+');
+  const dir = path.join(RUNNERS_CACHE, name);
+  const marker = path.join(dir, 'installed.json');
+  if (!existsSync(marker)) {
+    mkdirSync(RUNNERS_CACHE, { recursive: true });
+    const tmp = mkdtempSync(path.join(RUNNERS_CACHE, `.tmp-${name}-`));
+    try {
+      writeFileSync(path.join(tmp, 'package.json'), JSON.stringify({ name: 'fh-runner-matrix', private: true }));
+      await npmInstall(tmp, packages);
+      writeFileSync(path.join(tmp, 'installed.json'), JSON.stringify({ packages, at: new Date().toISOString() }));
+      try {
+        renameSync(tmp, dir);
+      } catch (err) {
+        // Another process put its install there first: that one is as good.
+        if (!existsSync(marker)) throw err;
+      }
+    } finally {
+      rmSync(tmp, { recursive: true, force: true });
+    }
+  }
+  const link = path.join(dir, 'node_modules/flakehouse');
+  if (!existsSync(link)) {
+    try {
+      symlinkSync(path.join(REPO_ROOT, 'client'), link, 'dir');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+  }
+  return dir;
+}
