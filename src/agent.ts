@@ -20,6 +20,7 @@ import { statsRoute } from './api/routes/stats.js';
 import type { ServerSettings } from './config/daemon-env.js';
 import type { LoadedServiceConfig } from './config/service-yml.js';
 import { redactLiteral } from './log-redaction.js';
+import type { AdmissionCheck } from './pipeline/component.js';
 import type { PipelineGraph } from './pipeline/graph.js';
 import { buildHost, pipelineSettings } from './pipeline/host.js';
 import { PipelineRuntime } from './pipeline/runtime.js';
@@ -99,16 +100,14 @@ export async function startAgent(opts: AgentOptions): Promise<Agent> {
     extensions: storelessExtensions(),
     settings: pipelineSettings(settings),
     outbox: queue.outbox,
-    http: app.routes,
-    ...(servesIngest ? { ingest, ingestDoor: door } : {}),
-    listeners: { add: (name, address) => void listeners.set(name, address) },
-    admission: { add: (check) => ingest.addCheck(check) },
+    ...(servesIngest ? { door: { http: app.routes, ingest, admission: door, listeners: { add: (name, address) => void listeners.set(name, address) } } } : {}),
   });
+  const admission = { add: (check: AdmissionCheck) => ingest.addCheck(check) };
   // One thread, role `all`: the pipeline thread exists to keep the store's heavy processors off the
   // thread that answers HTTP; an agent's work (normalize, encode, post) is light, and a second
   // thread would load every module again (SERVICE_PIPELINE_THREAD does not apply here).
   const work = opts.work ?? true;
-  const runtime = new PipelineRuntime({ graph, host, store: noStore(), queue, work, role: 'all', pollIntervalMs: settings.queue.pollIntervalMs });
+  const runtime = new PipelineRuntime({ graph, host, store: noStore(), queue, admission, work, role: 'all', pollIntervalMs: settings.queue.pollIntervalMs });
   app.routes.add(statsRoute(queue, runtime));
   app.routes.add(metricsRoute(telemetry));
   if (work) telemetry.attachWorker(() => runtime.stats);

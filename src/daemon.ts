@@ -17,6 +17,7 @@ import { adminRoutes } from './api/routes/admin.js';
 import { deadJobRoutes } from './api/routes/dead-jobs.js';
 import { settingsRoutes } from './api/routes/settings.js';
 import { ProjectConfigs } from './config/resolved-project-config.js';
+import type { AdmissionCheck } from './pipeline/component.js';
 import { RetentionSweeper } from './pipeline/retention-sweeper.js';
 import { healthRoutes } from './api/routes/daemon-health.js';
 import { runRoutes } from './api/routes/runs.js';
@@ -229,16 +230,14 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     projectConfigs,
     settings: componentSettings,
     outbox: queue.outbox,
-    http: app.routes,
-    ...(servesIngest ? { ingest, ingestDoor: door } : {}),
-    listeners: { add: (name, address) => void listeners.set(name, address) },
-    admission: { add: (check) => ingest.addCheck(check) },
+    ...(servesIngest ? { door: { http: app.routes, ingest, admission: door, listeners: { add: (name, address) => void listeners.set(name, address) } } } : {}),
     ...(extensions ? { extensions } : {}),
   });
+  const admission = { add: (check: AdmissionCheck) => ingest.addCheck(check) };
   // Receivers serve HTTP on this thread; processors and exporters run on the pipeline thread,
   // which reaches the store and the queue through this one, or (SERVICE_PIPELINE_THREAD=false) on
   // this thread as a runtime of their own, which a reload swaps (src/pipeline/reload.ts).
-  const receivers = new PipelineRuntime({ graph, host, queue, work: false, role: 'receivers', pollIntervalMs: settings.queue.pollIntervalMs });
+  const receivers = new PipelineRuntime({ graph, host, queue, admission, work: false, role: 'receivers', pollIntervalMs: settings.queue.pollIntervalMs });
   const local = threaded
     ? undefined
     : new ReloadablePipeline(graph, extensions!.guard((g) => new PipelineRuntime({ graph: g, host, store, queue, work, role: 'processing', pollIntervalMs: settings.queue.pollIntervalMs })));

@@ -21,6 +21,7 @@ import type { LoadedServiceConfig } from './config/service-yml.js';
 import { ingestDoor } from './api/ingest-door.js';
 import { IngestService } from './ingest/service.js';
 import { redactLiteral } from './log-redaction.js';
+import type { AdmissionCheck } from './pipeline/component.js';
 import type { PipelineGraph } from './pipeline/graph.js';
 import { buildHost, pipelineSettings } from './pipeline/host.js';
 import { PipelineRuntime } from './pipeline/runtime.js';
@@ -90,14 +91,11 @@ export async function startIngestProcess(opts: IngestProcessOptions): Promise<In
     extensions: storelessExtensions(),
     settings: pipelineSettings(settings),
     outbox: queue.outbox,
-    http: app.routes,
-    ingest,
-    ingestDoor: door,
-    listeners: { add: (name, address) => void listeners.set(name, address) },
-    admission: { add: (check) => ingest.addCheck(check) },
+    door: { http: app.routes, ingest, admission: door, listeners: { add: (name, address) => void listeners.set(name, address) } },
   });
+  const admission = { add: (check: AdmissionCheck) => ingest.addCheck(check) };
   // Receivers only: the processors and exporters of the graph run on the workers.
-  const receivers = new PipelineRuntime({ graph, host, queue, work: false, role: 'receivers', pollIntervalMs: settings.queue.pollIntervalMs });
+  const receivers = new PipelineRuntime({ graph, host, queue, admission, work: false, role: 'receivers', pollIntervalMs: settings.queue.pollIntervalMs });
   app.routes.add(statsRoute(queue, receivers));
   app.routes.add(metricsRoute(telemetry));
   telemetry.attachReceivers(() => receivers.receiverStats);

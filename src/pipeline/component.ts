@@ -121,6 +121,19 @@ export interface AdmissionRefusal {
   retryAfterSec: number;
 }
 
+/**
+ * What a receiver is given, like the Collector's receivers get a consumer: where it adds its HTTP
+ * routes, where it hands accepted batches, the admission of receivers that serve their own
+ * protocol, and where such receivers say where they listen.
+ */
+export interface ReceiverDoor {
+  http: RouteRegistry;
+  ingest: IngestPort;
+  /** Token, scope, rate limit, body slots and limits, the same as the HTTP routes' (src/ingest/door.ts). */
+  admission: IngestDoor;
+  listeners: ListenerRegistry;
+}
+
 /** Where the runtime that builds receivers registers the door checks of the executions pipelines' processors. */
 export interface AdmissionRegistry {
   add(check: AdmissionCheck): void;
@@ -172,16 +185,8 @@ export interface Host {
   outbox: Pick<Outbox, 'append'>;
   /** Extensions: the store's repositories (`extensions.repositories`) and durable component state (`extensions.storage`). */
   extensions: HostExtensions;
-  /** Present on the thread that serves HTTP (serve, api roles): where receivers add their routes. */
-  http?: RouteRegistry;
-  /** Present where ingest is accepted (serve, api roles). */
-  ingest?: IngestPort;
-  /** Present with `ingest`: the door checks for receivers that serve their own protocol. */
-  ingestDoor?: IngestDoor;
-  /** Present with `ingest`: where such receivers announce their bound address. */
-  listeners?: ListenerRegistry;
-  /** Present with `ingest`: where processors' door checks are added (AdmissionCheck). */
-  admission?: AdmissionRegistry;
+  /** Present where ingest is served (serve, agent and ingest roles): what receivers get. */
+  door?: ReceiverDoor;
 }
 
 export interface Component {

@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import type { ServerSettings } from '../config/daemon-env.js';
 import type { ProjectConfigs } from '../config/resolved-project-config.js';
 import type { Outbox } from '../queue/types.js';
-import type { AdmissionRegistry, Host, HostExtensions, IngestDoor, IngestPort, ListenerRegistry, PipelineSettings, RouteRegistry } from './component.js';
+import type { Host, HostExtensions, PipelineSettings, ReceiverDoor } from './component.js';
 import { NO_EXTENSIONS } from './extensions.js';
 
 export interface HostParts {
@@ -18,16 +18,12 @@ export interface HostParts {
   outbox: Pick<Outbox, 'append'>;
   /** The started extensions (src/extensions/index.ts ServiceExtensions) where processors and exporters run; none elsewhere. */
   extensions?: HostExtensions;
-  /** The thread that serves HTTP: where receivers add routes and hand batches. */
-  http?: RouteRegistry;
-  ingest?: IngestPort;
-  ingestDoor?: IngestDoor;
-  listeners?: ListenerRegistry;
-  admission?: AdmissionRegistry;
+  /** Where ingest is served: what receivers get. */
+  door?: ReceiverDoor;
 }
 
 export function buildHost(parts: HostParts): Host {
-  const { projectConfigs, settings, http, ingest, ingestDoor, listeners, admission } = parts;
+  const { projectConfigs, settings, door } = parts;
   return {
     logger: parts.logger,
     service: projectConfigs.base.config,
@@ -35,11 +31,7 @@ export function buildHost(parts: HostParts): Host {
     settings,
     outbox: parts.outbox,
     extensions: parts.extensions ?? NO_EXTENSIONS,
-    ...(http ? { http } : {}),
-    ...(ingest ? { ingest } : {}),
-    ...(ingestDoor ? { ingestDoor } : {}),
-    ...(listeners ? { listeners } : {}),
-    ...(admission ? { admission } : {}),
+    ...(door ? { door } : {}),
   };
 }
 

@@ -8,7 +8,7 @@ import { newLagStats, recordLag, type LagStats } from '../domain/metrics.js';
 import { isOutOfSpace } from '../domain/storage-errors.js';
 import { countExporter, countingHost, countProcessor, executionsOf, newComponentStats, type ComponentStats, type ReceiverStats } from '../telemetry/component-stats.js';
 import type { Lease, WorkerQueue } from '../queue/types.js';
-import type { AdmissionCheck, Component, EventsExporter, EventsProcessor, ExecutionsExporter, ExecutionsProcessor, Host, JobRouter } from './component.js';
+import type { AdmissionCheck, AdmissionRegistry, Component, EventsExporter, EventsProcessor, ExecutionsExporter, ExecutionsProcessor, Host, JobRouter } from './component.js';
 import type { WorkBatch } from './work-batch.js';
 import { leaseSink, type LeaseSink, type LeaseWrites } from './lease-sink.js';
 import { assembleLease } from './stages/assemble.js';
@@ -27,6 +27,11 @@ export interface RuntimeOptions {
    */
   store?: Pick<Store, 'insert' | 'insertTsv'>;
   queue: WorkerQueue;
+  /**
+   * Where the door checks of the executions pipelines' processors are registered (the ingest
+   * service), where this runtime builds receivers; the runtime's own wiring, not the components'.
+   */
+  admission?: AdmissionRegistry;
   /** Run the worker and dispatcher loops (false in the api-only role). */
   work: boolean;
   /**
@@ -204,7 +209,7 @@ export class PipelineRuntime implements PipelineHandle {
   async start(): Promise<void> {
     const host = this.opts.host;
     // Before any receiver listens: its first request already meets the checks.
-    for (const check of this.admissions.values()) this.opts.host.admission?.add(check);
+    for (const check of this.admissions.values()) this.opts.admission?.add(check);
     for (const c of this.components) {
       const receiverId = this.receiverIds.get(c);
       await c.start(receiverId === undefined ? host : countingHost(host, receiverId, this.receiverStats));

@@ -57,9 +57,8 @@ async function decodeGuarded(spec: IngestRouteSpec, body: unknown, ctx: RouteCon
 export function ingestRoute(spec: IngestRouteSpec): Receiver {
   return {
     async start(host: Host) {
-      const http = host.http;
-      const ingest = host.ingest;
-      if (!http || !ingest) return; // worker-only role: nothing to serve
+      if (!host.door) return; // worker-only role: nothing to serve
+      const { http, ingest } = host.door;
       http.add(defineRoute({
         method: 'POST',
         url: spec.url,

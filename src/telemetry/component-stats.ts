@@ -82,11 +82,11 @@ export function countRefusedBeforeAccept(port: IngestPort, batches: readonly { e
  * The host one receiver starts with: its `ingest` counts each batch's executions as accepted (the
  * job is durable) or refused (the enqueue threw: storage full, a dead key, backpressure) under
  * the receiver's id. The transport is known from where the request's queue slots came: the door
- * of receivers with their own listener (`ingestDoor`, OTLP/gRPC) or the HTTP route's.
+ * of receivers with their own listener (`door.admission`, OTLP/gRPC) or the HTTP route's.
  */
 export function countingHost(host: Host, id: string, stats: ReceiverStats): Host {
-  const { ingest, ingestDoor } = host;
-  if (!ingest) return host;
+  if (!host.door) return host;
+  const { ingest, admission: ingestDoor } = host.door;
   const grpcSlots = new WeakSet<object>();
   const counted: IngestPort = {
     async accept(projectId, source, batch, admission): Promise<EnqueueResult> {
@@ -103,7 +103,7 @@ export function countingHost(host: Host, id: string, stats: ReceiverStats): Host
     },
   };
   refusers.set(counted, (n, transport) => countReceiver(stats, id, transport, n, false));
-  const door: IngestDoor | undefined = ingestDoor && {
+  const door: IngestDoor = {
     authenticate: (authorization) => ingestDoor.authenticate(authorization),
     listener: ingestDoor.listener,
     admit(): IngestSlots {
@@ -112,5 +112,5 @@ export function countingHost(host: Host, id: string, stats: ReceiverStats): Host
       return slots;
     },
   };
-  return { ...host, ingest: counted, ...(door ? { ingestDoor: door } : {}) };
+  return { ...host, door: { ...host.door, ingest: counted, admission: door } };
 }

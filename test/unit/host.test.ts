@@ -10,7 +10,7 @@ import { loadServerSettings } from '../../src/config/daemon-env.js';
 import { loadServiceConfig } from '../../src/config/service-yml.js';
 import type { ResolvedServiceConfig } from '../../src/config/project-settings.js';
 import { createLogger } from '../../src/logger.js';
-import type { ComponentKind, Host, HostExtensions } from '../../src/pipeline/component.js';
+import type { ComponentKind, Host, HostExtensions, ReceiverDoor } from '../../src/pipeline/component.js';
 import { ServiceExtensions } from '../../src/pipeline/extensions.js';
 import { validatePipelineDoc } from '../../src/pipeline/graph.js';
 import { buildHost, pipelineSettings } from '../../src/pipeline/host.js';
@@ -67,16 +67,17 @@ describe('buildHost', () => {
     expect(host.outbox).toBe(outbox);
     await host.projectConfig('p1');
     expect(asked).toEqual(['p1']);
-    expect('http' in host).toBe(false);
-    expect('ingest' in host).toBe(false);
+    expect('door' in host).toBe(false);
   });
 
-  it('carries the route table and the ingest service on the thread that serves HTTP', () => {
+  it('gives receivers one door where ingest is served: routes, the ingest service, the admission and the listeners', () => {
     const http = { add: () => {} };
     const ingest = { accept: async () => ({ receiptId: 'r', acceptedExecutions: 0, deduplicated: false }) as never };
-    const host = buildHost({ logger, projectConfigs, settings, outbox, http, ingest });
-    expect(host.http).toBe(http);
-    expect(host.ingest).toBe(ingest);
+    const admission = {} as unknown as ReceiverDoor['admission'];
+    const listeners = { add: () => {} };
+    const host = buildHost({ logger, projectConfigs, settings, outbox, door: { http, ingest, admission, listeners } });
+    expect(host.door).toEqual({ http, ingest, admission, listeners });
+    expect(Object.keys(host).sort()).toEqual(['door', 'extensions', 'logger', 'outbox', 'projectConfig', 'service', 'settings']);
   });
 });
 

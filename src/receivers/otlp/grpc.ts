@@ -68,8 +68,8 @@ export function otlpGrpcReceiver(id: string, endpoint: Endpoint, logger: Logger)
   const calls = new Set<Call>();
   return {
     async start(host: Host) {
-      const { ingest, ingestDoor: door } = host;
-      if (!ingest || !door) return; // worker-only role: nothing to serve
+      if (!host.door) return; // worker-only role: nothing to serve
+      const { ingest, admission: door, listeners } = host.door;
       const deps: CallDeps = { door, ingest, listener: door.listener, logger, calls };
       const s = http2.createServer({
         settings: { maxConcurrentStreams: MAX_STREAMS_PER_CONNECTION, maxHeaderListSize: MAX_HEADER_BYTES },
@@ -87,7 +87,7 @@ export function otlpGrpcReceiver(id: string, endpoint: Endpoint, logger: Logger)
       s.on('error', (err) => logger.error({ err }, 'otlp grpc listener failed'));
       server = s;
       const bound = bindAddress({ host: endpoint.host, port });
-      host.listeners?.add(`${id}:grpc`, bound);
+      listeners.add(`${id}:grpc`, bound);
       logger.info({ address: bound }, 'otlp grpc listening');
     },
     async shutdown() {
