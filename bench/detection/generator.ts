@@ -293,6 +293,8 @@ export interface Outage {
 export interface RunRecord {
   runId: string;
   pipelineId: string;
+  /** The CI system's run id, as its re-runs and shards keep it (GITHUB_RUN_ID, a GitLab pipeline, a Buildkite build). */
+  ciRunId: string;
   project: number;
   at: number;
   /** The code this run tests (truth). */
@@ -589,6 +591,7 @@ function generateProject(index: number, seed: number, opts: GeneratorOptions, pr
       const run: RunRecord = {
         runId: `p${index}-r${runs.length}`,
         pipelineId: `${p.id}${p.rerun > 0 ? `-rerun${p.rerun}` : ''}`,
+        ciRunId: p.id,
         project: index,
         at: runAt,
         code: p.code,

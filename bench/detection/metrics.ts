@@ -242,7 +242,7 @@ export function projectStats(tests: EvaluatedTest[]): Record<string, unknown>[] 
     const models = Object.fromEntries(
       MODELS.map((m) => {
         const s = summarize(own, m);
-        return [m, { precision: s.precision, recall: s.recall, recallObservable: s.recallObservable, nonFlakyEverCandidates: s.nonFlakyEverCandidates, realBreaksEverCandidates: s.realBreaksEverCandidates, latencyAfterStrongEvidence: s.latencyAfterStrongEvidence }];
+        return [m, { precision: s.precision, recall: s.recall, recallObservable: s.recallObservable, recallObservable1to2pct: s.recallObservable1to2pct, recallObservable2to5pct: s.recallObservable2to5pct, nonFlakyEverCandidates: s.nonFlakyEverCandidates, realBreaksEverCandidates: s.realBreaksEverCandidates, latencyAfterStrongEvidence: s.latencyAfterStrongEvidence }];
       }),
     );
     return { project: p.index, profile: p.profile, ...p.stats, models };

@@ -5,6 +5,8 @@ import type { AttemptStatus, RunRecord, TestResult } from './generator.js';
 export interface BenchObservation {
   runId: string;
   commitSha: string; // as CI reported it: 0000000 in a project that sends no commit
+  /** The CI run, `provider:id` (its re-runs and shards share it), as the reporters send it. */
+  ciRunKey: string;
   branch: string;
   prNumber: number | null;
   baseBranch: string | null;
@@ -45,6 +47,7 @@ export function observationOf(run: RunRecord, result: TestResult, ratios: RunRat
   return {
     runId: run.runId,
     commitSha: run.commitSha,
+    ciRunKey: `github_actions:${run.ciRunId}`,
     branch: run.code.branch,
     prNumber: run.code.prNumber,
     baseBranch: run.code.baseBranch,

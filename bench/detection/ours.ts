@@ -30,8 +30,8 @@ export function init(): OurState {
 
 export function observe(state: OurState, obs: BenchObservation): OurState {
   // shardIndex is not read by the model: a shard is a run of its own (its run id, the same commit).
-  const { runId, commitSha, branch, prNumber, baseBranch, mergeBase, at, attempts, runFailRatio, runFlakyRatio, runTestCount } = obs;
-  return applyObservation(state, { runId, commitSha, branch, prNumber, baseBranch, mergeBase, at, attempts, runFailRatio, runFlakyRatio, runTestCount }, MODEL_PARAMS);
+  const { runId, commitSha, ciRunKey, branch, prNumber, baseBranch, mergeBase, at, attempts, runFailRatio, runFlakyRatio, runTestCount } = obs;
+  return applyObservation(state, { runId, commitSha, ciRunKey, branch, prNumber, baseBranch, mergeBase, at, attempts, runFailRatio, runFlakyRatio, runTestCount }, MODEL_PARAMS);
 }
 
 export function read(state: OurState, now: number): ModelReading {

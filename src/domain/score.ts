@@ -68,6 +68,12 @@ export interface StateSince {
 export interface Observation {
   runId: string;
   commitSha: string; // '0000000' is a placeholder: never same-code evidence
+  /**
+   * The CI run it belongs to, `provider:id`, an id its re-runs keep (GitHub's run id, GitLab's
+   * pipeline, Buildkite's build; or one the reporter was given). Without a commit, runs of the same
+   * CI run are the same code: a re-run, shard or matrix cell of it is same-code evidence.
+   */
+  ciRunKey?: string | null;
   branch: string;
   /** The run's pull request: its branch is a side branch, whatever its name. */
   prNumber?: number | null;
@@ -307,6 +313,26 @@ function brokenTrack(s: ScoreState, knownFlaky: boolean, rate: number): BranchTr
   return worst;
 }
 
+/**
+ * The code key of a run that sent no commit: its CI run, hashed to 12 characters that start with
+ * `r` (never hex, so never a commit's); '' without one. Hashed so the state stays small.
+ */
+export function runCodeKey(ciRunKey: string | null | undefined): string {
+  const k = String(ciRunKey ?? '').trim();
+  if (k === '') return '';
+  let a = 0x811c9dc5;
+  let b = 0x01000193 ^ 0x5bd1e995;
+  for (let i = 0; i < k.length; i++) {
+    const c = k.charCodeAt(i);
+    a = Math.imul(a ^ c, 0x01000193) >>> 0;
+    b = Math.imul(b ^ c, 0x85ebca6b) >>> 0;
+  }
+  return `r${a.toString(16).padStart(8, '0')}${b.toString(16).padStart(8, '0').slice(0, 3)}`;
+}
+
+/** A code key as a state shows it: a CI run's key is no commit anyone could look up. */
+const shownSha = (sha: string): string => (sha.startsWith('r') ? '' : sha);
+
 function normalSha(sha: string | undefined): string {
   const s = String(sha ?? '').trim().toLowerCase();
   return s === '' || PLACEHOLDER_SHA.test(s) ? '' : s;
@@ -381,7 +407,9 @@ export function applyObservation(stored: ScoreState, obs: Observation, params: S
   }
 
   // SAME_SHA_VARIANCE across runs of one commit (a re-run, another shard or matrix cell).
-  const sha = normalSha(obs.commitSha);
+  // Without a commit, the CI run stands in for it (its re-runs and shards test the same code).
+  const commit = normalSha(obs.commitSha);
+  const sha = commit !== '' ? commit : runCodeKey(obs.ciRunKey);
   const key = commitKey(sha);
   let failedOnPassedCommit = false;
   /** When this commit was first seen (null: new), to tell a re-run of older code from the branch's head. */
@@ -454,7 +482,7 @@ export function applyObservation(stored: ScoreState, obs: Observation, params: S
   }
 
   s.flakyRuns = Math.min(s.gradedRuns, s.flakyRuns + flakyRuns * w);
-  const here: StateSince = { commitSha: sha, branch, at: obs.at };
+  const here: StateSince = { commitSha: commit, branch, at: obs.at };
   if (flakySign > 0) {
     s.trendSlow += flakySign * w;
     s.trendFast += flakySign * wFast;
@@ -515,7 +543,7 @@ function nextState(s: ScoreState, here: StateSince, params: ScoreParams): ScoreS
   const rate = flakeRateOf(s);
   const broken = brokenTrack(s, prev === 'flaky', rate);
   if (broken) {
-    const since = { commitSha: broken.since?.sha ?? '', branch: broken.branch, at: broken.since?.at ?? here.at };
+    const since = { commitSha: shownSha(broken.since?.sha ?? ''), branch: broken.branch, at: broken.since?.at ?? here.at };
     return { ...s, state: 'broken', since };
   }
   const l = evidenceL(s, 1, rate);
@@ -543,7 +571,7 @@ function nextState(s: ScoreState, here: StateSince, params: ScoreParams): ScoreS
   if (score >= params.threshold && s.samples >= params.minSamples && sameCodeSinceFix) return { ...s, state: 'flaky', since: here, flakyThreshold: params.threshold };
   if (prev === 'broken') {
     const fix = s.tracks.find((t) => t.branch === s.since?.branch)?.fixed;
-    if (fix) return { ...s, state: 'fixed', since: { commitSha: fix.sha, branch: s.since!.branch, at: fix.at } };
+    if (fix) return { ...s, state: 'fixed', since: { commitSha: shownSha(fix.sha), branch: s.since!.branch, at: fix.at } };
   }
   if (prev === 'fixed' && s.since && here.at - s.since.at < FIXED_HOLD_MS) return s;
   if (s.samples < params.minSamples) return { ...s, state: 'new', since: prev === 'new' && s.since ? s.since : here };

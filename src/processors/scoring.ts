@@ -62,6 +62,7 @@ export function collectObservations(batch: WorkBatch): Map<string, Touched> {
       t.observations.push({
         runId: run.id,
         commitSha: run.resource.commitSha,
+        ciRunKey: run.resource.ciRunId ? `${run.resource.ciProvider}:${run.resource.ciRunId}` : null,
         branch: run.resource.branch,
         prNumber: run.resource.prNumber ?? null,
         baseBranch: run.resource.baseBranch ?? null,
