@@ -26,10 +26,10 @@ import { runCommand, type CommandResult } from './run/command.js';
 import { collectResults } from './run/results.js';
 import { UsageError } from './usage-error.js';
 import { verifyTests, type VerifyOptions } from './verify/verify.js';
-import { DEFAULT_VERIFY_BUDGET_S, DEFAULT_VERIFY_FIX_RUNS, DEFAULT_VERIFY_MAX_NEW } from '../domain/verify.js';
+import { DEFAULT_RETRY_MAX_TESTS, DEFAULT_VERIFY_BUDGET_S, DEFAULT_VERIFY_FIX_RUNS, DEFAULT_VERIFY_MAX_NEW } from '../domain/verify.js';
 
 export const RUN_USAGE =
-  'usage: flakehouse run [--junit GLOB]… [--root DIR] [--attach GLOB]… [--verify-new N [--verify-budget SECONDS] [--verify-max-new M]] [--verify-fix [--verify-fix-runs N]] [--rerun \'cmd {file} {name}\'] [--base-branch B] -- <test command…>';
+  'usage: flakehouse run [--junit GLOB]… [--root DIR] [--attach GLOB]… [--retry-failed N [--retry-max-tests M]] [--verify-new N [--verify-budget SECONDS] [--verify-max-new M]] [--verify-fix [--verify-fix-runs N]] [--rerun \'cmd {file} {name}\'] [--base-branch B] -- <test command…>';
 
 export interface RunOptions {
   junit: string[];
@@ -60,6 +60,8 @@ export function parseRunArgs(args: readonly string[], cwd: string): RunOptions {
         junit: { type: 'string', multiple: true },
         root: { type: 'string' },
         attach: { type: 'string', multiple: true },
+        'retry-failed': { type: 'string' },
+        'retry-max-tests': { type: 'string' },
         'verify-new': { type: 'string' },
         'verify-budget': { type: 'string' },
         'verify-max-new': { type: 'string' },
@@ -81,6 +83,10 @@ export function parseRunArgs(args: readonly string[], cwd: string): RunOptions {
     maxNew: count('verify-max-new', values['verify-max-new'], DEFAULT_VERIFY_MAX_NEW, 1),
   };
   if (values['verify-new'] !== undefined) verify.verifyNew = count('verify-new', values['verify-new'], 0, 1);
+  if (values['retry-failed'] !== undefined) {
+    verify.retryFailed = count('retry-failed', values['retry-failed'], 0, 1);
+    verify.retryMaxTests = count('retry-max-tests', values['retry-max-tests'], DEFAULT_RETRY_MAX_TESTS, 1);
+  }
   if (values.rerun !== undefined) {
     if (values.rerun.trim() === '') throw new UsageError(`run: --rerun needs a command template, e.g. 'node run-one.js {file} {name}'\n${RUN_USAGE}`);
     verify.rerun = values.rerun;
@@ -103,16 +109,24 @@ export async function runWrapped(args: string[], env: NodeJS.ProcessEnv, cwd: st
     if (run === undefined) return noResults(command, opts, log);
     if (opts.attach.length > 0) attachMatchingFiles(run.executions, opts.attach, { cwd, warn: (line) => log(`warning: ${line}`) });
     log(`read ${run.executions.length} executions from ${collected.sources.join(', ')}`);
-    // 3. Re-runs of the tests to prove (`--verify-new` / `--verify-fix`): their attempts join `run`.
+    // 3. Re-runs: of the failing tests (`--retry-failed`), of the tests to prove (`--verify-new` /
+    // `--verify-fix`); their attempts join `run`.
     let failedVerification: string[] = [];
-    if (opts.verify.verifyNew !== undefined || opts.verify.verifyFix) {
+    let recovered: string[] = [];
+    if (opts.verify.retryFailed !== undefined || opts.verify.verifyNew !== undefined || opts.verify.verifyFix) {
       const outcome = await verifyTests(run, { ...opts.verify, command: opts.command, junit: opts.junit, rootDir: opts.rootDir }, { env, cwd, log });
       run = outcome.run;
       failedVerification = outcome.failures;
+      recovered = outcome.recovered;
       if (failedVerification.length === 0 && outcome.verified.length > 0) log(`verify: all ${outcome.verified.length} verified test(s) passed every run`);
     }
+    // A pass on a retry proves a flake of this code, not that the change is fine: the exit code stays
+    // the command's, and the gate decides (a known flake, or a test the change may have made flaky).
+    if (recovered.length > 0 && command.exitCode !== 0) {
+      log(`retry: ${recovered.length} failing test(s) passed on a retry of the same code, sent as such: exiting with the command's code ${command.exitCode}; \`flakehouse gate\` tells known flakes from new ones`);
+    }
     // 4. The verdict, then the report with the muted failures marked.
-    const code = await decideAndReport(run, command, { env, cwd, log });
+    const code = await decideAndReport(run, command, { env, cwd, log, recovered: recovered.length });
     if (failedVerification.length === 0) return code;
     // A failed proof holds the build even when the command passed; quarantine never mutes it.
     const exit = code !== 0 ? code : 1;
@@ -130,7 +144,7 @@ function noResults(command: CommandResult, opts: RunOptions, log: (line: string)
   return command.exitCode;
 }
 
-async function decideAndReport(run: ReporterRun, command: CommandResult, ctx: { env: NodeJS.ProcessEnv; cwd: string; log: (line: string) => void }): Promise<number> {
+async function decideAndReport(run: ReporterRun, command: CommandResult, ctx: { env: NodeJS.ProcessEnv; cwd: string; log: (line: string) => void; recovered?: number }): Promise<number> {
   const { env, cwd, log } = ctx;
   let list: QuarantineList | undefined;
   // The list matters only to a failing command; a passing one keeps its 0 whatever it says.
@@ -141,7 +155,7 @@ async function decideAndReport(run: ReporterRun, command: CommandResult, ctx: { 
   const result = await sendRun(sent, { env, cwd, log });
   // Without a list from the server nothing is muted; the cached list only tells what it would have muted.
   const cached = list?.ok && !list.fresh ? matchFailures(failingTests(run.executions), list.items).muted : [];
-  return explain(verdict, list, cached, result, command, log);
+  return explain(verdict, list, cached, result, command, log, ctx.recovered ?? 0);
 }
 
 async function quarantineList(env: NodeJS.ProcessEnv, cwd: string): Promise<QuarantineList> {
@@ -157,7 +171,7 @@ async function quarantineList(env: NodeJS.ProcessEnv, cwd: string): Promise<Quar
 }
 
 /** Prints what was decided and why; returns the exit code. */
-function explain(verdict: MuteVerdict, list: QuarantineList | undefined, cachedMuted: MutedFailure[], result: SendResult, command: CommandResult, log: (line: string) => void): number {
+function explain(verdict: MuteVerdict, list: QuarantineList | undefined, cachedMuted: MutedFailure[], result: SendResult, command: CommandResult, log: (line: string) => void, recovered = 0): number {
   const own = `exiting with the command's code ${command.exitCode}`;
   const lines = (muted: readonly MutedFailure[], word: string): string => muted.map((m) => `\n  ${word}: ${describeTest(m)}${m.quarantine.reason ? ` (quarantined: ${m.quarantine.reason})` : ''}`).join('');
   switch (verdict.kind) {
@@ -166,6 +180,7 @@ function explain(verdict: MuteVerdict, list: QuarantineList | undefined, cachedM
     case 'no_results':
       return command.exitCode;
     case 'no_failing_test':
+      if (recovered > 0) return command.exitCode; // said above: every failing test passed on a retry
       log(`the command failed (exit ${command.exitCode}) but none of its tests did (a crash, a compile error, a hook?): ${own}`);
       return command.exitCode;
     case 'no_quarantine_list': {

@@ -4,16 +4,23 @@
 // tests a commit message names in `Fixes-flaky:` trailers, and how the re-runs' attempts join the
 // run (marked `flakehouse.verify`, so the PR summary and gate can tell them apart).
 import type { AttributeValue, ExecutionInput } from './batch.js';
-import { describeTest, executionFingerprint } from './mute.js';
+import { describeTest, executionFingerprint, failingTests } from './mute.js';
 
-/** The execution attribute marking the attempts of a verified test: `new` or `fix`. */
+/**
+ * The execution attribute marking the attempts of a verified test: `new` or `fix`, or `retry` for
+ * the re-runs of a failing test by `flakehouse run --retry-failed`. Attempts `flakehouse run` made
+ * itself (numbered after the test's own) are evidence for the scorer and the gate, never CI: the
+ * daily rollups and health leave them out.
+ */
 export const VERIFY_ATTRIBUTE = 'flakehouse.verify';
-export const VERIFY_KINDS = ['new', 'fix'] as const;
+export const VERIFY_KINDS = ['new', 'fix', 'retry'] as const;
 export type VerifyKind = (typeof VERIFY_KINDS)[number];
 
 export const DEFAULT_VERIFY_BUDGET_S = 300;
 export const DEFAULT_VERIFY_MAX_NEW = 50;
 export const DEFAULT_VERIFY_FIX_RUNS = 20;
+/** More failing tests than this and none is retried: a broken build, not flakes (re-running it proves nothing). */
+export const DEFAULT_RETRY_MAX_TESTS = 20;
 /** The suite path separator of stored executions (src/reporter/collect.ts SUITE_SEPARATOR). */
 const SUITE_SEPARATOR = ' > ';
 
@@ -52,6 +59,21 @@ export function selectNewTests(tests: readonly RunTest[], seen: ReadonlySet<stri
   if (fresh.length === 0) return { kind: 'none' };
   if (fresh.length > maxNew) return { kind: 'too_many', count: fresh.length, max: maxNew };
   return { kind: 'selected', tests: fresh };
+}
+
+export type RetrySelection =
+  | { kind: 'none' }
+  | { kind: 'selected'; tests: RunTest[] }
+  /** More tests failed than `max`: nothing is retried. */
+  | { kind: 'too_many'; count: number; max: number };
+
+/** The tests whose last attempt failed (a runner's own retry that passed is not one), unless there are too many. */
+export function selectRetries(executions: readonly ExecutionInput[], maxTests: number): RetrySelection {
+  const failing = failingTests(executions);
+  if (failing.length === 0) return { kind: 'none' };
+  if (failing.length > maxTests) return { kind: 'too_many', count: failing.length, max: maxTests };
+  const byFp = new Map(testsOfRun(executions).map((t) => [t.fingerprint, t]));
+  return { kind: 'selected', tests: failing.map((f) => byFp.get(f.fingerprint)).filter((t): t is RunTest => t !== undefined) };
 }
 
 /**
@@ -342,6 +364,10 @@ export function verifyLine(kind: VerifyKind, t: RunTest, v: VerifyTally): { ok: 
   const name = describeTest(t);
   const notes = [v.missing > 0 ? `${v.missing} re-run(s) left no result for it` : null, v.skipped > 0 ? `${v.skipped} re-run(s) not done: the budget ran out` : null].filter((x) => x !== null);
   const note = notes.length > 0 ? ` (${notes.join('; ')})` : '';
+  if (kind === 'retry') {
+    if (v.runs > v.failed) return { ok: true, line: `passed on a retry of the same code (${v.failed} failed retr${v.failed === 1 ? 'y' : 'ies'} before): ${name}${note}` };
+    return { ok: true, line: `failed every retry (${v.runs}): ${name}${note}` };
+  }
   if (kind === 'new') {
     if (v.failed > 0) return { ok: false, line: `new test failed ${v.failed} of ${v.runs}: ${name}${note}` };
     return { ok: true, line: `new test passed ${v.runs} of ${v.runs}: ${name}${note}` };

@@ -21,6 +21,7 @@ import {
   parseFixTrailers,
   rerunSchedule,
   selectNewTests,
+  selectRetries,
   tally,
   targetOf,
   testsOfRun,
@@ -36,6 +37,10 @@ import { rerunTest } from './rerun.js';
 import { fetchKnownTests, type KnownResult } from './server.js';
 
 export interface VerifyOptions {
+  /** Retries per failing test, until one passes (`--retry-failed N`); undefined: not asked for. */
+  retryFailed?: number;
+  /** More failing tests than this and none is retried. */
+  retryMaxTests?: number;
   /** Re-runs per new test; undefined: --verify-new not asked for. */
   verifyNew?: number;
   verifyFix: boolean;
@@ -52,6 +57,8 @@ export interface VerifyOptions {
 
 export interface VerifyOutcome {
   run: ReporterRun;
+  /** Failing tests a retry of the same code passed (`--retry-failed`). */
+  recovered: string[];
   /** One line per verified test that holds the build (a new test that failed, a fix not proven). */
   failures: string[];
   verified: string[];
@@ -73,13 +80,16 @@ export async function verifyTests(run: ReporterRun, opts: VerifyOptions, ctx: Ct
   const tests = testsOfRun(run.executions);
   const failures: string[] = [];
   const verified: string[] = [];
+  const recovered: string[] = [];
   let executions = run.executions;
   const rootDir = run.rootDir ?? opts.rootDir;
   const runner = opts.rerun === undefined ? detectRunner(opts.command) : null;
   if (opts.rerun === undefined && runner === null) {
     const line = `cannot re-run single tests of ${JSON.stringify(opts.command.join(' '))}: not a Vitest, Jest, Playwright or pytest command; give --rerun 'cmd {file} {name}'`;
     log(`verify: ${line}`);
-    return { run, failures: [line], verified };
+    // Retries only add evidence: without them nothing is held. A proof asked for and not made is.
+    const proofAsked = opts.verifyNew !== undefined || opts.verifyFix;
+    return { run, failures: proofAsked ? [line] : [], verified, recovered };
   }
   const commandFor = (t: RunTest): string[] => {
     const abs = locateFile(t.filePath, [rootDir, ctx.cwd]);
@@ -91,12 +101,16 @@ export async function verifyTests(run: ReporterRun, opts: VerifyOptions, ctx: Ct
   const baseBranch = baseBranchOf(opts, ctx.env);
   let known: KnownResult | undefined;
 
-  /** Re-runs each test `runs` times (round by round, within the budget); returns each one's tally. */
-  const rerunAll = async (list: readonly RunTest[], runs: number, kind: VerifyKind): Promise<Map<string, VerifyTally>> => {
+  /**
+   * Re-runs each test `runs` times (round by round, within the budget); returns each one's tally.
+   * `untilPass`: a test is not re-run again once a re-run passed (a retry proves a flake once).
+   */
+  const rerunAll = async (list: readonly RunTest[], runs: number, kind: VerifyKind, untilPass = false): Promise<Map<string, VerifyTally>> => {
     const tallies = new Map<string, VerifyTally>(list.map((t) => [t.fingerprint, { runs: 0, failed: 0, missing: 0, skipped: 0 }]));
     const attemptsOf = new Map<string, ExecutionInput[]>(list.map((t) => [t.fingerprint, []]));
     for (const { test, round } of rerunSchedule(list, runs)) {
       const t = tallies.get(test.fingerprint)!;
+      if (untilPass && t.runs > t.failed) continue;
       if (!withinBudget(budgetStart, Date.now(), opts.budgetMs)) {
         t.skipped++;
         continue;
@@ -125,6 +139,22 @@ export async function verifyTests(run: ReporterRun, opts: VerifyOptions, ctx: Ct
     for (const test of list) executions = appendAttempts(executions, test.fingerprint, attemptsOf.get(test.fingerprint)!, kind);
     return tallies;
   };
+
+  if (opts.retryFailed !== undefined && opts.retryFailed > 0) {
+    // Like Datadog's Auto Test Retries: only the failing tests, with the runner's filter, until one
+    // passes; their attempts join the run, so the gate has same-code evidence without a re-run of the suite.
+    const sel = selectRetries(run.executions, opts.retryMaxTests ?? Number.POSITIVE_INFINITY);
+    if (sel.kind === 'too_many') log(`retry: ${sel.count} tests failed, more than --retry-max-tests ${sel.max}: none retried (a broken build, not flakes?)`);
+    else if (sel.kind === 'selected') {
+      log(`retry: ${sel.tests.length} failing test(s): retrying each up to ${opts.retryFailed} time(s) until it passes (budget ${Math.round(opts.budgetMs / 1000)} s)`);
+      const tallies = await rerunAll(sel.tests, opts.retryFailed, 'retry', true);
+      for (const t of sel.tests) {
+        const v = tallies.get(t.fingerprint)!;
+        log(`retry: ${verifyLine('retry', t, v).line}`);
+        if (v.runs > v.failed) recovered.push(describeTest(t));
+      }
+    }
+  }
 
   if (opts.verifyNew !== undefined) {
     known = await fetchKnownTests(tests.map((t) => t.fingerprint), baseBranch, ctx);
@@ -173,7 +203,7 @@ export async function verifyTests(run: ReporterRun, opts: VerifyOptions, ctx: Ct
       }
     }
   }
-  return { run: { ...run, executions }, failures, verified };
+  return { run: { ...run, executions }, failures, verified, recovered };
 }
 
 /**
