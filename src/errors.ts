@@ -152,6 +152,14 @@ export const errors = {
       issues: [{ path: `artifacts.${index}.contentType`, message: 'content type not allowed' }],
       body: { contentType },
     }),
+  /**
+   * 502: the artifact bucket (SERVICE_S3_*) did not answer a listing, so an export, which lists the
+   * project's objects, is refused before its 200 instead of being cut short after its rows.
+   */
+  artifactStoreUnavailable: () =>
+    new ApiError(502, 'artifact_store_unavailable', 'the artifact store cannot be listed now, so the export was not started; retry later', {
+      headers: { 'retry-after': '30' },
+    }),
   /** 429: one export per project at a time. */
   exportRunning: () => new ApiError(429, 'rate_limited', 'an export of this project is already running', { headers: { 'retry-after': '10' } }),
   invalidCommitSha: () => new ApiError(400, 'invalid_commit_sha', 'commitSha must be 7 to 40 hexadecimal characters'),

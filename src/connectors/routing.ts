@@ -17,12 +17,15 @@ const textPattern = z
     if (problem) ctx.addIssue({ code: 'custom', message: problem });
   });
 
+// One pattern, or a list of them (any may match), as docs/pipeline.md shows: `branch: [main, "release/*"]`.
+const patterns = z.union([textPattern, z.array(textPattern).min(1)], { error: 'a pattern or a non-empty list of patterns' });
+
 const match = z
   .object({
-    project: textPattern.optional(),
+    project: patterns.optional(),
     source: z.array(z.enum(['native', 'junit', 'otlp'])).min(1).optional(),
-    branch: textPattern.optional(),
-    repository: textPattern.optional(),
+    branch: patterns.optional(),
+    repository: patterns.optional(),
     ciProvider: z.array(z.enum(CI_PROVIDERS)).min(1).optional(),
     trigger: z.array(z.enum(TRIGGERS)).min(1).optional(),
     attributes: z.record(z.string().min(1), textPattern).optional(),

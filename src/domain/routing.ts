@@ -7,13 +7,16 @@
 import type { BatchResource, CiProvider, IngestBatch, IngestSource, Trigger } from './batch.js';
 import { compileTextPattern } from './patterns.js';
 
+/** One pattern, or a list of patterns any of which may match. */
+export type Patterns = string | readonly string[];
+
 export interface RouteMatch {
   /** The project id (exact, wildcard or /regex/). */
-  project?: string;
+  project?: Patterns;
   /** Which receiver type the run came through. */
   source?: readonly IngestSource[];
-  branch?: string;
-  repository?: string;
+  branch?: Patterns;
+  repository?: Patterns;
   ciProvider?: readonly CiProvider[];
   trigger?: readonly Trigger[];
   /** Attribute key → pattern: the run matches when, for every key, one of its executions carries a matching value. */
@@ -39,12 +42,12 @@ export interface RoutedRun {
 
 type Check = (run: RoutedRun) => boolean;
 
-function text(pattern: string | undefined, get: (r: RoutedRun) => string | undefined): Check | undefined {
+function text(pattern: Patterns | undefined, get: (r: RoutedRun) => string | undefined): Check | undefined {
   if (pattern === undefined) return undefined;
-  const m = compileTextPattern(pattern);
+  const matchers = (typeof pattern === 'string' ? [pattern] : pattern).map((p) => compileTextPattern(p));
   return (r) => {
     const v = get(r);
-    return v !== undefined && m(v);
+    return v !== undefined && matchers.some((m) => m(v));
   };
 }
 

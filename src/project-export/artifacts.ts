@@ -1,6 +1,6 @@
 // The artifact inventory of an export: every object under the project's prefix in the artifact
 // bucket, listed a page (1,000 keys) at a time so a large bucket streams like the rows do.
-import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { HeadBucketCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { clientConfig, type S3Settings } from '../artifacts/s3.js';
 
 export interface ArtifactObject {
@@ -12,6 +12,8 @@ export interface ArtifactObject {
 
 export interface ArtifactInventory {
   list(prefix: string, signal?: AbortSignal): AsyncIterable<ArtifactObject>;
+  /** Resolves when the bucket answers (HeadBucket: reachable, existing, these credentials let in), else rejects. */
+  probe(signal?: AbortSignal): Promise<void>;
   close(): void;
 }
 
@@ -31,6 +33,9 @@ export function s3Inventory(settings: S3Settings): ArtifactInventory {
         }
         token = page.IsTruncated ? page.NextContinuationToken : undefined;
       } while (token !== undefined);
+    },
+    async probe(signal) {
+      await client.send(new HeadBucketCommand({ Bucket: settings.bucket }), { abortSignal: signal });
     },
     close() {
       client.destroy();

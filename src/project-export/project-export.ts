@@ -150,6 +150,15 @@ export async function* exportLines(store: OpenedStore, plan: ExportPlan, opts: E
   yield line({ type: 'summary', ...summary });
 }
 
+/**
+ * The line that ends an export cut short by a failure after the 200 went out (the artifact store
+ * failing mid-listing, ClickHouse failing mid-dataset): the client, which already has the rows
+ * before it, learns why there is no summary line.
+ */
+export function exportErrorLine(code: string, message: string): Buffer {
+  return line({ type: 'error', error: code, message });
+}
+
 function line(value: unknown): Buffer {
   return Buffer.from(`${JSON.stringify(value)}\n`);
 }

@@ -34,6 +34,17 @@ describe('routing decisions', () => {
     expect(route(run({ projectId: 'p2' }))).toEqual(['executions/p2']);
     expect(route(run({ attributes: { team: 'search' } }))).toEqual(['executions/local']);
   });
+
+  it('takes a list of patterns for branch, repository and project, as docs/pipeline.md lists them: any may match', () => {
+    const byList = compileRoutes({
+      default_pipelines: ['executions/local'],
+      table: [{ match: { branch: ['main', 'release/*'], project: ['p1', 'p3'] }, pipelines: ['executions/protected'] }],
+    });
+    expect(byList(run({ branch: 'main' }))).toEqual(['executions/protected']);
+    expect(byList(run({ branch: 'release/2.0' }))).toEqual(['executions/protected']);
+    expect(byList(run({ branch: 'feature/x' }))).toEqual(['executions/local']);
+    expect(byList(run({ branch: 'main', projectId: 'p2' }))).toEqual(['executions/local']);
+  });
 });
 
 /** A pipeline file routing from `executions` to two pipelines. */
@@ -100,6 +111,12 @@ describe('routing in the graph', () => {
   it('refuses a routing table entry with an empty match or a bad pattern, with the path', () => {
     const p = problems(routed({ connector: { default_pipelines: ['executions/local'], table: [{ match: {}, pipelines: ['executions/main'] }, { match: { branch: '/[/' }, pipelines: ['executions/main'] }] } }));
     expect(p.map((x) => x.path)).toEqual(['connectors.routing.table.0.match', 'connectors.routing.table.1.match.branch']);
+  });
+
+  it('takes a list of branch patterns in a match, and names a bad one by its index', () => {
+    expect(problems(routed({ connector: { default_pipelines: ['executions/local'], table: [{ match: { branch: ['main', 'release/*'], repository: ['acme/*'] }, pipelines: ['executions/main'] }] } }))).toEqual([]);
+    const p = problems(routed({ connector: { default_pipelines: ['executions/local'], table: [{ match: { branch: ['main', '/[/'] }, pipelines: ['executions/main'] }, { match: { branch: [] }, pipelines: ['executions/main'] }] } }));
+    expect(p.map((x) => x.path)).toEqual(['connectors.routing.table.0.match.branch.1', 'connectors.routing.table.1.match.branch']);
   });
 
   it('checks slots across a route: executions filled upstream are handed on, identities are not', () => {

@@ -1,8 +1,11 @@
 // Notification routing (docs/contract.md §9): PUT /v1/notifications/routing replaces the project's
 // config-managed channels (what service.yml declares; the reporter syncs it on every run), and
-// GET /v1/notifications/channels lists every channel of the project without secrets.
+// GET /v1/notifications/channels lists every channel of the project without secrets: no signing
+// secret, and webhook targets with their credentials (userinfo, secret query values and path
+// segments) redacted (src/domain/channel-target.ts); the admin sees them whole in the settings.
 import { z } from 'zod';
 import { MAX_CONFIG_CHANNELS, NOTIFICATION_CHANNEL_KINDS, NOTIFICATION_EVENT_TYPES, channelSchema } from '../../config/service-yml.js';
+import { readerChannelTarget } from '../../domain/channel-target.js';
 import { toIso } from '../../domain/time.js';
 import { CHANNEL_SOURCES, type ChannelRepo } from '../../store/channels.js';
 import { defineRoute, type AnyRouteDef } from '../route.js';
@@ -61,7 +64,7 @@ export function notificationRoutes(channels: ChannelRepo): AnyRouteDef[] {
           id: c.id,
           source: c.source,
           kind: c.kind,
-          target: c.target,
+          target: readerChannelTarget(c.kind, c.target),
           events: c.events,
           signed: c.signingSecret !== null && c.signingSecret !== '',
           createdAt: toIso(c.createdAt),

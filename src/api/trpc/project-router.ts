@@ -5,6 +5,7 @@ import { effectiveAiRca } from '../../config/ai.js';
 import { badgesResponseSchema } from '../../domain/pr-schemas.js';
 import { toIso } from '../../domain/time.js';
 import { redactUrl } from '../../exporters/notify/transports.js';
+import { readerChannelTarget } from '../../domain/channel-target.js';
 import { UUID_RE } from '../../domain/ids.js';
 import { SCOPES } from '../../store/projects.js';
 import { effectiveScopes } from '../auth.js';
@@ -112,8 +113,9 @@ export function projectRouter(d: TrpcDeps, p: ProcedureKinds) {
           id: c.id,
           source: c.source,
           kind: c.kind,
-          // A Slack or Discord URL's path is its secret: environment channels show the host only.
-          target: c.source === 'env' && c.kind !== 'email' ? redactUrl(c.target) : c.target,
+          // A Slack or Discord URL's path is its secret: environment channels show the host only;
+          // the project's own show their credentials redacted, except to the admin (who writes them).
+          target: c.source === 'env' && c.kind !== 'email' ? redactUrl(c.target) : ctx.caller.kind === 'admin' ? c.target : readerChannelTarget(c.kind, c.target),
           events: c.events,
           signed: c.signingSecret !== null && c.signingSecret !== '',
           readOnly: c.readOnly,
