@@ -13,6 +13,8 @@ export interface ResourceInputs {
   shard?: { index: number; total: number };
   /** The PR's merge base: SERVICE_MERGE_BASE, else what git said (src/reporter/merge-base.ts). */
   mergeBase?: string;
+  /** SERVICE_CI_RUN_ID: the CI run when detection found none. */
+  ciRunId?: string;
   /** What the caller knows better than detection (a runner reporter's overrides). */
   overrides?: Partial<BatchResource>;
 }
@@ -42,7 +44,8 @@ export function resolveResource(inputs: ResourceInputs): { resource: BatchResour
     branch: branch ?? PLACEHOLDER_BRANCH,
     trigger: ci.trigger,
   };
-  if (ci.runId !== undefined) resource.ciRunId = ci.runId;
+  const ciRunId = ci.runId ?? inputs.ciRunId;
+  if (ciRunId !== undefined) resource.ciRunId = ciRunId;
   if (ci.prNumber !== undefined) resource.prNumber = ci.prNumber;
   if (ci.baseBranch !== undefined) resource.baseBranch = ci.baseBranch;
   if (inputs.mergeBase !== undefined) resource.mergeBase = inputs.mergeBase;

@@ -90,6 +90,7 @@ export async function sendRun(run: ReporterRun, options: SendOptions = {}): Prom
     branch: settings.branch,
     shard: settings.shard,
     mergeBase,
+    ...(settings.ciRunId !== undefined ? { ciRunId: settings.ciRunId } : {}),
     overrides: run.resource,
   });
   for (const w of warnings) log(`warning: ${w}`);

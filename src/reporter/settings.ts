@@ -60,6 +60,11 @@ export interface ReporterSettings {
   branch: string | undefined;
   /** SERVICE_MERGE_BASE: the PR's merge base, used instead of asking git (src/reporter/merge-base.ts). */
   mergeBase: string | undefined;
+  /**
+   * SERVICE_CI_RUN_ID: the CI run, when the CI system gives none we detect. Its re-runs must keep
+   * it: without a commit, runs of one CI run are the same code to the scorer.
+   */
+  ciRunId: string | undefined;
   /** SERVICE_CODEOWNERS_FILE resolved against cwd. */
   codeownersFile: string | undefined;
   /** `notifications.channels` of service.yml; synced to the server only when a file is in use. */
@@ -90,6 +95,7 @@ const FIELDS = {
     schema: z.string().regex(/^[0-9a-f]{7,40}$/i).transform((s) => s.toLowerCase()),
   } satisfies Field<string>,
   branch: { kind: 'string', desc: 'a branch name', schema: z.string().min(1) } satisfies Field<string>,
+  ciRunId: { kind: 'string', desc: '1 to 200 characters', schema: z.string().min(1).max(200) } satisfies Field<string>,
   path: { kind: 'string', desc: 'a path', schema: z.string().min(1) } satisfies Field<string>,
 };
 
@@ -106,6 +112,7 @@ export const REPORTER_ENV_VARS = [
   'SERVICE_COMMIT_SHA',
   'SERVICE_BRANCH',
   'SERVICE_MERGE_BASE',
+  'SERVICE_CI_RUN_ID',
   'SERVICE_CODEOWNERS_FILE',
 ] as const;
 
@@ -144,6 +151,7 @@ export function loadReporterSettings(opts: LoadReporterSettingsOptions): Reporte
   const commitSha = read('SERVICE_COMMIT_SHA', FIELDS.commitSha);
   const branch = read('SERVICE_BRANCH', FIELDS.branch);
   const mergeBase = read('SERVICE_MERGE_BASE', FIELDS.commitSha);
+  const ciRunId = read('SERVICE_CI_RUN_ID', FIELDS.ciRunId);
   const codeownersFile = read('SERVICE_CODEOWNERS_FILE', FIELDS.path);
 
   let shard: ReporterSettings['shard'];
@@ -175,6 +183,7 @@ export function loadReporterSettings(opts: LoadReporterSettingsOptions): Reporte
     commitSha,
     branch,
     mergeBase,
+    ciRunId,
     codeownersFile: codeownersFile === undefined ? undefined : path.resolve(cwd, codeownersFile),
     channels: loaded.config.notifications.channels,
     warnings,
@@ -197,6 +206,7 @@ export function describeReporterSettings(s: ReporterSettings): Record<string, un
     commitSha: s.commitSha ?? null,
     branch: s.branch ?? null,
     mergeBase: s.mergeBase ?? null,
+    ciRunId: s.ciRunId ?? null,
     codeownersFile: s.codeownersFile ?? null,
     configChannels: s.channels.length,
     warnings: s.warnings,
