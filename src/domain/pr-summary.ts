@@ -4,6 +4,9 @@
 import type { RunStatus } from './batch.js';
 import { parseReportPartKey } from './report-parts.js';
 
+/** A commit sha of zeros: the placeholder of a run that sent no commit. */
+const PLACEHOLDER_SHA = /^0+$/;
+
 /** One stored run whose commit sha matches the one asked for (either may be abbreviated). */
 export interface CommitRun {
   id: string;
@@ -20,6 +23,8 @@ export interface CommitRun {
   source: string;
   hasRunSpan: boolean;
   idempotencyKey: string;
+  /** The CI run (`provider:ciRunId`; '' when none was sent): without a commit, the runs of one CI run are one version of the code. */
+  ciRunKey?: string;
 }
 
 /** The commit the runs name, merged. */
@@ -51,7 +56,12 @@ export function sameCommit(a: string, b: string): boolean {
 export function mergeCommitRuns(newestFirst: readonly CommitRun[]): MergedCommit | null {
   const latest = newestFirst[0];
   if (!latest) return null;
-  const selected = newestFirst.filter((r) => sameCommit(r.commitSha, latest.commitSha));
+  // The placeholder `0000000` is every run that sent no commit: only the newest one's CI run (its
+  // re-runs, shards and matrix cells) is the same code, never another CI run's pass.
+  const sameCode = PLACEHOLDER_SHA.test(latest.commitSha)
+    ? (r: CommitRun): boolean => r === latest || (!!latest.ciRunKey && r.ciRunKey === latest.ciRunKey && PLACEHOLDER_SHA.test(r.commitSha))
+    : (r: CommitRun): boolean => sameCommit(r.commitSha, latest.commitSha);
+  const selected = newestFirst.filter(sameCode);
   const commitSha = selected.reduce((longest, r) => (r.commitSha.length > longest.length ? r.commitSha : longest), latest.commitSha);
   const prRun = selected.find((r) => r.prNumber !== null && r.prNumber > 0);
   const baseRun = selected.find((r) => r.baseBranch !== '');

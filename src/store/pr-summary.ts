@@ -59,6 +59,8 @@ interface RunRow {
   source: string;
   has_run_span: number | string;
   idempotency_key: string;
+  ci_provider: string;
+  ci_run_id: string;
 }
 
 interface FailingRow {
@@ -83,7 +85,7 @@ export class PrSummaryRepo {
    */
   async commitRuns(projectId: string, sha: string): Promise<CommitRun[]> {
     const rows = await this.store.query<RunRow>(
-      `SELECT id, commit_sha, branch, base_branch, merge_base, pr_number, status, shard_index, toUnixTimestamp64Milli(started_at) AS started_ms, source, has_run_span, idempotency_key
+      `SELECT id, commit_sha, branch, base_branch, merge_base, pr_number, status, shard_index, toUnixTimestamp64Milli(started_at) AS started_ms, source, has_run_span, idempotency_key, ci_provider, ci_run_id
        FROM ${this.store.table('runs')} FINAL
        WHERE project_id = {projectId:UUID} AND length(commit_sha) >= 7
          AND (startsWith(commit_sha, {sha:String}) OR startsWith({sha:String}, commit_sha))
@@ -104,6 +106,7 @@ export class PrSummaryRepo {
       source: r.source,
       hasRunSpan: toNumber(r.has_run_span) === 1,
       idempotencyKey: r.idempotency_key,
+      ciRunKey: r.ci_run_id ? `${r.ci_provider}:${r.ci_run_id}` : '',
     }));
   }
 

@@ -97,6 +97,23 @@ describe('the gate: a known flake needs proof', () => {
     expect(g.verdict).toBe('block');
   });
 
+  it('without a commit, only the newest run\'s CI run is this code: another CI run\'s pass proves nothing, its re-run does', async () => {
+    const file = 'src/no-commit.test.ts';
+    const start = Date.now() - 4 * 3_600_000;
+    const nc = (ciRunId: string, extra: object = {}) => ({ ciProvider: 'github_actions', ciRunId, ...extra });
+    for (let i = 0; i < 5; i++) await td.ingest(batch(file, '0000000', start + i * MIN, ['pass'], nc(`nc-${i}`)));
+    await td.ingest(batch(file, '0000000', start + 6 * MIN, ['flaky'], nc('nc-6', pr(30, 'feature/w'))));
+    await td.ingest(batch(file, '0000000', start + 8 * MIN, ['fail'], nc('nc-8', pr(31, 'feature/x'))));
+    const { gate: g } = await gate('0000000');
+    expect(g.tests.find((x: any) => x.filePath === file)).toMatchObject({ status: 'fail', state: 'flaky', classification: 'new_failure', flakeProof: 'unproven' });
+    expect(g.verdict).toBe('block');
+    // GitHub's "re-run failed jobs": the same run id; the test passes this time.
+    await td.ingest(batch(file, '0000000', start + 9 * MIN, ['pass'], nc('nc-8', pr(31, 'feature/x'))));
+    const { gate: again } = await gate('0000000');
+    expect(again.tests.find((x: any) => x.filePath === file)).toMatchObject({ status: 'flaky', classification: 'known_flake', flakeProof: 'same_code' });
+    expect(again.verdict).toBe('pass');
+  });
+
   describe('an established flake: failed, then passed on a retry, in 4 of 12 main runs', () => {
     let n = 0;
     /** A fresh test with that history; returns its file. */

@@ -232,6 +232,13 @@ describe('a commit of several runs', () => {
     expect(merged).toMatchObject({ commitSha: 'abcdef1111', runIds: ['new'], runStatus: 'passed' });
   });
 
+  it('without a commit (0000000) takes only the newest run\'s CI run: its re-runs and shards, no other CI run', () => {
+    const nc = (id: string, ciRunKey: string, startedAt: number): CommitRun => run({ id, commitSha: '0000000', ciRunKey, startedAt });
+    expect(mergeCommitRuns([nc('rerun', 'github_actions:8', 3000), nc('other', 'github_actions:7', 2000), nc('first', 'github_actions:8', 1000)])!.runIds).toEqual(['rerun', 'first']);
+    // Without a CI run id, the newest run alone.
+    expect(mergeCommitRuns([nc('a', '', 3000), nc('b', '', 2000)])!.runIds).toEqual(['a']);
+  });
+
   it('is incomplete while an OTLP trace or a split JUnit report lacks its run span', () => {
     expect(mergeCommitRuns([run({ source: 'otlp' })])!.complete).toBe(false);
     expect(mergeCommitRuns([run({ source: 'otlp', hasRunSpan: true })])!.complete).toBe(true);
