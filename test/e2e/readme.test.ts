@@ -298,6 +298,8 @@ describe('the README, run as written', () => {
         }
       }
     },
-    90_000,
+    // A ceiling, not a target: about 40 s on a quiet machine, and over 90 s (the old ceiling,
+    // which it hit) with both cores busy beside the suite.
+    300_000,
   );
 });
