@@ -71,7 +71,6 @@ export interface FlakeEvidence {
 /** What decides `knownFlake` for a failing test of a commit. */
 export interface FlakeFit {
   state: TestState;
-  flakeRate: number;
   /** Where the test became flaky (null: unknown). */
   flakySince: { branch: string; at: number } | null;
   /** The commit's branch and its first run's start. */
@@ -94,8 +93,8 @@ export interface FlakeFit {
 export const ESTABLISHED_EVENTS = 3;
 /**
  * The low end of a flake rate's uncertainty: this quantile of its Beta posterior (the model's prior
- * of RATE_PRIOR_FLAKY flaky runs in RATE_PRIOR_RUNS). A 4-in-12 flake's is 0.12, one event in 6
- * runs 0.012.
+ * of RATE_PRIOR_FLAKY flaky runs in RATE_PRIOR_RUNS). A 4-in-12 flake's is 0.12, one event in 7
+ * runs 0.009.
  */
 export const RATE_LOW_QUANTILE = 0.05;
 
@@ -113,6 +112,7 @@ export interface FlakeProof {
   /** Unproven: what is missing and how to prove it, in a sentence. Null otherwise. */
   hint: string | null;
 }
+
 /** Where the base branch's own history stands for a test, before the commit's runs. */
 export interface BaseHistory {
   /** Graded runs on the base branch within `BASE_WINDOW_DAYS`, and how many failed or flaked. */

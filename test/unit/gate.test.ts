@@ -86,7 +86,6 @@ describe('knownFlake', () => {
   const thin = { events: 1, runs: 7, flakyRuns: 1, gradedRuns: 7 };
   const fit = (over: Partial<FlakeFit> = {}): FlakeFit => ({
     state: 'flaky',
-    flakeRate: 0.3,
     flakySince: { branch: 'main', at: T - 1000 },
     commit,
     failedAttempts: 1,
@@ -109,7 +108,7 @@ describe('knownFlake', () => {
   });
 
   it('thin evidence (one flaky event) and a PR failing 1 or 2 attempts: unproven, with how to prove it', () => {
-    const one = flakeProof(fit({ evidence: thin, flakeRate: 0.12 }));
+    const one = flakeProof(fit({ evidence: thin }));
     expect(one).toMatchObject({ kind: 'unproven' });
     expect(one!.hint).toBe('failed 1 of 1 attempt; its flakiness rests on one event — re-run the test on this commit');
     expect(flakeProof(fit({ evidence: thin, failedAttempts: 2, attempts: 2 }))!.kind).toBe('unproven');

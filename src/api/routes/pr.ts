@@ -63,7 +63,6 @@ async function loadCommit(d: PrRouteDeps, repo: PrSummaryRepo, projectId: string
     // The one rule for a known flake (src/domain/gate.ts flakeProof).
     const proof = flakeProof({
       state: testState,
-      flakeRate: state?.flakeRate ?? 0,
       flakySince: testState === 'flaky' ? since : null,
       commit: { branch: commit.branch, firstRunAt: commit.firstRunAt },
       failedAttempts: r.fails + r.flakies,
