@@ -4,6 +4,7 @@ import sax from 'sax';
 import type { SAXOptions, Tag } from 'sax';
 import { deriveRunStatus } from '../../domain/batch.js';
 import { canonicalText } from '../../domain/identity.js';
+import { junitTestNames } from '../../domain/junit-names.js';
 import type { ArtifactRef, ExecutionError, ExecutionInput, RunStatus, TestStatus } from '../../domain/batch.js';
 import {
   MAX_MESSAGE_CHARS,
@@ -50,6 +51,8 @@ interface FailureInfo {
 
 interface CaseState {
   attrs: Record<string, string>;
+  /** The classname attribute, undefined when absent (present and empty is an empty suite for some producers). */
+  classname: string | undefined;
   suite: SuiteFrame | undefined;
   failures: FailureInfo[];
   retries: FailureInfo[];
@@ -150,14 +153,20 @@ export function parseJUnit(xml: string, opts: { now: number; maxExecutions?: num
   const frames: Frame[] = [];
   let testcase: CaseState | undefined;
   let sawRoot = false;
+  /** The root <testsuites name> (Vitest's `vitest tests`, jest-junit's `jest tests`). */
+  let reportName = '';
 
   const finishCase = (tc: CaseState): void => {
     const suiteFrame = tc.suite;
-    const title = tc.attrs['name'] || '(unnamed)';
-    const classname = tc.attrs['classname'] ?? '';
-    const suite = classname || suiteFrame?.name || '';
-    const filePath =
-      tc.attrs['file'] || suiteFrame?.file || (classname ? classname.replaceAll('.', '/') : suiteFrame?.name || '');
+    // File, suite and title as the producer meant them (Vitest, jest-junit, …: src/domain/junit-names.ts).
+    const { filePath, suite, title } = junitTestNames({
+      reportName,
+      suiteName: suiteFrame?.name ?? '',
+      suiteFile: suiteFrame?.file ?? '',
+      classname: tc.classname,
+      name: tc.attrs['name'] ?? '',
+      file: tc.attrs['file'] || undefined,
+    });
     const startedAt = parseJUnitTimestamp(tc.attrs['timestamp']) ?? suiteFrame?.timestamp ?? opts.now;
     const durationMs = secondsToMs(tc.attrs['time']);
     let attributes: Record<string, string> | undefined;
@@ -213,6 +222,7 @@ export function parseJUnit(xml: string, opts: { now: number; maxExecutions?: num
       // sax accepts a second top-level element; XML (and so concatenated reports) does not.
       if (sawRoot) throw invalid(`Multiple root elements ${position()}`);
       sawRoot = true;
+      if (name === 'testsuites') reportName = attr(tag, 'name');
       if (name !== 'testsuites' && name !== 'testsuite') {
         throw invalid(`root element <${name}> is not <testsuites> or <testsuite>`);
       }
@@ -236,6 +246,7 @@ export function parseJUnit(xml: string, opts: { now: number; maxExecutions?: num
         for (const k of ['name', 'classname', 'file', 'time', 'timestamp', 'status']) attrs[k] = attr(tag, k);
         testcase = {
           attrs,
+          classname: tag.attributes['classname']?.trim(),
           suite: suites[suites.length - 1],
           failures: [],
           retries: [],

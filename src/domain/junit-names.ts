@@ -1,0 +1,61 @@
+// Which test a JUnit <testcase> is: its file, suite and title, read the way the tool that wrote the
+// report meant them, so a test sent through its runner's reporter (src/reporter/), through that
+// runner's JUnit file or over OTLP is one test (the identity is file + suite + title + params,
+// src/domain/identity.ts). JUnit has no standard for any of the three: each producer puts them in
+// different attributes. The conventions read here, each from real reports
+// (test/fixtures/junit/vitest/, test/fixtures/junit/jest/):
+//   - Vitest (`--reporter=junit`): <testsuite name> and <testcase classname> are the file path
+//     (relative to the Vitest root); <testcase name> is the describe blocks and the title joined
+//     with " > ", as the reporter joins the suite. Read before: file `src/math/test/ts` (the
+//     classname's dots made slashes, as for a Java class), suite `src/math.test.ts`.
+//   - jest-junit with the options the README gives (`addFileAttribute`, classname `{classname}`,
+//     title `{title}`, `ancestorSeparator: " > "`): <testcase file> is the path, classname the
+//     describe blocks (empty for a test outside any), name the title. With jest-junit's defaults the
+//     file is not in the report at all and the describe blocks are joined to the title by blanks,
+//     so such a report cannot name the reporter's test; it stays as it was read before.
+//   - Everything else as before: a Java/Python-style dotted classname is the suite, and with its
+//     dots made slashes the file (when no `file` attribute or suite file says otherwise).
+
+export interface JUnitCaseNames {
+  /** `name` of the report's root <testsuites> ('' when absent or the root is a <testsuite>). */
+  reportName: string;
+  /** `name` and `file` of the innermost enclosing <testsuite> (inherited from outer ones). */
+  suiteName: string;
+  suiteFile: string;
+  /** The <testcase> attributes, trimmed; undefined when the attribute is absent. */
+  classname: string | undefined;
+  name: string;
+  file: string | undefined;
+}
+
+export interface JUnitTestNames {
+  filePath: string;
+  suite: string;
+  title: string;
+}
+
+/** How Vitest joins a test's describe blocks and title in <testcase name> (and the reporters join the suite). */
+const VITEST_SEPARATOR = ' > ';
+/** Vitest's default <testsuites name>. */
+const VITEST_REPORT_NAME = 'vitest tests';
+
+/** A JavaScript/TypeScript source file, or any path with a directory: never a dotted class name. */
+export function looksLikeFilePath(value: string): boolean {
+  return /\.(?:[cm]?[jt]sx?|vue|svelte|astro)$/i.test(value) || /[\\/]/.test(value);
+}
+
+export function junitTestNames(c: JUnitCaseNames): JUnitTestNames {
+  const title = c.name || '(unnamed)';
+  const classname = c.classname ?? '';
+  // Vitest: the classname is the file (and the suite's name), the name carries the describe blocks.
+  if (classname !== '' && looksLikeFilePath(classname) && (classname === c.suiteName || c.reportName === VITEST_REPORT_NAME) && !c.file) {
+    const parts = title.split(VITEST_SEPARATOR);
+    const own = parts.pop() || title;
+    return { filePath: classname, suite: parts.join(VITEST_SEPARATOR), title: own };
+  }
+  // A producer that names the file on the test case: its classname (present, even empty) is the suite.
+  if (c.file) return { filePath: c.file, suite: c.classname ?? c.suiteName, title };
+  const suite = classname || c.suiteName;
+  const filePath = c.suiteFile || (classname ? (looksLikeFilePath(classname) ? classname : classname.replaceAll('.', '/')) : c.suiteName);
+  return { filePath, suite, title };
+}
