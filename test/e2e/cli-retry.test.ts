@@ -125,7 +125,7 @@ describe('flakehouse run --retry-failed', () => {
       'wobbly#1:fail:',
       'wobbly#2:pass:retry',
     ]);
-  });
+  }, 240_000); // nine CLI processes, each a real test command and a report: about 20 s on a quiet machine
 
   it('more failing tests than --retry-max-tests: none is retried', async () => {
     const sha = nextSha();
@@ -134,5 +134,5 @@ describe('flakehouse run --retry-failed', () => {
     expect(r.code).toBe(1);
     expect(r.stderr).toContain('retry: 2 tests failed, more than --retry-max-tests 1: none retried');
     expect(counter('a') - before).toBe(1);
-  });
+  }, 60_000);
 });
