@@ -20,12 +20,11 @@ import { statsRoute } from './api/routes/stats.js';
 import type { ServerSettings } from './config/daemon-env.js';
 import type { LoadedServiceConfig } from './config/service-yml.js';
 import { redactLiteral } from './log-redaction.js';
-import type { AdmissionCheck } from './pipeline/component.js';
 import type { PipelineGraph } from './pipeline/graph.js';
 import { buildHost, pipelineSettings } from './pipeline/host.js';
 import { PipelineRuntime } from './pipeline/runtime.js';
 import type { Queue } from './queue/types.js';
-import { ingestDoor, openIntake } from './intake.js';
+import { openIntake, receiverWiring } from './intake.js';
 import type { ProjectRepo } from './store/projects.js';
 import type { SelfTelemetry } from './telemetry/self-telemetry.js';
 import { AGENT_PROJECT_ID, AgentAuthenticator, resolveAdminToken, resolveAgentToken } from './agent/auth.js';
@@ -91,18 +90,16 @@ export async function startAgent(opts: AgentOptions): Promise<Agent> {
   const oneProject = { list: async () => [{ id: AGENT_PROJECT_ID, slug: AGENT_PROJECT_ID }] } as unknown as ProjectRepo;
   for (const r of [...healthRoutes(storage), ...deadJobRoutes(queue, oneProject)]) app.routes.add(r);
 
-  // The ingest routes' door checks (src/api/route.ts), for receivers with their own listener (OTLP/gRPC).
-  const door = ingestDoor(auth, rateLimiter, ingest, app.listener);
-  const listeners = new Map<string, string>();
+  // What receivers get: the route table, the ingest service and the HTTP routes' checks for those with their own listener (OTLP/gRPC).
+  const { door, admission, listeners } = receiverWiring(app, auth, rateLimiter, ingest);
   const host = buildHost({
     logger,
     projectConfigs: storelessProjectConfigs(opts.service),
     extensions: storelessExtensions(),
     settings: pipelineSettings(settings),
     outbox: queue.outbox,
-    ...(servesIngest ? { door: { http: app.routes, ingest, admission: door, listeners: { add: (name, address) => void listeners.set(name, address) } } } : {}),
+    ...(servesIngest ? { door } : {}),
   });
-  const admission = { add: (check: AdmissionCheck) => ingest.addCheck(check) };
   // One thread, role `all`: the pipeline thread exists to keep the store's heavy processors off the
   // thread that answers HTTP; an agent's work (normalize, encode, post) is light, and a second
   // thread would load every module again (SERVICE_PIPELINE_THREAD does not apply here).

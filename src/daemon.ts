@@ -17,7 +17,6 @@ import { adminRoutes } from './api/routes/admin.js';
 import { deadJobRoutes } from './api/routes/dead-jobs.js';
 import { settingsRoutes } from './api/routes/settings.js';
 import { ProjectConfigs } from './config/resolved-project-config.js';
-import type { AdmissionCheck } from './pipeline/component.js';
 import { RetentionSweeper } from './pipeline/retention-sweeper.js';
 import { healthRoutes } from './api/routes/daemon-health.js';
 import { runRoutes } from './api/routes/runs.js';
@@ -32,7 +31,7 @@ import { buildHost, pipelineSettings } from './pipeline/host.js';
 import { ServiceExtensions } from './pipeline/extensions.js';
 import { PipelineThread } from './pipeline/thread/threaded.js';
 import type { Queue } from './queue/types.js';
-import { ingestDoor, openIntake } from './intake.js';
+import { openIntake, receiverWiring } from './intake.js';
 import type { NatsConnection } from 'nats';
 import { TokenSnapshotPublisher } from './tokens/snapshot.js';
 import { openStore, type OpenedStore } from './store/client.js';
@@ -219,9 +218,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   }
 
   const componentSettings = pipelineSettings(settings);
-  // The ingest routes' onRequest checks (src/api/route.ts), for receivers with their own listener.
-  const door = ingestDoor(auth, rateLimiter, ingest, app.listener);
-  const listeners = new Map<string, string>();
+  // What receivers get: the route table, the ingest service and the HTTP routes' checks for those with their own listener.
+  const { door, admission, listeners } = receiverWiring(app, auth, rateLimiter, ingest);
   // Extensions (file_storage) run where processors and exporters do: here only without the pipeline thread.
   const threaded = settings.pipelineThread;
   const extensions = threaded ? undefined : new ServiceExtensions(graph.extensions, { dataDir: settings.dataDir, logger, store });
@@ -230,10 +228,9 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     projectConfigs,
     settings: componentSettings,
     outbox: queue.outbox,
-    ...(servesIngest ? { door: { http: app.routes, ingest, admission: door, listeners: { add: (name, address) => void listeners.set(name, address) } } } : {}),
+    ...(servesIngest ? { door } : {}),
     ...(extensions ? { extensions } : {}),
   });
-  const admission = { add: (check: AdmissionCheck) => ingest.addCheck(check) };
   // Receivers serve HTTP on this thread; processors and exporters run on the pipeline thread,
   // which reaches the store and the queue through this one, or (SERVICE_PIPELINE_THREAD=false) on
   // this thread as a runtime of their own, which a reload swaps (src/pipeline/reload.ts).

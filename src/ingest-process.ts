@@ -18,10 +18,9 @@ import { metricsRoute } from './api/routes/metrics.js';
 import { statsRoute } from './api/routes/stats.js';
 import type { ServerSettings } from './config/daemon-env.js';
 import type { LoadedServiceConfig } from './config/service-yml.js';
-import { ingestDoor } from './api/ingest-door.js';
+import { receiverWiring } from './api/ingest-door.js';
 import { IngestService } from './ingest/service.js';
 import { redactLiteral } from './log-redaction.js';
-import type { AdmissionCheck } from './pipeline/component.js';
 import type { PipelineGraph } from './pipeline/graph.js';
 import { buildHost, pipelineSettings } from './pipeline/host.js';
 import { PipelineRuntime } from './pipeline/runtime.js';
@@ -83,17 +82,15 @@ export async function startIngestProcess(opts: IngestProcessOptions): Promise<In
   const { telemetry, app } = await openFront({ settings, logger, deps: { auth, rateLimiter, admitIngest: () => ingest.admit() }, queueStats: () => q.stats(), graph });
   for (const r of healthRoutes(undefined, () => natsUnreadiness(nc))) app.routes.add(r);
 
-  const door = ingestDoor(auth, rateLimiter, ingest, app.listener);
-  const listeners = new Map<string, string>();
+  const { door, admission, listeners } = receiverWiring(app, auth, rateLimiter, ingest);
   const host = buildHost({
     logger,
     projectConfigs: storelessProjectConfigs(opts.service),
     extensions: storelessExtensions(),
     settings: pipelineSettings(settings),
     outbox: queue.outbox,
-    door: { http: app.routes, ingest, admission: door, listeners: { add: (name, address) => void listeners.set(name, address) } },
+    door,
   });
-  const admission = { add: (check: AdmissionCheck) => ingest.addCheck(check) };
   // Receivers only: the processors and exporters of the graph run on the workers.
   const receivers = new PipelineRuntime({ graph, host, queue, admission, work: false, role: 'receivers', pollIntervalMs: settings.queue.pollIntervalMs });
   app.routes.add(statsRoute(queue, receivers));

@@ -83,4 +83,4 @@ async function openNatsIntake(settings: ServerSettings, url: string, logger: Log
 }
 
 // The door checks for receivers with their own listener, wired to the API's authenticator.
-export { ingestDoor } from './api/ingest-door.js';
+export { receiverWiring } from './api/ingest-door.js';

@@ -48,7 +48,7 @@ export class IngestService {
     private readonly storage?: StorageGuard,
   ) {}
 
-  /** A processor's door check (the Host's `admission` port): consulted by every admit() after it. */
+  /** A processor's door check (RuntimeOptions.admission): consulted by every admit() after it. */
   addCheck(check: AdmissionCheck): void {
     this.checks.push(check);
   }
