@@ -1,6 +1,7 @@
 // The runner reporters against the runner versions the README's "Supported runners" table names,
 // each installed from the npm registry at that exact version (test/helpers/runner-install.ts,
-// cached under .cache/runners/), not the repository's own: on Vitest 3.2 the Vitest reporter used to
+// cached under .cache/runners/; a runner needing a newer Node than the tests' runs on .ci/run's
+// pinned Node 24, also from the registry), not the repository's own: on Vitest 3.2 the Vitest reporter used to
 // throw `testCase.artifacts is not a function` once per test and Vitest exited 1 on a green suite.
 // For every runner, in a scratch project that uses the client package as a user's does:
 //   - a green suite exits 0 with the reporter and its run is stored in a real daemon, whole;
@@ -11,7 +12,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
-import { installedRunner } from '../helpers/runner-install.js';
+import { installedNode, installedRunner } from '../helpers/runner-install.js';
 
 type Kind = 'vitest' | 'jest' | 'playwright';
 
@@ -19,9 +20,15 @@ interface Runner {
   kind: Kind;
   /** What is installed: `name@exact-version`. */
   packages: string[];
-  /** The Node major the runner itself requires (its `engines`); skipped below it. */
+  /**
+   * The Node major the runner itself requires (its `engines`): below it the runner runs on the
+   * pinned Node 24 of .ci/run (installed from the registry), and is skipped where there is none.
+   */
   minNode?: number;
 }
+
+/** .ci/run's pinned Node 24. */
+const NODE24 = '24.21.0';
 
 // Keep in step with the README's "Supported runners" table.
 const MATRIX: Runner[] = [
@@ -35,7 +42,10 @@ const MATRIX: Runner[] = [
 ];
 
 const label = (r: Runner): string => r.packages[0]!;
-const runs = (r: Runner): boolean => Number(process.versions.node.split('.')[0]) >= (r.minNode ?? 0);
+const nodeMajor = Number(process.versions.node.split('.')[0]);
+/** The Node each runner runs on: this one, or Node 24 when it needs a newer one. */
+const nodeFor = new Map<string, string>();
+const runs = (r: Runner): boolean => nodeFor.has(label(r));
 
 /** The sample project of each kind: its config (reporters from FH_REPORTER, suite from FH_SUITE) and tests. */
 const PROJECTS: Record<Kind, Record<string, string>> = {
@@ -146,7 +156,12 @@ beforeAll(async () => {
   td = await startTestDaemon({ env: { SERVICE_RATE_LIMIT_MAX: '100000' } });
   scratch = mkdtempSync(path.join(tmpdir(), 'fh-runner-matrix-'));
   // One at a time: two cores are shared with the rest of the suite. Cached after the first run.
-  for (const r of MATRIX.filter(runs)) installs.set(label(r), await installedRunner(r.packages));
+  for (const r of MATRIX) {
+    const node = nodeMajor >= (r.minNode ?? 0) ? process.execPath : await installedNode(NODE24);
+    if (node === undefined) continue;
+    nodeFor.set(label(r), node);
+    installs.set(label(r), await installedRunner(r.packages));
+  }
 }, 600_000);
 
 afterAll(async () => {
@@ -173,7 +188,7 @@ interface Outcome {
 /** Runs the suite as CI would: its own cwd, a clean environment, the daemon's endpoint and token. */
 function runSuite(r: Runner, project: string, suite: 'green' | 'red', opts: { reporter: boolean; branch: string }): Promise<Outcome> {
   const sampleTmp = mkdtempSync(path.join(scratch, 'tmp-'));
-  const child = spawn(process.execPath, COMMAND[r.kind](installs.get(label(r))!), {
+  const child = spawn(nodeFor.get(label(r))!, COMMAND[r.kind](installs.get(label(r))!), {
     cwd: project,
     env: {
       PATH: process.env.PATH ?? '',
@@ -218,11 +233,12 @@ const byTitle = (run: StoredRun): [string, string, string][] =>
   run.executions.map((e): [string, string, string] => [e.suite, e.title, e.status]).sort((a, b) => a[1].localeCompare(b[1]));
 
 describe.each(MATRIX.map((r) => [label(r), r] as const))('%s with its flakehouse reporter', (name, runner) => {
-  if (!runs(runner)) {
-    it.skip(`needs Node ${runner.minNode} (this is ${process.versions.node})`, () => {});
-    return;
-  }
-  it('a green suite exits 0 and its run is stored whole', { timeout: 120_000 }, async () => {
+  // Decided in beforeAll (an install), so checked in each test.
+  const skipUnlessRunnable = (ctx: { skip: (note?: string) => void }): void => {
+    if (!runs(runner)) ctx.skip(`needs Node ${runner.minNode}, and no Node ${NODE24} binary for this platform`);
+  };
+  it('a green suite exits 0 and its run is stored whole', { timeout: 120_000 }, async (ctx) => {
+    skipUnlessRunnable(ctx);
     const branch = `matrix-${name}-green`;
     const ran = await runSuite(runner, sampleProject(runner), 'green', { reporter: true, branch });
     expect(ran.output).not.toMatch(/could not handle/);
@@ -243,7 +259,8 @@ describe.each(MATRIX.map((r) => [label(r), r] as const))('%s with its flakehouse
     }
   });
 
-  it('a failing suite exits as it does without the reporter (1), and is stored', { timeout: 120_000 }, async () => {
+  it('a failing suite exits as it does without the reporter (1), and is stored', { timeout: 120_000 }, async (ctx) => {
+    skipUnlessRunnable(ctx);
     const project = sampleProject(runner);
     const without = await runSuite(runner, project, 'red', { reporter: false, branch: `matrix-${name}-red-bare` });
     expect(without.code, without.output).toBe(1);

