@@ -97,6 +97,8 @@ class ExportCheck {
     if (this.tail !== '') this.line(this.tail);
     if (this.lines === 0) throw new Error('the export is empty');
     const summary = parseLine(this.last);
+    // A failure after the server's 200 ends the file with an error line instead (docs/export.md).
+    if (summary?.type === 'error') throw new Error(`the server stopped the export early (${String(summary.error)}): ${String(summary.message)}`);
     if (summary?.type !== 'summary') throw new Error('the export ends without its summary line (cut short)');
     const counts = (summary.counts ?? {}) as Record<string, number>;
     for (const name of new Set([...Object.keys(counts), ...this.seen.keys()])) {

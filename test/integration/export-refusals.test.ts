@@ -9,11 +9,15 @@
 // The object store here is a small S3 stand-in on a loopback port whose behaviour the test switches
 // (s3rver cannot be made to fail one request and not another); ClickHouse, the queue and the
 // daemon are the real ones.
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nativeBatch, startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
+import { runCli } from '../helpers/process.js';
 
 type Mode = 'probe-only' | 'ok';
 
@@ -124,6 +128,16 @@ describe('GET /v1/export that cannot be whole', () => {
       error: 'export_failed',
       message: 'the export stopped early (the database or the artifact store failed): the lines above are correct but the export is incomplete (no summary line); retry',
     });
+    // `flakehouse export` says why, and leaves no file.
+    const dir = mkdtempSync(path.join(tmpdir(), 'fh-export-refusals-'));
+    try {
+      const cli = await runCli(['export', '--out', 'x.ndjson.gz'], { cwd: dir, env: { SERVICE_ENDPOINT: td.url, SERVICE_TOKEN: td.token } });
+      expect(cli.code).toBe(1);
+      expect(cli.stderr).toContain('the server stopped the export early (export_failed): the export stopped early');
+      expect(existsSync(path.join(dir, 'x.ndjson.gz')) || existsSync(path.join(dir, 'x.ndjson.gz.partial'))).toBe(false);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
     // The export's slot is free again.
     mode = 'ok';
     expect((await exportRaw(bearer(td.token))).status).toBe(200);
