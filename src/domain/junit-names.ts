@@ -8,6 +8,9 @@
 //     (relative to the Vitest root); <testcase name> is the describe blocks and the title joined
 //     with " > ", as the reporter joins the suite. Read before: file `src/math/test/ts` (the
 //     classname's dots made slashes, as for a Java class), suite `src/math.test.ts`.
+//   - Playwright's `junit` reporter: the same, with " › " between the describe blocks and the
+//     title, and the path relative to `testDir` (the reporter's is relative to the repository root:
+//     they agree when `testDir` is the root).
 //   - jest-junit with the options the README gives (`addFileAttribute`, classname `{classname}`,
 //     title `{title}`, `ancestorSeparator: " > "`): <testcase file> is the path, classname the
 //     describe blocks (empty for a test outside any), name the title. With jest-junit's defaults the
@@ -36,6 +39,8 @@ export interface JUnitTestNames {
 
 /** How Vitest joins a test's describe blocks and title in <testcase name> (and the reporters join the suite). */
 const VITEST_SEPARATOR = ' > ';
+/** How Playwright joins them in its JUnit <testcase name>. */
+const PLAYWRIGHT_SEPARATOR = ' › ';
 /** Vitest's default <testsuites name>. */
 const VITEST_REPORT_NAME = 'vitest tests';
 
@@ -47,9 +52,11 @@ export function looksLikeFilePath(value: string): boolean {
 export function junitTestNames(c: JUnitCaseNames): JUnitTestNames {
   const title = c.name || '(unnamed)';
   const classname = c.classname ?? '';
-  // Vitest: the classname is the file (and the suite's name), the name carries the describe blocks.
+  // Vitest, Playwright: the classname is the file (and the suite's name), the name carries the
+  // describe blocks, joined as the reporters join the suite.
   if (classname !== '' && looksLikeFilePath(classname) && (classname === c.suiteName || c.reportName === VITEST_REPORT_NAME) && !c.file) {
-    const parts = title.split(VITEST_SEPARATOR);
+    const separator = c.reportName !== VITEST_REPORT_NAME && title.includes(PLAYWRIGHT_SEPARATOR) ? PLAYWRIGHT_SEPARATOR : VITEST_SEPARATOR;
+    const parts = title.split(separator);
     const own = parts.pop() || title;
     return { filePath: classname, suite: parts.join(VITEST_SEPARATOR), title: own };
   }

@@ -18,7 +18,7 @@ const SAMPLE = path.join(REPO_ROOT, 'test/fixtures/runners/junit-sample');
 
 interface Case {
   name: string;
-  kind: 'vitest' | 'jest';
+  kind: 'vitest' | 'jest' | 'playwright';
   packages: string[];
   command: (install: string) => string[];
   env: Record<string, string>;
@@ -38,6 +38,13 @@ const CASES: Case[] = [
     packages: ['vitest@3.2.7'],
     command: (d) => [path.join(d, 'node_modules/vitest/vitest.mjs'), 'run', '--config', 'vitest.config.ts'],
     env: { FH_REPORTERS: 'default,flakehouse/vitest,junit' },
+  },
+  {
+    name: 'Playwright 1.65.1, junit reporter (testDir the project root)',
+    kind: 'playwright',
+    packages: ['@playwright/test@1.65.1'],
+    command: (d) => [path.join(d, 'node_modules/@playwright/test/cli.js'), 'test', '--config', 'playwright.config.ts'],
+    env: { FH_REPORTERS: 'list,flakehouse/playwright,junit' },
   },
   {
     name: 'Jest 30.5.2 with jest-junit 17.0.0 configured as the README says',
@@ -87,7 +94,7 @@ describe.each(CASES.map((c) => [c.name, c] as const))('%s and the flakehouse rep
   it('name each test of the sample as one test', { timeout: 180_000 }, async () => {
     const project = mkdtempSync(path.join(scratch, `${c.kind}-`));
     cpSync(path.join(SAMPLE, c.kind), project, { recursive: true });
-    writeFileSync(path.join(project, 'package.json'), JSON.stringify(c.kind === 'vitest' ? { private: true, type: 'module' } : { private: true }));
+    writeFileSync(path.join(project, 'package.json'), JSON.stringify(c.kind === 'jest' ? { private: true } : { private: true, type: 'module' }));
     symlinkSync(path.join(installs.get(c.name)!, 'node_modules'), path.join(project, 'node_modules'), 'dir');
     const junitFile = path.join(project, 'junit.xml');
     const slug = name.replace(/[^a-z0-9]+/gi, '-').toLowerCase();

@@ -11,7 +11,7 @@ import { parseJUnit } from '../../src/receivers/junit/parse.js';
 import { startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
 
 const FIXTURES = path.resolve(import.meta.dirname, '../fixtures/junit');
-const fixtureFiles = ['dorny', 'mikepenz', 'vitest', 'jest'].flatMap((dir) =>
+const fixtureFiles = ['dorny', 'mikepenz', 'vitest', 'jest', 'playwright'].flatMap((dir) =>
   readdirSync(path.join(FIXTURES, dir))
     .filter((f) => f.endsWith('.xml'))
     .sort()

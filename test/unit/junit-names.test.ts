@@ -1,6 +1,6 @@
 // Which test a JUnit <testcase> is, per producer (src/domain/junit-names.ts), on reports written by
 // the real tools (test/fixtures/junit/vitest/, jest/: the sample project test/fixtures/runners/junit-sample/
-// run with Vitest 3.2.7 and 4.1.12, and with Jest 30.5.2 + jest-junit 17.0.0). Each must name the
+// run with Vitest 3.2.7 and 4.1.12, Playwright 1.65.1, and Jest 30.5.2 + jest-junit 17.0.0). Each must name the
 // tests as the runner's reporter does: the file, the describe blocks joined with " > ", the title.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -41,6 +41,10 @@ const AS_THE_REPORTER_NAMES_THEM = (ext: string): [string, string, string][] =>
 describe('JUnit producers’ conventions', () => {
   it.each(['vitest/vitest-3.2.7.xml', 'vitest/vitest-4.1.12.xml'])('Vitest’s --reporter=junit (%s): file from classname, suite and title from the name', (file) => {
     expect(names(file)).toEqual(AS_THE_REPORTER_NAMES_THEM('ts'));
+  });
+
+  it('Playwright’s junit reporter (testDir the project root): file from classname, describe blocks and title from the name split at " › "', () => {
+    expect(names('playwright/playwright-1.65.1.xml')).toEqual(AS_THE_REPORTER_NAMES_THEM('ts'));
   });
 
   it('jest-junit with the options the README gives: file attribute, classname the describe blocks (empty outside one), name the title', () => {

@@ -9,7 +9,7 @@ import type { JUnitParseResult } from '../../src/receivers/junit/parse.js';
 const FIXTURES = path.resolve(import.meta.dirname, '../fixtures/junit');
 const NOW = Date.UTC(2025, 0, 2, 3, 4, 5);
 
-const fixtureFiles = ['dorny', 'mikepenz', 'vitest', 'jest'].flatMap((dir) =>
+const fixtureFiles = ['dorny', 'mikepenz', 'vitest', 'jest', 'playwright'].flatMap((dir) =>
   readdirSync(path.join(FIXTURES, dir))
     .filter((f) => f.endsWith('.xml'))
     .sort()
