@@ -67,4 +67,12 @@ describe('the CLI when its output stops being read', () => {
     },
     60_000,
   );
+
+  it('a closed stderr loses only the diagnostics: the command exits with its own code', async () => {
+    const child = spawn(process.execPath, [BIN, 'flaky', '--state', 'sideways'], { env: env(), stdio: ['ignore', 'pipe', 'pipe'] });
+    child.stderr.destroy();
+    const ran = await collect(child);
+    // A usage error: exit 2, as with stderr open.
+    expect(ran.code).toBe(2);
+  }, 60_000);
 });
