@@ -153,7 +153,7 @@ export const errors = {
       body: { contentType },
     }),
   /**
-   * 502: the artifact bucket (SERVICE_S3_*) did not answer a listing, so an export, which lists the
+   * 502: the artifact bucket (`SERVICE_S3_BUCKET`) did not answer a listing, so an export, which lists the
    * project's objects, is refused before its 200 instead of being cut short after its rows.
    */
   artifactStoreUnavailable: () =>
