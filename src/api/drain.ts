@@ -73,13 +73,16 @@ export function drainOnClose(fastify: FastifyInstance, requestTimeoutMs: number)
     if (!res.headersSent) res.setHeader('connection', 'close');
     if (req.complete) return;
     const timeoutLeft = startedAt + requestTimeoutMs - now;
+    // Which bound ends the wait is decided here: a timer may fire a fraction of a millisecond
+    // before performance.now() says the request timeout has passed.
+    const byRequestTimeout = timeoutLeft <= SHUTDOWN_DRAIN_MS;
     const timer = setTimeout(
       () => {
         if (req.complete || socket.destroyed) return;
-        const timedOut = performance.now() - startedAt >= requestTimeoutMs;
+        const timedOut = byRequestTimeout || performance.now() - startedAt >= requestTimeoutMs;
         answerAndClose(socket, timedOut ? errors.requestTimeout() : errors.notReady('the server is shutting down; send the request again'));
       },
-      Math.max(0, Math.min(SHUTDOWN_DRAIN_MS, timeoutLeft)),
+      Math.max(0, Math.ceil(Math.min(SHUTDOWN_DRAIN_MS, timeoutLeft))),
     );
     timer.unref();
     res.once('close', () => clearTimeout(timer));

@@ -1,6 +1,6 @@
 // The runner reporters against the runner versions the README's "Supported runners" table names,
 // each installed from the npm registry at that exact version (test/helpers/runner-install.ts,
-// cached under .cache/runners/; a runner needing a newer Node than the tests' runs on .ci/run's
+// cached machine-wide under ~/.cache/flakehouse/runners; a runner needing a newer Node than the tests' runs on .ci/run's
 // pinned Node 24, also from the registry), not the repository's own: on Vitest 3.2 the Vitest reporter used to
 // throw `testCase.artifacts is not a function` once per test and Vitest exited 1 on a green suite.
 // For every runner, in a scratch project that uses the client package as a user's does:

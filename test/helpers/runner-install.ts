@@ -1,15 +1,19 @@
-// Test runners at exact versions, installed from the npm registry once into .cache/runners/ (git
-// ignored) and reused by later runs: a test that checks the reporters against Vitest 3 and Jest 29
-// needs those versions, not the repository's own. Installed into a temp directory and renamed into
-// place, so two test processes installing the same version at once both end with a whole install.
-// The client package (client/, the `flakehouse` the user installs) is linked in as
-// node_modules/flakehouse, so a project's config names the reporters as a user's does.
+// Test runners at exact versions, installed from the npm registry once and reused by later runs:
+// a test that checks the reporters against Vitest 3 and Jest 29 needs those versions, not the
+// repository's own. The cache is the machine's, not the checkout's (FLAKEHOUSE_RUNNERS_CACHE, by
+// default ~/.cache/flakehouse/runners), as npm's own is: a fresh clone (CI's) would otherwise
+// install six runners again on every run, minutes of the suite. Installed into a temp directory and
+// renamed into place, so two test processes installing the same version at once both end with a
+// whole install. The client package (client/, the `flakehouse` the user installs) is linked in as
+// node_modules/flakehouse, pointing at this checkout's client: a cached install may have been
+// linked by another checkout.
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readlinkSync, renameSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
 import path from 'node:path';
 import { REPO_ROOT } from './process.js';
 
-export const RUNNERS_CACHE = path.join(REPO_ROOT, '.cache/runners');
+export const RUNNERS_CACHE = process.env.FLAKEHOUSE_RUNNERS_CACHE ?? path.join(homedir(), '.cache/flakehouse/runners');
 
 function npmInstall(dir: string, packages: string[]): Promise<void> {
   return new Promise((resolve, reject) => {
@@ -47,15 +51,30 @@ export async function installedRunner(packages: string[]): Promise<string> {
       rmSync(tmp, { recursive: true, force: true });
     }
   }
-  const link = path.join(dir, 'node_modules/flakehouse');
-  if (!existsSync(link)) {
+  linkClient(path.join(dir, 'node_modules/flakehouse'), path.join(REPO_ROOT, 'client'));
+  return dir;
+}
+
+/** Points `link` at `target`, replacing a link to another checkout's client (or a dangling one). */
+function linkClient(link: string, target: string): void {
+  for (let attempt = 0; attempt < 3; attempt++) {
+    let current: string | undefined;
     try {
-      symlinkSync(path.join(REPO_ROOT, 'client'), link, 'dir');
+      current = readlinkSync(link);
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    }
+    if (current === target) return;
+    try {
+      if (current !== undefined) unlinkSync(link);
+      symlinkSync(target, link, 'dir');
+      return;
+    } catch (err) {
+      // Another test process of this checkout relinked it meanwhile: look again.
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code !== 'EEXIST' && code !== 'ENOENT') throw err;
     }
   }
-  return dir;
 }
 
 /**

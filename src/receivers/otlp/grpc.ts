@@ -224,10 +224,11 @@ function serveCall(stream: ServerHttp2Stream, headers: IncomingHttpHeaders, deps
   stream.once('close', () => clearTimeout(timeout));
   const call: Call = { stream, reading: true, served: Promise.resolve() };
   deps.calls.add(call);
+  let claim: ReturnType<typeof listener.bodies.claim> | undefined;
   call.served = (async () => {
     // Nothing of the message is read until the caller is known and holds a body slot.
     const { projectId } = await deps.door.authenticate(headerValue(headers, 'authorization'));
-    const claim = listener.bodies.claim(settings.bodyWaitMs, false);
+    claim = listener.bodies.claim(settings.bodyWaitMs, false);
     stream.once('close', claim.release);
     if (!(await claim.granted)) throw listener.bodiesBusy();
     if (stream.destroyed) return;
@@ -244,7 +245,12 @@ function serveCall(stream: ServerHttp2Stream, headers: IncomingHttpHeaders, deps
       deps.logger.error({ err }, 'otlp grpc export failed');
       sendStatus(stream, grpcInternalError());
     })
-    .finally(() => deps.calls.delete(call));
+    .finally(() => {
+      // Answered (or gone): nothing more of its message is read. Not left to the stream's 'close',
+      // which a refused stream still being sent to may not reach for a long time (Node 24).
+      claim?.release();
+      deps.calls.delete(call);
+    });
 }
 
 /** The client reset or closed the stream before its message was read. */
