@@ -51,6 +51,14 @@ export interface BatchResource {
    */
   mergeBase?: string;
   ciJobUrl?: string;
+  /**
+   * The CI job within the CI run (GitHub's `GITHUB_JOB`, GitLab's `CI_JOB_NAME`, …; over OTLP
+   * `cicd.pipeline.task.name`): runs of one commit are re-runs of each other only when they are the
+   * same job. Absent from older clients.
+   */
+  ciJobName?: string;
+  /** The job's matrix values, text by key (src/domain/ci-job.ts); absent when the job has none or the sender did not say. */
+  ciJobMatrix?: Record<string, string>;
 }
 
 export interface BatchRun {

@@ -75,7 +75,7 @@ function mergeResource(primary: BatchResource, fallback: BatchResource): BatchRe
   if (primary.branch === PLACEHOLDER_BRANCH) out.branch = fallback.branch;
   if (primary.ciProvider === 'other') out.ciProvider = fallback.ciProvider;
   if (primary.trigger === 'other') out.trigger = fallback.trigger;
-  for (const key of ['ciRunId', 'prNumber', 'shardIndex', 'shardTotal', 'repository', 'baseBranch', 'mergeBase', 'ciJobUrl'] as const) {
+  for (const key of ['ciRunId', 'prNumber', 'shardIndex', 'shardTotal', 'repository', 'baseBranch', 'mergeBase', 'ciJobUrl', 'ciJobName', 'ciJobMatrix'] as const) {
     if (primary[key] === undefined || primary[key] === '') (out as unknown as Record<string, unknown>)[key] = fallback[key];
   }
   return out;

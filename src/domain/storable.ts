@@ -82,6 +82,14 @@ export function sanitizeBatch(batch: IngestBatch): void {
   if (r.repository !== undefined) r.repository = str(r.repository, 'resource.repository');
   if (r.baseBranch !== undefined) r.baseBranch = str(r.baseBranch, 'resource.baseBranch');
   if (r.ciJobUrl !== undefined) r.ciJobUrl = str(r.ciJobUrl, 'resource.ciJobUrl');
+  if (r.ciJobName !== undefined) r.ciJobName = str(r.ciJobName, 'resource.ciJobName');
+  if (r.ciJobMatrix !== undefined) {
+    const m = r.ciJobMatrix;
+    if (typeof m !== 'object' || m === null) fail('resource.ciJobMatrix', 'expected an object');
+    const out: Record<string, string> = {};
+    for (const k of Object.keys(m)) out[str(k, 'resource.ciJobMatrix')] = str(m[k], `resource.ciJobMatrix.${k}`);
+    r.ciJobMatrix = out;
+  }
   if (r.prNumber !== undefined) uint(r.prNumber, STORABLE.maxUInt32, 'resource.prNumber');
   if (r.shardIndex !== undefined) uint(r.shardIndex, STORABLE.maxUInt16, 'resource.shardIndex');
   if (r.shardTotal !== undefined) uint(r.shardTotal, STORABLE.maxUInt16, 'resource.shardTotal');

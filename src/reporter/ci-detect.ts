@@ -15,6 +15,12 @@ export interface CiDetection {
   trigger: Trigger;
   /** `owner/name` when the CI names it. */
   repository?: string;
+  /**
+   * The job within the CI run (GitHub's job id, GitLab's job name, …): two jobs of one commit are
+   * two jobs, not a job and its re-run. Matrix values are the caller's (SERVICE_CI_JOB_MATRIX):
+   * only GitLab's parallel:matrix and Azure's matrix legs put them in the name.
+   */
+  jobName?: string;
 }
 
 export interface CiDetectInputs {
@@ -73,6 +79,8 @@ function github(v: Var, event: unknown): CiDetection {
       repository_dispatch: 'manual',
     }),
     repository: ownerName(repository),
+    // The job's id in the workflow file; every leg of a matrix shares it (GitHub exposes no matrix values).
+    jobName: v('GITHUB_JOB'),
   });
 }
 
@@ -99,6 +107,8 @@ function gitlab(v: Var): CiDetection {
       chat: 'manual',
     }),
     repository: ownerName(v('CI_PROJECT_PATH')),
+    // parallel:matrix jobs carry their values in the name: `test: [node, 20]`.
+    jobName: v('CI_JOB_NAME'),
   });
 }
 
@@ -116,6 +126,7 @@ function circleci(v: Var): CiDetection {
     jobUrl: v('CIRCLE_BUILD_URL'),
     trigger: prNumber !== undefined ? 'pull_request' : v('CIRCLE_BRANCH') ? 'push' : 'other',
     repository: user && repo ? ownerName(`${user}/${repo}`) : undefined,
+    jobName: v('CIRCLE_JOB'),
   });
 }
 
@@ -136,6 +147,8 @@ function buildkite(v: Var): CiDetection {
         ? 'pull_request'
         : mapTrigger(source, { webhook: 'push', schedule: 'schedule', ui: 'manual', api: 'manual', trigger_job: 'manual' }),
     repository: repositoryFromUrl(v('BUILDKITE_REPO')),
+    // The step's label (matrix values interpolated into it), else its key.
+    jobName: v('BUILDKITE_LABEL') ?? v('BUILDKITE_STEP_KEY'),
   });
 }
 
@@ -164,6 +177,8 @@ function azure(v: Var): CiDetection {
     }),
     // Only GitHub-hosted repositories are named owner/name; Azure Repos names are bare.
     repository: ownerName(v('BUILD_REPOSITORY_NAME')),
+    // The display name carries a matrix leg's name (`Test linux_node20`).
+    jobName: v('SYSTEM_JOBDISPLAYNAME') ?? v('SYSTEM_JOBNAME'),
   });
 }
 
@@ -180,7 +195,17 @@ function jenkins(v: Var): CiDetection {
     jobUrl: v('BUILD_URL'),
     trigger: prNumber !== undefined ? 'pull_request' : 'push',
     repository: repositoryFromUrl(v('GIT_URL')),
+    jobName: jenkinsJob(v('JOB_NAME'), v('STAGE_NAME')),
   });
+}
+
+/**
+ * JOB_NAME is the Jenkins job (a whole pipeline); STAGE_NAME the stage the step runs in. Two stages
+ * of one pipeline that both report are two jobs, and two pipelines may both have a `Test` stage.
+ */
+function jenkinsJob(job: string | undefined, stage: string | undefined): string | undefined {
+  if (job !== undefined && stage !== undefined) return `${job} › ${stage}`;
+  return job ?? stage;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ import { resourceFromAttributes } from '@opentelemetry/resources';
 import type { ReadableSpan, TimedEvent } from '@opentelemetry/sdk-trace';
 import { newTraceId } from './trace-id.js';
 import type { BatchResource, ExecutionError, ExecutionInput, ExecutionSpan, IngestBatch } from '../domain/batch.js';
+import { jobMatrixText } from '../domain/ci-job.js';
 
 /** Cases per request: well under the server's 5000 executions per batch. */
 const MAX_CASES_PER_PART = 2000;
@@ -51,6 +52,10 @@ export function resourceAttributes(resource: BatchResource, idempotencyKey: stri
   if (resource.prNumber !== undefined) a['vcs.change.id'] = String(resource.prNumber);
   if (resource.ciRunId) a['cicd.pipeline.run.id'] = resource.ciRunId;
   if (resource.ciJobUrl) a['cicd.pipeline.run.url.full'] = resource.ciJobUrl;
+  // Semantic conventions: the task (job) of the pipeline run; no key holds matrix values, so ours does.
+  if (resource.ciJobName) a['cicd.pipeline.task.name'] = resource.ciJobName;
+  const matrix = jobMatrixText(resource.ciJobMatrix);
+  if (matrix !== '') a['service.job.matrix'] = matrix;
   if (resource.repository) a['vcs.repository.name'] = resource.repository;
   if (resource.shardIndex !== undefined) a['test.shard.index'] = resource.shardIndex;
   if (resource.shardTotal !== undefined) a['test.shard.total'] = resource.shardTotal;

@@ -15,6 +15,10 @@ export interface ResourceInputs {
   mergeBase?: string;
   /** SERVICE_CI_RUN_ID: the CI run when detection found none. */
   ciRunId?: string;
+  /** SERVICE_CI_JOB_NAME: names the job instead of the CI (two runners reporting from one CI job). */
+  ciJobName?: string;
+  /** SERVICE_CI_JOB_MATRIX: the job's matrix values (no CI exposes them in the environment). */
+  ciJobMatrix?: Record<string, string>;
   /** What the caller knows better than detection (a runner reporter's overrides). */
   overrides?: Partial<BatchResource>;
 }
@@ -51,6 +55,9 @@ export function resolveResource(inputs: ResourceInputs): { resource: BatchResour
   if (inputs.mergeBase !== undefined) resource.mergeBase = inputs.mergeBase;
   if (ci.jobUrl !== undefined) resource.ciJobUrl = ci.jobUrl;
   if (ci.repository !== undefined) resource.repository = ci.repository;
+  const ciJobName = inputs.ciJobName ?? ci.jobName;
+  if (ciJobName !== undefined) resource.ciJobName = ciJobName;
+  if (inputs.ciJobMatrix !== undefined) resource.ciJobMatrix = inputs.ciJobMatrix;
   if (inputs.shard) {
     resource.shardIndex = inputs.shard.index;
     resource.shardTotal = inputs.shard.total;

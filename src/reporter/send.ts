@@ -91,6 +91,8 @@ export async function sendRun(run: ReporterRun, options: SendOptions = {}): Prom
     shard: settings.shard,
     mergeBase,
     ...(settings.ciRunId !== undefined ? { ciRunId: settings.ciRunId } : {}),
+    ...(settings.ciJobName !== undefined ? { ciJobName: settings.ciJobName } : {}),
+    ...(settings.ciJobMatrix !== undefined ? { ciJobMatrix: settings.ciJobMatrix } : {}),
     overrides: run.resource,
   });
   for (const w of warnings) log(`warning: ${w}`);

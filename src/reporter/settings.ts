@@ -19,6 +19,7 @@ import {
   type ServiceConfigSource,
 } from '../config/service-yml.js';
 import { LIMITS } from '../domain/batch.js';
+import { jobMatrixFrom, type JobMatrix } from '../domain/ci-job.js';
 
 export const TRANSPORTS = ['otlp', 'json'] as const;
 export type Transport = (typeof TRANSPORTS)[number];
@@ -65,6 +66,13 @@ export interface ReporterSettings {
    * it: without a commit, runs of one CI run are the same code to the scorer.
    */
   ciRunId: string | undefined;
+  /**
+   * SERVICE_CI_JOB_NAME: the CI job, instead of the one the CI names (GITHUB_JOB, CI_JOB_NAME, …);
+   * runs of one commit are re-runs of each other only when they are the same job.
+   */
+  ciJobName: string | undefined;
+  /** SERVICE_CI_JOB_MATRIX: the job's matrix values, a JSON object (`${{ toJSON(matrix) }}`); `null` or `{}` is none. */
+  ciJobMatrix: JobMatrix | undefined;
   /** SERVICE_CODEOWNERS_FILE resolved against cwd. */
   codeownersFile: string | undefined;
   /** `notifications.channels` of service.yml; synced to the server only when a file is in use. */
@@ -97,6 +105,26 @@ const FIELDS = {
   branch: { kind: 'string', desc: 'a branch name', schema: z.string().min(1) } satisfies Field<string>,
   ciRunId: { kind: 'string', desc: '1 to 200 characters', schema: z.string().min(1).max(200) } satisfies Field<string>,
   path: { kind: 'string', desc: 'a path', schema: z.string().min(1) } satisfies Field<string>,
+  ciJobName: { kind: 'string', desc: '1 to 200 characters', schema: z.string().min(1).max(200) } satisfies Field<string>,
+  ciJobMatrix: {
+    kind: 'string',
+    desc: 'a JSON object of matrix values, e.g. ${{ toJSON(matrix) }}',
+    schema: z.string().transform((text, ctx): JobMatrix | null => {
+      let value: unknown;
+      try {
+        value = JSON.parse(text);
+      } catch {
+        ctx.addIssue({ code: 'custom', message: 'not JSON' });
+        return z.NEVER;
+      }
+      if (value === null) return null;
+      if (typeof value !== 'object' || Array.isArray(value)) {
+        ctx.addIssue({ code: 'custom', message: 'not a JSON object' });
+        return z.NEVER;
+      }
+      return jobMatrixFrom(value) ?? null;
+    }),
+  } satisfies Field<JobMatrix | null>,
 };
 
 /** The reporter variables this module reads (for `config --json` and docs). */
@@ -113,6 +141,8 @@ export const REPORTER_ENV_VARS = [
   'SERVICE_BRANCH',
   'SERVICE_MERGE_BASE',
   'SERVICE_CI_RUN_ID',
+  'SERVICE_CI_JOB_NAME',
+  'SERVICE_CI_JOB_MATRIX',
   'SERVICE_CODEOWNERS_FILE',
 ] as const;
 
@@ -152,6 +182,8 @@ export function loadReporterSettings(opts: LoadReporterSettingsOptions): Reporte
   const branch = read('SERVICE_BRANCH', FIELDS.branch);
   const mergeBase = read('SERVICE_MERGE_BASE', FIELDS.commitSha);
   const ciRunId = read('SERVICE_CI_RUN_ID', FIELDS.ciRunId);
+  const ciJobName = read('SERVICE_CI_JOB_NAME', FIELDS.ciJobName);
+  const ciJobMatrix = read('SERVICE_CI_JOB_MATRIX', FIELDS.ciJobMatrix) ?? undefined;
   const codeownersFile = read('SERVICE_CODEOWNERS_FILE', FIELDS.path);
 
   let shard: ReporterSettings['shard'];
@@ -184,6 +216,8 @@ export function loadReporterSettings(opts: LoadReporterSettingsOptions): Reporte
     branch,
     mergeBase,
     ciRunId,
+    ciJobName,
+    ciJobMatrix,
     codeownersFile: codeownersFile === undefined ? undefined : path.resolve(cwd, codeownersFile),
     channels: loaded.config.notifications.channels,
     warnings,
@@ -207,6 +241,8 @@ export function describeReporterSettings(s: ReporterSettings): Record<string, un
     branch: s.branch ?? null,
     mergeBase: s.mergeBase ?? null,
     ciRunId: s.ciRunId ?? null,
+    ciJobName: s.ciJobName ?? null,
+    ciJobMatrix: s.ciJobMatrix ?? null,
     codeownersFile: s.codeownersFile ?? null,
     configChannels: s.channels.length,
     warnings: s.warnings,

@@ -4,8 +4,9 @@
 // - failuresCaused: runs in which the test's final attempt failed (it made the run fail);
 // - prsBlocked: distinct PR numbers among those runs;
 // - lost time: the test's retried attempts (attempt > 1), plus, for each run it failed that was
-//   re-run as a whole job (the next run of the same commit, branch, trigger and shard; scheduled
-//   runs and runs without a commit are never re-runs, as on the health page), that re-run's wall
+//   re-run as a whole job (the next run of the same commit, branch, trigger, shard and CI job, its
+//   name and matrix values: another job of the commit is no re-run; scheduled runs and runs
+//   without a commit are never re-runs, as on the health page), that re-run's wall
 //   time divided evenly among the tests whose final attempt failed in the failed run.
 // One query; bounded to a page's test ids, or over every test of the project when the board sorts
 // by impact (then joined onto the board query as `i_*` columns).
@@ -46,7 +47,8 @@ export function impactSql(store: Store, bounded: boolean): string {
       FROM ${runs} FINAL
       WHERE project_id = {projectId:UUID}
         AND commit_sha IN (SELECT commit_sha FROM ${runs} WHERE project_id = {projectId:UUID} AND id IN (SELECT run_id FROM failed_runs))
-      WINDOW w AS (PARTITION BY commit_sha, branch, trigger, shard_index, shard_total ORDER BY started_at, id ROWS BETWEEN CURRENT ROW AND 1 FOLLOWING)
+      WINDOW w AS (PARTITION BY commit_sha, branch, trigger, shard_index, shard_total, ci_job_name, ci_job_matrix
+                   ORDER BY started_at, id ROWS BETWEEN CURRENT ROW AND 1 FOLLOWING)
     )
     SELECT t.test_id AS i_test_id, countIf(t.failed) AS i_failures,
            uniqExactIf(r.pr_number, t.failed AND r.pr_number IS NOT NULL) AS i_prs,

@@ -122,8 +122,20 @@ export class ProjectHealthRepo {
    * re-run's original may be older than the window): what `reRunsOf` groups into re-runs.
    */
   async runsOfRecentCommits(projectId: string, startMs: number): Promise<RunKeyRow[]> {
-    const rows = await this.store.query<{ id: string; commit_sha: string; branch: string; trigger: string; shard_index: Num; shard_total: Num; started_ms: Num; duration_ms: Num }>(
-      `SELECT id, commit_sha, branch, trigger, shard_index, shard_total, toUnixTimestamp64Milli(started_at) AS started_ms, duration_ms
+    const rows = await this.store.query<{
+      id: string;
+      commit_sha: string;
+      branch: string;
+      trigger: string;
+      shard_index: Num;
+      shard_total: Num;
+      ci_job_name: string;
+      ci_job_matrix: string;
+      started_ms: Num;
+      duration_ms: Num;
+    }>(
+      `SELECT id, commit_sha, branch, trigger, shard_index, shard_total, ci_job_name, ci_job_matrix,
+              toUnixTimestamp64Milli(started_at) AS started_ms, duration_ms
        FROM ${this.store.table('runs')} FINAL
        WHERE project_id = {projectId:UUID} AND commit_sha NOT IN ('', {placeholder:String}) AND trigger != 'schedule'
          AND commit_sha IN (SELECT commit_sha FROM ${this.store.table('runs')}
@@ -132,10 +144,29 @@ export class ProjectHealthRepo {
     );
     return rows.map((r) => ({
       id: r.id,
-      key: [r.commit_sha, r.branch, r.trigger, toNumber(r.shard_index), toNumber(r.shard_total)].join('\u0000'),
+      // The job (name and matrix) is part of the key: two jobs of one commit are not re-runs of each
+      // other. Runs that name no job ('' and '', older clients) share the old key among themselves.
+      key: [r.commit_sha, r.branch, r.trigger, toNumber(r.shard_index), toNumber(r.shard_total), r.ci_job_name, r.ci_job_matrix].join('\u0000'),
+      job: jobKey(r.ci_job_name, r.ci_job_matrix),
       startedAt: toNumber(r.started_ms),
       durationMs: toNumber(r.duration_ms),
     }));
+  }
+
+  /**
+   * Per CI job (name and matrix; '' for runs that name none), the runs started since `startMs` and
+   * their wall time: every run, scheduled ones and those without a commit too. Most CI time first,
+   * at most `limit` jobs.
+   */
+  async runsByJob(projectId: string, startMs: number, limit: number): Promise<{ job: string; name: string; matrix: string; runs: number; ms: number }[]> {
+    const rows = await this.store.query<{ name: string; matrix: string; runs: Num; ms: Num }>(
+      `SELECT ci_job_name AS name, ci_job_matrix AS matrix, count() AS runs, sum(duration_ms) AS ms
+       FROM ${this.store.table('runs')} FINAL
+       WHERE project_id = {projectId:UUID} AND started_at >= fromUnixTimestamp64Milli({startMs:Int64}, 'UTC')
+       GROUP BY name, matrix ORDER BY ms DESC, runs DESC, name, matrix LIMIT {limit:UInt32}`,
+      { projectId, startMs, limit },
+    );
+    return rows.map((r) => ({ job: jobKey(r.name, r.matrix), name: r.name, matrix: r.matrix, runs: toNumber(r.runs), ms: toNumber(r.ms) }));
   }
 
   /**
@@ -159,13 +190,20 @@ export class ProjectHealthRepo {
 export interface RunKeyRow {
   id: string;
   key: string;
+  /** The CI job alone (jobKey): what the health page's per-job breakdown groups by. */
+  job?: string;
   startedAt: number;
   durationMs: number;
 }
 
+/** The CI job's name and stored matrix as one key (the run's `job`). */
+export function jobKey(name: string, matrix: string): string {
+  return `${name}\u0000${matrix}`;
+}
+
 /**
- * Whole-job re-runs (docs/dashboard.md "Health"): runs of the same commit, branch, trigger and shard
- * (index and total) are one CI job run again; the earliest is the original, every later one a
+ * Whole-job re-runs (docs/dashboard.md "Health"): runs of the same commit, branch, trigger, shard
+ * (index and total) and CI job (name and matrix values) are one CI job run again; the earliest is the original, every later one a
  * re-run. Scheduled runs and runs without a commit are never re-runs (filtered by the query). Only
  * re-runs started at or after `startMs` are returned, oldest first.
  */

@@ -3,6 +3,7 @@ import type { ExecutionRecord, IdentityRecord, RunRecord, RunState } from '../do
 import type { CiProvider, RunStatus, Trigger } from '../domain/batch.js';
 import { toIso } from '../domain/time.js';
 import { githubCommitUrl } from '../domain/commit-url.js';
+import { jobMatrixText, parseJobMatrixText, type JobMatrix } from '../domain/ci-job.js';
 import type { Store } from './client.js';
 import { toNumber } from './numbers.js';
 import { executionsWithReport } from './rca.js';
@@ -29,7 +30,7 @@ const RUN_COLUMN_NAMES = [
   'project_id', 'started_at', 'id', 'receipt_id', 'idempotency_key', 'source', 'ci_provider', 'ci_run_id', 'ci_job_url',
   'repository', 'commit_sha', 'branch', 'base_branch', 'merge_base', 'pr_number', 'trigger', 'shard_index', 'shard_total',
   'status', 'finished_at', 'duration_ms', 'total', 'passed', 'failed', 'skipped', 'flaky', 'trace_id', 'has_run_span',
-  'status_explicit', 'ingested_at', 'version',
+  'status_explicit', 'ingested_at', 'version', 'ci_job_name', 'ci_job_matrix',
 ] as const;
 
 const EXECUTION_COLUMN_NAMES = [
@@ -90,6 +91,8 @@ export function runRow(r: RunRecord): Record<string, unknown> {
     status_explicit: r.statusExplicit ? 1 : 0,
     ingested_at: chTime(r.receivedAt),
     version: r.version,
+    ci_job_name: r.resource.ciJobName ?? '',
+    ci_job_matrix: jobMatrixText(r.resource.ciJobMatrix),
   };
 }
 
@@ -177,6 +180,10 @@ export interface RunListItem {
   startedAt: string;
   durationMs: number;
   counts: RunCountsOut;
+  /** The CI job (GITHUB_JOB, CI_JOB_NAME, …, OTLP's cicd.pipeline.task.name); null when the sender did not say. */
+  ciJobName: string | null;
+  /** The job's matrix values; null when none were given. */
+  ciJobMatrix: JobMatrix | null;
 }
 
 export interface RunExecutionItem extends ExecutedTest {
@@ -218,10 +225,12 @@ interface RunDbRow {
   flaky: number;
   trigger: string;
   finished_ms: number | string | null;
+  ci_job_name: string;
+  ci_job_matrix: string;
 }
 
 const RUN_COLUMNS = `id, branch, commit_sha, pr_number, ci_provider, status, toUnixTimestamp64Milli(started_at) AS started_ms,
-  duration_ms, total, passed, failed, skipped, flaky, trigger, toUnixTimestamp64Milli(finished_at) AS finished_ms`;
+  duration_ms, total, passed, failed, skipped, flaky, trigger, toUnixTimestamp64Milli(finished_at) AS finished_ms, ci_job_name, ci_job_matrix`;
 
 function toListItem(r: RunDbRow): RunListItem {
   return {
@@ -240,6 +249,8 @@ function toListItem(r: RunDbRow): RunListItem {
       skipped: toNumber(r.skipped),
       flaky: toNumber(r.flaky),
     },
+    ciJobName: r.ci_job_name === '' ? null : r.ci_job_name,
+    ciJobMatrix: parseJobMatrixText(r.ci_job_matrix),
   };
 }
 
@@ -373,10 +384,12 @@ export class RunRepo {
       trigger: Trigger;
       shard_index: number;
       shard_total: number;
+      ci_job_name: string;
+      ci_job_matrix: string;
     }>(
       `SELECT toUnixTimestamp64Milli(started_at) AS started_ms, toUnixTimestamp64Milli(finished_at) AS finished_ms, status,
               has_run_span, status_explicit, version, ci_provider, ci_run_id, ci_job_url, repository, commit_sha, branch,
-              base_branch, merge_base, pr_number, trigger, shard_index, shard_total
+              base_branch, merge_base, pr_number, trigger, shard_index, shard_total, ci_job_name, ci_job_matrix
        FROM ${this.store.table('runs')} FINAL WHERE project_id = {projectId:UUID} AND id = {runId:UUID} LIMIT 1`,
       { projectId, runId },
     );
@@ -403,6 +416,8 @@ export class RunRepo {
         trigger: r.trigger,
         shardIndex: opt(toNumber(r.shard_index)),
         shardTotal: opt(toNumber(r.shard_total)),
+        ciJobName: opt(r.ci_job_name),
+        ciJobMatrix: parseJobMatrixText(r.ci_job_matrix) ?? undefined,
       },
     };
   }

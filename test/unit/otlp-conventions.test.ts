@@ -145,6 +145,8 @@ describe('OpenTelemetry CI/CD and VCS conventions', () => {
       prNumber: 123,
       repository: 'acme/shop',
       trigger: 'other',
+      // The task span the cases ran under names the job (cicd.pipeline.task.name).
+      ciJobName: 'test (1/2)',
     });
     // The pipeline span (first to start) is the run, not the task span under it.
     expect(b.run).toMatchObject({ status: 'passed', statusExplicit: true, startedAt: T0 + 120_000, finishedAt: T0 + 125_000, hasRunSpan: true });

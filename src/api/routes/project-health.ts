@@ -10,7 +10,8 @@ import { effectiveQuarantine } from '../../domain/quarantine.js';
 import type { ServiceConfig } from '../../config/service-yml.js';
 import type { Store } from '../../store/client.js';
 import type { CodeownersRepo } from '../../store/codeowners.js';
-import { ProjectHealthRepo, reRunsOf } from '../../store/project-health.js';
+import { parseJobMatrixText } from '../../domain/ci-job.js';
+import { jobKey, ProjectHealthRepo, reRunsOf } from '../../store/project-health.js';
 import type { TestRepo } from '../../store/tests.js';
 import { defineRoute, type AnyRouteDef } from '../route.js';
 
@@ -42,6 +43,22 @@ export const projectHealthSchema = z.object({
     flakyOccurrences: z.number(),
     rates: z.object({ ciMinute: z.number(), developerHour: z.number(), investigationMinutes: z.number() }),
   }),
+  /**
+   * Per CI job (name and matrix values; a null name for runs that named none), most CI time first,
+   * at most MAX_HEALTH_JOBS: its runs started in the window and their wall time (whole runs, any
+   * trigger, with `owner` too), and its whole-job re-runs as `cost` counts them (with `owner`, the
+   * owner's tests' first attempts in them).
+   */
+  jobs: z.array(
+    z.object({
+      name: z.string().nullable(),
+      matrix: z.record(z.string(), z.string()).nullable(),
+      runs: z.number(),
+      ciMs: z.number(),
+      reRunCount: z.number(),
+      reRunMs: z.number(),
+    }),
+  ),
 }).meta({ id: 'ProjectHealth' });
 export type ProjectHealth = z.infer<typeof projectHealthSchema>;
 
@@ -150,7 +167,7 @@ export async function projectHealth(d: ProjectHealthDeps, projectId: string, day
   }
   if (ownerIds !== null && ownerIds.length === 0) return emptyHealth(service, days, dayList, rangeStart, today);
 
-  const [episodes, openCount, byWeek, autoIds, overrideIds, qEvents, daily, reRuns] = await Promise.all([
+  const [episodes, openCount, byWeek, autoIds, overrideIds, qEvents, daily, reRuns, jobRuns] = await Promise.all([
     repo.repairEvents(projectId, rangeStart, ownerIds),
     repo.openFlakyCount(projectId, ownerIds),
     repo.weeklyTransitions(projectId, rangeStart, ownerIds),
@@ -159,6 +176,7 @@ export async function projectHealth(d: ProjectHealthDeps, projectId: string, day
     repo.quarantineEvents(projectId, rangeStart, ownerIds),
     repo.dailyTotals(projectId, dayText(rangeStart), dayText(today), ownerIds),
     reRunTime(repo, projectId, rangeStart, ownerIds),
+    repo.runsByJob(projectId, rangeStart, MAX_HEALTH_JOBS),
   ]);
 
   // MTTR
@@ -207,8 +225,22 @@ export async function projectHealth(d: ProjectHealthDeps, projectId: string, day
     quarantine: { currentBacklog, trend },
     reliabilityTrend,
     cost: costOf(service, rerunMs, flakyOccurrences, reRuns),
+    jobs: jobRuns.map((j) => {
+      const r = reRuns.byJob.get(j.job);
+      return {
+        name: j.name === '' ? null : j.name,
+        matrix: parseJobMatrixText(j.matrix),
+        runs: j.runs,
+        ciMs: j.ms,
+        reRunCount: r?.count ?? 0,
+        reRunMs: r?.ms ?? 0,
+      };
+    }),
   };
 }
+
+/** Jobs in the health page's per-job breakdown, most CI time first. */
+export const MAX_HEALTH_JOBS = 50;
 
 /** Fewer graded executions than this on a day: its pass rate is a gap (null), too few to mean much. */
 export const MIN_PASS_RATE_EXECUTIONS = 5;
@@ -218,20 +250,33 @@ export const MIN_PASS_RATE_EXECUTIONS = 5;
  * retried attempts (those are already billed as retries). With an owner, the owner's tests' first
  * attempts in those runs instead (a job's wall time is nobody's in particular).
  */
-export async function reRunTime(repo: ProjectHealthRepo, projectId: string, startMs: number, ownerIds: readonly string[] | null): Promise<{ count: number; ms: number }> {
+export async function reRunTime(
+  repo: ProjectHealthRepo,
+  projectId: string,
+  startMs: number,
+  ownerIds: readonly string[] | null,
+): Promise<{ count: number; ms: number; byJob: Map<string, { count: number; ms: number }> }> {
   const reRuns = reRunsOf(await repo.runsOfRecentCommits(projectId, startMs), startMs);
   const byRun = await repo.attemptTimeByRun(projectId, reRuns.map((r) => r.id), ownerIds);
   let ms = 0;
   let count = 0;
+  const byJob = new Map<string, { count: number; ms: number }>();
   for (const r of reRuns) {
     const t = byRun.get(r.id);
+    let runMs: number;
     if (ownerIds !== null) {
       if (!t || t.firstMs === 0) continue;
-      ms += t.firstMs;
-    } else ms += Math.max(0, r.durationMs - (t?.retriedMs ?? 0));
+      runMs = t.firstMs;
+    } else runMs = Math.max(0, r.durationMs - (t?.retriedMs ?? 0));
+    ms += runMs;
     count++;
+    const job = r.job ?? jobKey('', '');
+    const j = byJob.get(job) ?? { count: 0, ms: 0 };
+    j.count++;
+    j.ms += runMs;
+    byJob.set(job, j);
   }
-  return { count, ms };
+  return { count, ms, byJob };
 }
 
 /**
@@ -265,5 +310,6 @@ function emptyHealth(service: ServiceConfig, days: number, dayList: number[], ra
     quarantine: { currentBacklog: 0, trend: dayList.map((day) => ({ day: dayText(day), count: 0 })) },
     reliabilityTrend: [],
     cost: costOf(service, 0, 0),
+    jobs: [],
   };
 }

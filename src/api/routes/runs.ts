@@ -46,6 +46,10 @@ export const runItemSchema = z.object({
   startedAt: z.string(),
   durationMs: z.number(),
   counts: countsSchema,
+  /** The CI job the run was (GITHUB_JOB, CI_JOB_NAME, …; OTLP's cicd.pipeline.task.name), null when the sender did not say. */
+  ciJobName: z.string().nullable(),
+  /** The job's matrix values (text by key), null when none were given. */
+  ciJobMatrix: z.record(z.string(), z.string()).nullable(),
 }).meta({ id: 'Run' });
 export const runDetailSchema = runItemSchema.extend({
   trigger: z.string(),

@@ -13,6 +13,7 @@ import {
   type IngestBatch,
 } from '../../domain/batch.js';
 import { readTimestamp, toIso } from '../../domain/time.js';
+import { jobMatrixFrom } from '../../domain/ci-job.js';
 import { attributesOf, withinJsonDepth } from '../../domain/attributes.js';
 import { isStorableTime, STORABLE } from '../../domain/storable.js';
 
@@ -102,6 +103,9 @@ export const resourceSchema = z.object({
   baseBranch: nullish(z.string()),
   mergeBase: nullish(commitShaSchema),
   ciJobUrl: nullish(z.string()),
+  // The CI job and its matrix values (src/domain/ci-job.ts): which job of the commit this run is.
+  ciJobName: nullish(z.string()),
+  ciJobMatrix: nullish(z.record(z.string(), z.unknown()).transform(jobMatrixFrom)),
 });
 
 const executionSchema = z.object({

@@ -102,6 +102,19 @@ export const CHANGE_ID_KEYS = ['vcs.change.id', 'vcs.pr_number', 'vcs.repository
 export const CI_JOB_URL_KEYS = ['cicd.pipeline.run.url.full', 'cicd.pipeline.task.run.url.full'] as const;
 
 /**
+ * cicd.md: the pipeline task (a CI job) the run belongs to, e.g. `test (node 20)`. Two jobs of one
+ * commit are two jobs, not a job and its re-run. Read from the resource or the run span, else from
+ * the task span above the run's first test case (a pipeline span being the run span).
+ */
+export const CI_JOB_NAME_KEY = 'cicd.pipeline.task.name';
+
+/**
+ * The job's matrix values as a JSON object (what `${{ toJSON(matrix) }}` gives): ours, as the
+ * conventions have no key for them (our `service.*` keys, as `service.trigger`).
+ */
+export const CI_JOB_MATRIX_KEY = 'service.job.matrix';
+
+/**
  * The CI provider a pipeline or task run URL belongs to, when its path has the provider's own shape
  * (`…/actions/runs/<id>` on GitHub, `…/-/pipelines/<id>` or `…/-/jobs/<id>` on GitLab, any host:
  * GitHub Enterprise and self-managed GitLab keep these paths). cicd.md has no key naming the

@@ -25,9 +25,12 @@ import type {
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { artifactRefSchema } from '../native/schema.js';
+import { jobMatrixFrom } from '../../domain/ci-job.js';
 import type { AttrValue, Attributes, OtlpSpan, OtlpTraceRequest, RejectedSpan } from './decode.js';
 import {
   CHANGE_ID_KEYS,
+  CI_JOB_MATRIX_KEY,
+  CI_JOB_NAME_KEY,
   CI_JOB_URL_KEYS,
   HEAD_NAME_KEYS,
   HEAD_REVISION_KEYS,
@@ -191,11 +194,29 @@ function mapTrace(g: TraceGroup, now: number): IngestBatch | undefined {
   const batch: IngestBatch = {
     contractVersion: CURRENT_CONTRACT_VERSION,
     idempotencyKey: partKey(keyAttr ?? g.traceId, spans),
-    resource: mapResource(get),
+    resource: mapResource(get, cases.length > 0 ? taskNameAbove(spans, cases[0]!, byId) : undefined),
     run,
     executions,
   };
   return batch;
+}
+
+/**
+ * The name of the pipeline task (CI job) span nearest above a test case: with a pipeline span as the
+ * run span, the job the tests ran in is a task span between them.
+ */
+function taskNameAbove(spans: OtlpSpan[], caseIdx: number, byId: Map<string, number>): string | undefined {
+  let cur = caseIdx;
+  // The step bound guards against parent cycles.
+  for (let steps = 0; steps < spans.length; steps++) {
+    const parent = spans[cur]!.parentSpanId;
+    const p = parent === undefined ? undefined : byId.get(parent);
+    if (p === undefined) return undefined;
+    const name = spans[p]!.attributes[CI_JOB_NAME_KEY];
+    if (typeof name === 'string' && name.trim() !== '') return name;
+    cur = p;
+  }
+  return undefined;
 }
 
 function isExplicitRunSpan(span: OtlpSpan): boolean {
@@ -489,7 +510,7 @@ function spanKind(s: OtlpSpan): SpanKind {
 
 type Getter = (...keys: string[]) => AttrValue | undefined;
 
-function mapResource(get: Getter): BatchResource {
+function mapResource(get: Getter, taskName: string | undefined): BatchResource {
   // service.version last: only pytest-opentelemetry puts the commit there (a full sha only).
   const sha = revisionOf(get(...HEAD_REVISION_KEYS)) ?? commitFromServiceVersion(get('service.version'));
   const branch = branchName(get(...HEAD_NAME_KEYS));
@@ -519,6 +540,11 @@ function mapResource(get: Getter): BatchResource {
   if (mergeBase) res.mergeBase = mergeBase;
   const ciJobUrl = str(get(...CI_JOB_URL_KEYS));
   if (ciJobUrl) res.ciJobUrl = ciJobUrl;
+  const ciJobName = str(get(CI_JOB_NAME_KEY))?.trim() || taskName;
+  if (ciJobName) res.ciJobName = ciJobName;
+  // Not a JSON object → left out (optional context never refuses a run).
+  const matrix = jobMatrixOf(get(CI_JOB_MATRIX_KEY));
+  if (matrix) res.ciJobMatrix = matrix;
   return res;
 }
 
@@ -610,6 +636,15 @@ function repositoryOf(name: AttrValue | undefined, url: AttrValue | undefined): 
 function str(v: AttrValue | undefined): string | undefined {
   if (v === undefined) return undefined;
   return typeof v === 'string' ? v : String(v);
+}
+
+function jobMatrixOf(v: AttrValue | undefined): Record<string, string> | undefined {
+  if (typeof v !== 'string') return undefined;
+  try {
+    return jobMatrixFrom(JSON.parse(v));
+  } catch {
+    return undefined;
+  }
 }
 
 function lower(v: AttrValue | undefined): string | undefined {
