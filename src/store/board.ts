@@ -10,9 +10,12 @@ import { impactParams, impactSql, toImpact, type BoardImpact, type ImpactDbRow }
 /** `impact`: CI time lost over the board's window (store/board-impact.ts), most first. */
 export const BOARD_SORTS = ['score', 'flipRate', 'passOnRerunRate', 'lastSeen', 'title', 'impact'] as const;
 export type BoardSort = (typeof BOARD_SORTS)[number];
+/** The sorts that read every test's impact with the rows (store/board-impact.ts): to rank by it, or to break score ties. */
+const IMPACT_RANKED: ReadonlySet<BoardSort> = new Set(['score', 'impact']);
 
+// Score ties (flaky tests saturate at 1.00) rank by impact: CI time lost, then failures caused.
 const ORDER: Record<BoardSort, string> = {
-  score: 'score DESC, test_id',
+  score: 'score DESC, i_lost_ms DESC, i_failures DESC, test_id',
   flipRate: 'flip_rate DESC, score DESC, test_id',
   passOnRerunRate: 'pass_on_rerun_rate DESC, score DESC, test_id',
   lastSeen: 'last_seen_at DESC, test_id',
@@ -37,7 +40,7 @@ export interface BoardQuery {
   branch?: string;
   sinceMs?: number;
   sort: BoardSort;
-  /** The impact window's start (ms): sort=impact ranks over it. */
+  /** The impact window's start (ms): sort=impact ranks over it, sort=score breaks its ties with it. */
   impactSinceMs?: number;
   /** Rows to skip and to return; null limit: every matching row. */
   offset: number;
@@ -46,7 +49,7 @@ export interface BoardQuery {
 
 export interface BoardRow extends BoardEntry {
   lastSeenAt: number;
-  /** Present when the page was sorted by impact (the impact was read with the rows). */
+  /** Present when the page was sorted by impact or score (the impact was read with the rows). */
   impact?: BoardImpact;
 }
 
@@ -142,8 +145,9 @@ export class BoardRepo {
       if (q.attention) where.push(`(${STATE} IN ('flaky', 'broken') OR ${EFFECTIVE_QUARANTINE} = 1)`);
     }
     let impactCols = '';
-    if (q.sort === 'impact') {
-      // Every test's impact, joined to rank by it (a test without failures or retries: 0).
+    if (IMPACT_RANKED.has(q.sort)) {
+      // Every test's impact, joined to rank by it (a test without failures or retries: 0); the score
+      // sort breaks its ties with it.
       table += ` LEFT JOIN (${impactSql(this.store, false)}) AS i ON i_test_id = test_id`;
       Object.assign(params, impactParams(q.impactSinceMs ?? Date.now() - 30 * 86_400_000));
       impactCols = ', i_failures, i_prs, i_lost_ms';

@@ -117,6 +117,24 @@ function toState(r: StateDbRow): TestStateRecord {
   };
 }
 
+/** A test's last graded runs and those with a failed attempt: its raw (unsmoothed) flake rate is failed / runs. */
+export interface RecentRuns {
+  runs: number;
+  failed: number;
+}
+
+/** Counts the model's run letters (src/domain/score/run-outcome.ts RunLetter): P passed, R failed then passed, F failed, O outage (not graded). */
+export function recentRunsOf(ring: string): RecentRuns {
+  let runs = 0;
+  let failed = 0;
+  for (const c of ring) {
+    if (c === 'O') continue;
+    runs++;
+    if (c === 'R' || c === 'F') failed++;
+  }
+  return { runs, failed };
+}
+
 export interface FlakyFilter {
   limit: number;
   minScore: number;
@@ -247,6 +265,21 @@ export class TestRepo {
       { projectId, minScore: f.minScore, limit: f.limit },
     );
     return rows.map(toBoardEntry);
+  }
+
+  /**
+   * Each test's raw rate behind its smoothed flake rate: its last graded runs (the model's ring of
+   * run letters, up to 32; runs in an outage left out) and those with a failed attempt (failed, or
+   * failed then passed on a retry). Bounded to `testIds` (a board page): the model is most of a row.
+   */
+  async recentRuns(projectId: string, testIds: readonly string[]): Promise<Map<string, RecentRuns>> {
+    if (testIds.length === 0) return new Map();
+    const rows = await this.store.query<{ test_id: string; ring: string }>(
+      `SELECT test_id, JSONExtractString(model, 'ring') AS ring FROM ${this.store.table('test_state')} FINAL
+       WHERE project_id = {projectId:UUID} AND test_id IN {ids:Array(UUID)}`,
+      { projectId, ids: testIds },
+    );
+    return new Map(rows.map((r) => [r.test_id, recentRunsOf(r.ring)]));
   }
 
   /** The board filtered and sorted in SQL, one page or (limit null) every matching row (store/board.ts). */

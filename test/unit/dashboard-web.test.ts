@@ -116,24 +116,25 @@ describe('flaky board', () => {
     state: 'flaky',
     stateSince: { commitSha: '1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d', branch: 'main', at: '2026-11-20T08:00:00.000Z' },
     flakeRate: 0.125,
+    recentRuns: { runs: 10, failed: 4 },
     impact: { failuresCaused: 3, prsBlocked: 2, minutesLost: 3.2, cost: 1.6, currency: 'EUR' },
   };
 
   it('writes a CSV a spreadsheet opens as data: quoted cells, owners joined, formulas defused, the state flattened', () => {
     const [header, line, end] = boardCsv([row]).split('\r\n');
     expect(header).toBe(
-      'testIdentityId,title,suite,filePath,score,trend,passOnRerunRate,flipRate,owners,lastFlakedAt,quarantined,quarantineCandidate,state,stateSinceCommit,stateSinceBranch,stateSinceAt,flakeRate,failuresCaused,prsBlocked,ciMinutesLost,cost,currency',
+      'testIdentityId,title,suite,filePath,score,trend,passOnRerunRate,flipRate,owners,lastFlakedAt,quarantined,quarantineCandidate,state,stateSinceCommit,stateSinceBranch,stateSinceAt,flakeRate,failuresCaused,prsBlocked,ciMinutesLost,cost,currency,recentRuns,recentRunsFailed',
     );
     expect(line).toBe(
-      `"${TEST_ID}","'=HYPERLINK(""http://evil"")","cart","src/a.test.ts","0.9","rising","1","0.25","@a @b","","false","true","flaky","1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d","main","2026-11-20T08:00:00.000Z","0.125","3","2","3.2","1.6","EUR"`,
+      `"${TEST_ID}","'=HYPERLINK(""http://evil"")","cart","src/a.test.ts","0.9","rising","1","0.25","@a @b","","false","true","flaky","1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d","main","2026-11-20T08:00:00.000Z","0.125","3","2","3.2","1.6","EUR","10","4"`,
     );
     expect(end).toBe('');
     const sneaky = boardCsv([{ ...row, title: '@SUM(A1:A9)', suite: '+1', owners: ['@x(1)'] }]).split('\r\n')[1]!;
     expect(sneaky).toContain(`"'@SUM(A1:A9)","'+1"`);
     expect(sneaky).toContain(`"'@x(1)"`);
     // A healthy test has no since: its three cells are empty, not "null".
-    const healthy = boardCsv([{ ...row, state: 'healthy', stateSince: null, flakeRate: 0, quarantineCandidate: false, impact: undefined }]).split('\r\n')[1]!;
-    expect(healthy.endsWith(`"false","healthy","","","","0","","","","",""`)).toBe(true);
+    const healthy = boardCsv([{ ...row, state: 'healthy', stateSince: null, flakeRate: 0, recentRuns: { runs: 3, failed: 0 }, quarantineCandidate: false, impact: undefined }]).split('\r\n')[1]!;
+    expect(healthy.endsWith(`"false","healthy","","","","0","","","","","","3","0"`)).toBe(true);
   });
 });
 

@@ -10,6 +10,21 @@ export const REASON_TEXT: Record<string, string> = {
   STABLE: 'No sign of flakiness in the executions scored so far.',
 };
 
+/** Each reason code's plain name, shown instead of the code (the code stays beside it, small, for searching the docs). */
+export const REASON_NAME: Record<string, string> = {
+  SAME_SHA_VARIANCE: 'Passed and failed on the same commit',
+  PASS_ON_RERUN: 'Passed on a retry',
+  FAIL_ISOLATION: 'Failed once between passes',
+  HIGH_FLIP_RATE: 'Keeps flipping between pass and fail',
+  MIXED_OUTCOMES: 'Mixed results',
+  RECENT_INSTABILITY: 'Recent failures',
+  STABLE: 'Stable',
+};
+
+export function reasonName(code: string): string {
+  return REASON_NAME[code] ?? code.toLowerCase().replace(/_/g, ' ');
+}
+
 export function reasonText(code: string): string {
   return REASON_TEXT[code] ?? 'A reason this version of the dashboard does not describe yet.';
 }

@@ -2,8 +2,11 @@
 import { z } from 'zod';
 import { RUN_STATUSES } from '../../domain/batch.js';
 import { UUID_RE } from '../../domain/ids.js';
-import { parseTimestamp } from '../../domain/time.js';
+import { parseTimestamp, toIso } from '../../domain/time.js';
+import type { VerifyKind } from '../../domain/verify.js';
+import type { Store } from '../../store/client.js';
 import type { RunDetail, RunRepo } from '../../store/runs.js';
+import { runAttemptMarks } from '../../store/run-verify.js';
 import { artifactViewSchema, withArtifactLinks } from '../../artifacts/links.js';
 import type { ArtifactSigner } from '../../artifacts/s3.js';
 import { errors } from '../../errors.js';
@@ -112,6 +115,30 @@ export async function getRun(runs: RunRepo, projectId: string, runId: string, si
   const run = UUID_RE.test(runId) ? await runs.get(projectId, runId.toLowerCase()) : null;
   if (!run) throw errors.notFound('run not found');
   return { ...run, executions: await withArtifactLinks(projectId, run.executions, signer) };
+}
+
+/** An execution of the run page: `verify` names the verification `flakehouse run` made the attempt for, null for the job's own. */
+export type RunPageExecution = RunDetail['executions'][number] & { verify: VerifyKind | null };
+export type RunPageDetail = Omit<RunDetail, 'executions'> & { executions: RunPageExecution[] };
+
+/**
+ * The run as the dashboard's run page shows it (procedure run.get): GET /v1/runs/:runId's answer,
+ * each attempt marked with its verification (src/store/run-verify.ts), and the run's duration its
+ * wall time: up to the end of its last attempt when that came after its stored end (the re-runs of
+ * `flakehouse run --verify-new` in a run reported before they were counted).
+ */
+export async function getRunPage(runs: RunRepo, store: Store, projectId: string, runId: string, signer: ArtifactSigner | null = null): Promise<RunPageDetail> {
+  const run = await getRun(runs, projectId, runId, signer);
+  const marks = await runAttemptMarks(store, projectId, run.id);
+  const startedMs = Date.parse(run.startedAt);
+  const end = marks.lastEndMs;
+  const finishedMs = run.finishedAt === null ? null : Date.parse(run.finishedAt);
+  const later = end !== null && (finishedMs === null || end > finishedMs) && end - startedMs > run.durationMs;
+  return {
+    ...run,
+    ...(later ? { durationMs: end - startedMs, finishedAt: toIso(end) } : {}),
+    executions: run.executions.map((e) => ({ ...e, verify: marks.verify.get(e.id) ?? null })),
+  };
 }
 
 export function runRoutes(runs: RunRepo, signer: ArtifactSigner | null = null): AnyRouteDef[] {

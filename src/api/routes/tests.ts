@@ -22,12 +22,23 @@ const bool = z.union([z.boolean(), z.enum(['true', 'false', '1', '0'])]).transfo
 const reasonSchema = z.object({ code: z.enum(REASON_CODES), message: z.string() });
 /** Where a test's state began: broken since its first failing commit, fixed since its first passing one. */
 export const stateSinceSchema = z.object({ commitSha: z.string(), branch: z.string(), at: z.string() }).nullable();
+/** What the smoothed flake rate was estimated from, unsmoothed: `failed / runs` is the raw rate. */
+export const recentRunsSchema = z.object({
+  /** Its last graded runs (up to 32; runs in an outage left out). */
+  runs: z.number(),
+  /** Those with a failed attempt: failed, or failed then passed on a retry. */
+  failed: z.number(),
+});
 const testStateFields = {
   /** new | healthy | flaky | broken | fixed: only `flaky` is a quarantine candidate. */
   state: z.enum(TEST_STATES),
   stateSince: stateSinceSchema,
-  /** Estimated share of its runs in which the test flakes. */
+  /**
+   * Estimated share of its runs in which the test flakes: decayed (half-life 30 days) and shrunk
+   * towards a prior of 10% (docs/data-model.md), so it differs from the raw share in `recentRuns`.
+   */
   flakeRate: z.number(),
+  recentRuns: recentRunsSchema,
 };
 
 export function stateSinceBody(since: StateSince | null): z.infer<typeof stateSinceSchema> {
@@ -241,7 +252,7 @@ async function flakyBoardRows(
     d.tests.boardPage(projectId, inSql ? { ...sql, offset, limit: query.limit + 1 } : { ...sql, offset: 0, limit: null }),
     d.tests.overrides(projectId, null),
   ]);
-  const items = [];
+  const items: z.infer<typeof flakyItemSchema>[] = [];
   const shown: BoardRow[] = [];
   let skip = inSql ? 0 : offset;
   for (const s of rows) {
@@ -258,8 +269,13 @@ async function flakyBoardRows(
     shown.push(s);
     if (items.length > query.limit) break;
   }
-  if (items.length <= query.limit) return { body: { items }, rows: shown };
-  return { body: { items: items.slice(0, query.limit), nextCursor: boardCursor(offset + query.limit) }, rows: shown.slice(0, query.limit) };
+  const more = items.length > query.limit;
+  const page = items.slice(0, query.limit);
+  // The raw counts behind each shown test's flake rate (one bounded read of the page's models).
+  const recent = await d.tests.recentRuns(projectId, page.map((i) => i.testIdentityId));
+  for (const item of page) item.recentRuns = recent.get(item.testIdentityId) ?? NO_RECENT_RUNS;
+  if (!more) return { body: { items: page }, rows: shown };
+  return { body: { items: page, nextCursor: boardCursor(offset + query.limit) }, rows: shown.slice(0, query.limit) };
 }
 
 /** The test page; a malformed id is as unknown as another project's: 404. */
@@ -273,7 +289,7 @@ export async function testPage(
   const testId = testIdentityId.toLowerCase();
   const identity = await d.identities.get(projectId, testId);
   if (!identity) throw errors.notFound('test not found');
-  const [state, overrides, owners, aliases, stitches, history] = await Promise.all([
+  const [state, overrides, owners, aliases, stitches, history, recent] = await Promise.all([
     d.tests.pageState(projectId, testId),
     d.tests.overrides(projectId, [testId]),
     d.codeowners.resolver(projectId),
@@ -281,6 +297,7 @@ export async function testPage(
     identity.stitched ? d.identities.aliases(projectId, testId) : Promise.resolve([]),
     identity.stitched ? d.identities.stitches(projectId, testId) : Promise.resolve([]),
     d.tests.history(projectId, testId, historyLimit),
+    d.tests.recentRuns(projectId, [testId]),
   ]);
   const override = overrides.get(testId) ?? null;
   const eff = effectiveQuarantine(state?.auto ?? null, override);
@@ -300,6 +317,7 @@ export async function testPage(
     state: state?.state ?? 'new',
     stateSince: stateSinceBody(state?.stateSince ?? null),
     flakeRate: round(state?.flakeRate ?? 0),
+    recentRuns: recent.get(testId) ?? NO_RECENT_RUNS,
     aliases,
     stitches,
     history: await withArtifactLinks(projectId, history, d.artifacts ?? null),
@@ -423,8 +441,11 @@ function flakyItem(s: BoardEntry, quarantined: boolean, owners: string[]): z.inf
     state: s.state,
     stateSince: stateSinceBody(s.stateSince),
     flakeRate: round(s.flakeRate),
+    recentRuns: NO_RECENT_RUNS,
   };
 }
+
+const NO_RECENT_RUNS = { runs: 0, failed: 0 } as const;
 
 function round(n: number): number {
   return Math.round(n * 10_000) / 10_000;

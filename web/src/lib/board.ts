@@ -77,6 +77,9 @@ const CSV_COLUMNS: readonly CsvColumn[] = [
   ['ciMinutesLost', (r) => r.impact?.minutesLost],
   ['cost', (r) => r.impact?.cost],
   ['currency', (r) => r.impact?.currency],
+  // The raw counts behind flakeRate (its last graded runs, those with a failed attempt).
+  ['recentRuns', (r) => r.recentRuns.runs],
+  ['recentRunsFailed', (r) => r.recentRuns.failed],
 ];
 
 function csvCell(v: unknown): string {

@@ -33,6 +33,16 @@ export function flakeShare(rate: number): string {
   return `${share > 0 && share < 1 ? share.toFixed(1) : Math.round(share)}%`;
 }
 
+/** Why a flake rate and its raw share differ (beside the raw share, on hover and focus). */
+export const RAW_RATE_DEF =
+  'The flake rate is an estimate: recent runs weigh more (half-life 30 days) and it starts from 10% until there are enough runs. The raw share is simply its recent runs (up to 32) with a failed attempt.';
+
+/** The raw rate behind a smoothed flake rate: "raw 40%: 4 of 10 runs"; null before any graded run. */
+export function rawShare(recent: { runs: number; failed: number }): string | null {
+  if (recent.runs === 0) return null;
+  return `raw ${flakeShare(recent.failed / recent.runs)}: ${recent.failed} of ${recent.runs} ${recent.runs === 1 ? 'run' : 'runs'}`;
+}
+
 /**
  * A person's quarantine outlives the scorer's release of a broken test: the test page says so
  * instead of leaving "quarantined" next to "broken" unexplained.

@@ -10,13 +10,33 @@ import { ReasonDialog } from '../ui/dialog.js';
 import { field } from '../ui/form.js';
 import { ago, num, pct, score } from '../ui/format.js';
 import { money } from './health.js';
-import { flakeShare, showsSince, sinceSha } from '../lib/state.js';
+import { RAW_RATE_DEF, flakeShare, rawShare, showsSince, sinceSha } from '../lib/state.js';
+import { Term } from '../ui/term.js';
 import { StatePill } from '../ui/state.js';
 import { useQuery } from '../ui/query.js';
 import { SlowedMark, useSlowed } from './board-slowed.js';
 import { UrlInput } from '../ui/url-input.js';
 import { Async, Empty, PageTitle, TableScroll } from '../ui/states.js';
 import { NoRunsHelp } from './no-runs.js';
+
+/** What each column of the board means: on hover and keyboard focus of its header. */
+const COLUMN_DEFS = {
+  test: "The test's title, with its suite and file below; opens the test's page.",
+  state:
+    'new (too few runs to judge), healthy, flaky (passes and fails on the same code: a quarantine candidate), broken (failing on its mainline since a commit) or fixed. For a flaky test: how often it flakes, the estimate and the raw share of its recent runs.',
+  score:
+    "Flakiness score from 0 to 1: how strong the evidence that the test is flaky is (1.00: certain). Its trend below. Tests with the same score rank by CI minutes lost, then failed runs.",
+  rerun: 'Pass on rerun: of its runs whose first attempt failed, the share that passed on a retry in the same run.',
+  flips: 'Flip rate: how often its result changed from one run to the next (pass to fail or back), over its last 32 runs.',
+  impact: "What the test cost over the board's range (30 days when none is chosen). Sort by it with Sort by → Impact.",
+  fails: 'Runs this test failed: its final attempt failed, so the run failed.',
+  prs: 'Pull requests among those failed runs.',
+  ciMin: 'CI minutes lost: its retried attempts, plus its share of the whole-job re-runs of the runs it failed.',
+  cost: 'CI minutes lost × the cost of a CI minute (cost.ciMinute in the settings).',
+  owners: 'Its owners by CODEOWNERS (uploaded with PUT /v1/codeowners).',
+  flaked: 'When it last showed a sign of flakiness (failed, then passed on the same code).',
+  quarantine: "A quarantined test's failures no longer fail the gate. Quarantine or release it here, with a reason.",
+} as const;
 
 export function BoardPage({ params, loc }: PageProps) {
   const slug = params.slug!;
@@ -78,38 +98,46 @@ export function BoardPage({ params, loc }: PageProps) {
                 <table class="striped board row-cards">
                   <thead>
                     <tr>
-                      <th scope="col" rowSpan={2}>Test</th>
-                      <th scope="col" rowSpan={2}>State</th>
-                      <th scope="col" rowSpan={2} class="num">
-                        <abbr title="Flakiness score, with its trend (rising, falling, stable) below">Score</abbr>
+                      <th scope="col" rowSpan={2}>
+                        <Term def={COLUMN_DEFS.test}>Test</Term>
+                      </th>
+                      <th scope="col" rowSpan={2}>
+                        <Term def={COLUMN_DEFS.state}>State</Term>
                       </th>
                       <th scope="col" rowSpan={2} class="num">
-                        <abbr title="Pass on rerun: the share of failed attempts that passed on a retry">Rerun</abbr>
+                        <Term def={COLUMN_DEFS.score}>Score</Term>
                       </th>
                       <th scope="col" rowSpan={2} class="num">
-                        <abbr title="Flip rate: how often the result changed from one run to the next">Flips</abbr>
+                        <Term def={COLUMN_DEFS.rerun}>Passed on retry</Term>
+                      </th>
+                      <th scope="col" rowSpan={2} class="num">
+                        <Term def={COLUMN_DEFS.flips}>Result changes</Term>
                       </th>
                       <th scope="colgroup" colSpan={4} class="impact-group">
-                        <abbr title="Over the board's range (30 days when none is chosen); sort by it with Sort by → Impact">Impact, {input.days ?? 30} days</abbr>
+                        <Term def={COLUMN_DEFS.impact}>Impact, last {input.days ?? 30} days</Term>
                       </th>
-                      <th scope="col" rowSpan={2}>Owners</th>
                       <th scope="col" rowSpan={2}>
-                        <abbr title="Last flaked">Flaked</abbr>
+                        <Term def={COLUMN_DEFS.owners}>Owners</Term>
                       </th>
-                      <th scope="col" rowSpan={2}>Quarantine</th>
+                      <th scope="col" rowSpan={2}>
+                        <Term def={COLUMN_DEFS.flaked}>Last flaked</Term>
+                      </th>
+                      <th scope="col" rowSpan={2}>
+                        <Term def={COLUMN_DEFS.quarantine}>Quarantine</Term>
+                      </th>
                     </tr>
                     <tr>
                       <th scope="col" class="num">
-                        <abbr title="Failures: runs this test failed (its final attempt failed)">Fails</abbr>
+                        <Term def={COLUMN_DEFS.fails}>Failed runs</Term>
                       </th>
                       <th scope="col" class="num">
-                        <abbr title="PRs blocked: distinct pull requests among those runs">PRs</abbr>
+                        <Term def={COLUMN_DEFS.prs}>PRs blocked</Term>
                       </th>
                       <th scope="col" class="num">
-                        <abbr title="CI minutes lost: its retried attempts, plus its share of the whole-job re-runs of the runs it failed">CI min</abbr>
+                        <Term def={COLUMN_DEFS.ciMin}>CI minutes lost</Term>
                       </th>
                       <th scope="col" class="num">
-                        <abbr title="Cost: CI minutes lost × the CI minute rate (cost.ciMinute)">Cost</abbr>
+                        <Term def={COLUMN_DEFS.cost}>Cost</Term>
                       </th>
                     </tr>
                   </thead>
@@ -126,7 +154,7 @@ export function BoardPage({ params, loc }: PageProps) {
                           </small>
                         </td>
                         <StateCell row={row} />
-                        <td class="num score-cell" data-label="Score">
+                        <td class="num score-cell" data-label="Score" title={`score ${row.score}${row.impact ? `; ${num(Math.round(row.impact.minutesLost * 10) / 10)} CI minutes lost (ties rank by it)` : ''}`}>
                           {score(row.score)}
                           <small class={`trend trend-${row.trend}`}>{row.trend}</small>
                           {row.quarantineCandidate ? (
@@ -135,15 +163,15 @@ export function BoardPage({ params, loc }: PageProps) {
                             </span>
                           ) : null}
                         </td>
-                        <td class="num" data-label="Rerun">
+                        <td class="num" data-label="Passed on retry">
                           {pct(row.passOnRerunRate)}
                         </td>
-                        <td class="num" data-label="Flips">
+                        <td class="num" data-label="Result changes">
                           {pct(row.flipRate)}
                         </td>
                         <ImpactCells row={row} />
                         <td class="owners" data-label="Owners">{row.owners.length ? row.owners.map((o) => <span key={o}>{o}</span>) : <span class="muted">none</span>}</td>
-                        <td class="nowrap" data-label="Flaked">
+                        <td class="nowrap" data-label="Last flaked">
                           {ago(row.lastFlakedAt)}
                         </td>
                         <td class="quarantine" data-label="Quarantine">
@@ -188,13 +216,13 @@ function ImpactCells({ row }: { row: BoardRow }) {
   const i = row.impact;
   return (
     <>
-      <td class="num" data-label="Failures">
+      <td class="num" data-label="Failed runs">
         {i ? num(i.failuresCaused) : '–'}
       </td>
       <td class="num" data-label="PRs blocked">
         {i ? num(i.prsBlocked) : '–'}
       </td>
-      <td class="num" data-label="CI min lost">
+      <td class="num" data-label="CI minutes lost">
         {i ? num(Math.round(i.minutesLost * 10) / 10) : '–'}
       </td>
       <td class="num nowrap" data-label="Cost">
@@ -207,6 +235,7 @@ function ImpactCells({ row }: { row: BoardRow }) {
 /** The row's state; broken and fixed name the commit it began with, flaky how often it flakes. */
 function StateCell({ row }: { row: BoardRow }) {
   const since = showsSince(row.state) ? row.stateSince : null;
+  const raw = rawShare(row.recentRuns);
   return (
     <td class="state-cell" data-label="State">
       <StatePill state={row.state} />
@@ -221,6 +250,11 @@ function StateCell({ row }: { row: BoardRow }) {
         <>
           {' '}
           <small class="muted">in {flakeShare(row.flakeRate)} of runs</small>
+          {raw ? (
+            <small class="muted raw-rate" data-testid="board-raw-rate">
+              <Term def={RAW_RATE_DEF}>({raw})</Term>
+            </small>
+          ) : null}
         </>
       ) : null}
     </td>

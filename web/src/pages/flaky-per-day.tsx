@@ -24,6 +24,7 @@ export function FlakyTestsPerDay({ slug, days = 30 }: { slug: string; days?: num
                 x={s.days.map((d) => epoch(d.day))}
                 series={[{ label: 'flaky tests', values: s.days.map((d) => d.flakyTests), bars: true, format: (v) => `${num(v)} ${v === 1 ? 'test' : 'tests'}` }]}
                 unit={s.unit}
+                days
               />
               <small class="muted" data-testid="flaky-per-day-summary">
                 {known.length === 0 ? 'No executions in this period.' : `Peak ${num(peak)} ${peak === 1 ? 'test' : 'tests'} in a day; ${num(known.at(-1)?.flakyTests ?? 0)} on the latest day with runs.`}

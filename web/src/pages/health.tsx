@@ -117,12 +117,14 @@ export function HealthPage({ params, loc }: PageProps) {
                     { label: 'fixed', values: h.weekly.map((w) => w.resolved), bars: true, format: (v) => `${num(v)} tests` },
                   ]}
                   unit="tests"
+                  days
                 />
                 <Chart
                   title="Quarantine backlog"
                   x={h.quarantine.trend.map((d) => epoch(d.day))}
                   series={[{ label: 'quarantined', values: h.quarantine.trend.map((d) => d.count), format: (v) => `${num(v)} tests` }]}
                   unit="tests"
+                  days
                 />
                 <Chart
                   title={`Reliability: share of executions passing (a gap: no data, or fewer than ${MIN_PASS_RATE_EXECUTIONS} executions that day)`}
@@ -130,12 +132,14 @@ export function HealthPage({ params, loc }: PageProps) {
                   series={[{ label: 'pass rate', values: rate.values, format: (v) => pct(v, 1) }]}
                   unit="%"
                   yFormat={(v) => pct(v)}
+                  days
                 />
                 <Chart
                   title="Executions per day"
                   x={h.reliabilityTrend.map((d) => epoch(d.day))}
                   series={[{ label: 'executions', values: h.reliabilityTrend.map((d) => d.total), bars: true, format: (v) => `${num(v)} executions` }]}
                   unit="executions"
+                  days
                 />
                 <FlakyTestsPerDay slug={slug} days={h.rangeDays} />
               </div>
@@ -315,9 +319,10 @@ function SuiteCharts({ data, suite }: { data: SuiteData; suite: string }) {
           { label: 'failed', values: rows.map((d) => d.failRate), format: (v) => pct(v, 1) },
           { label: 'flaky', values: rows.map((d) => d.flakyRate), format: (v) => pct(v, 1) },
         ]}
+        days
       />
-      <Chart title="Mean duration per day" x={x} series={[{ label: 'mean duration', values: rows.map((d) => (d.executions ? d.durationMs / d.executions : null)), format: (v) => duration(v) }]} />
-      <Chart title="Executions per day" x={x} series={[{ label: 'executions', values: rows.map((d) => d.executions), bars: true }]} />
+      <Chart days title="Mean duration per day" x={x} series={[{ label: 'mean duration', values: rows.map((d) => (d.executions ? d.durationMs / d.executions : null)), format: (v) => duration(v) }]} />
+      <Chart days title="Executions per day" x={x} series={[{ label: 'executions', values: rows.map((d) => d.executions), bars: true }]} />
     </div>
   );
 }

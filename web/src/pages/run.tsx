@@ -1,6 +1,8 @@
 // One run, starting with what failed: one row per test with its attempts inside it, the tests whose
-// final attempt failed first, then the flaky ones (failed, then passed), and the rest collapsed
-// behind "N passed"; links to the CI job, the commit (on GitHub when it is there) and the PR.
+// final attempt failed first, then the tests `flakehouse run` verified (--verify-new, --verify-fix,
+// --retry-failed: their attempts marked, each with its verdict), then the flaky ones (failed, then
+// passed), and the rest collapsed behind "N passed"; links to the CI job, the commit (on GitHub when
+// it is there) and the PR.
 import { useState } from 'preact/hooks';
 import { api, type Outputs } from '../api.js';
 import type { PageProps } from '../app.js';
@@ -15,6 +17,21 @@ import { CommitLink, HeadRow } from '../ui/table.js';
 type Run = Outputs['run']['get'];
 type Execution = Run['executions'][number];
 type Outcome = 'failed' | 'flaky' | 'passed' | 'skipped';
+type VerifyKind = NonNullable<Execution['verify']>;
+
+/** What `flakehouse run` proved of a test it re-ran, as its own output and the PR comment say it. */
+export interface Verification {
+  kind: VerifyKind;
+  /** Attempts counted: for a new test every graded attempt (the job's own too), else the re-runs. */
+  runs: number;
+  failed: number;
+  /** Whether the verdict holds the build (a new test that failed, a fix that did not hold). */
+  blocks: boolean;
+  /** The verdict in words: "new test failed 1 of 13", "fix verified: passed 20 of 20". */
+  verdict: string;
+  /** The status word beside it. */
+  status: 'passed' | 'failed' | 'flaky';
+}
 
 /** A test of the run: its attempts in order and what they came to. */
 export interface RunTest {
@@ -27,6 +44,51 @@ export interface RunTest {
   /** The newest error of its attempts. */
   errorMessage: string | null;
   quarantined: boolean;
+  /** Set when `flakehouse run` re-ran the test itself (its attempts are marked). */
+  verification: Verification | null;
+}
+
+/** The verdict of a verified test's attempts (src/domain/verify.ts verifyLine's words). */
+export function verificationOf(attempts: readonly Execution[]): Verification | null {
+  const marked = attempts.filter((e) => e.verify !== null);
+  const kind = marked[0]?.verify;
+  if (!kind) return null;
+  // A new test's own attempts are marked too and count; a fix's and a retry's are the re-runs alone.
+  const counted = (kind === 'new' ? attempts : marked).filter((e) => e.status !== 'skip');
+  const runs = counted.length;
+  const failed = counted.filter((e) => e.status === 'fail').length;
+  if (kind === 'new') {
+    return failed > 0
+      ? { kind, runs, failed, blocks: true, verdict: `new test failed ${failed} of ${runs}: blocks the gate`, status: 'failed' }
+      : { kind, runs, failed, blocks: false, verdict: `new test passed ${runs} of ${runs}`, status: 'passed' };
+  }
+  if (kind === 'fix') {
+    return failed > 0 || runs === 0
+      ? { kind, runs, failed, blocks: true, verdict: runs === 0 ? 'fix not verified: no clean re-run' : `fix not verified: failed ${failed} of ${runs}`, status: 'failed' }
+      : { kind, runs, failed, blocks: false, verdict: `fix verified: passed ${runs} of ${runs}`, status: 'passed' };
+  }
+  return runs > failed
+    ? { kind, runs, failed, blocks: false, verdict: `passed on a retry of the same code (${failed} failed ${failed === 1 ? 'retry' : 'retries'} before)`, status: 'flaky' }
+    : { kind, runs, failed, blocks: false, verdict: `failed every retry (${runs})`, status: 'failed' };
+}
+
+const VERIFY_WORDS: Record<VerifyKind, string> = {
+  new: 'new test, re-run to prove it (--verify-new)',
+  fix: 'fix, re-run to prove it (--verify-fix)',
+  retry: 'failed, retried by flakehouse run (--retry-failed)',
+};
+
+/** Each attempt's label: the job's own "attempt 2"; a verification's "run 3 of 13", "re-run 4 of 20", "retry 1 of 3". */
+export function attemptLabels(attempts: readonly Execution[]): string[] {
+  const marked = attempts.filter((e) => e.verify !== null);
+  const kind = marked[0]?.verify ?? null;
+  let i = 0;
+  return attempts.map((e) => {
+    if (kind === 'new') return `run ${attempts.indexOf(e) + 1} of ${attempts.length}`;
+    if (e.verify === null) return `attempt ${e.attempt}`;
+    i += 1;
+    return `${e.verify === 'fix' ? 're-run' : e.verify === 'retry' ? 'retry' : 'run'} ${i} of ${marked.length}`;
+  });
 }
 
 /**
@@ -65,6 +127,7 @@ export function runTests(executions: readonly Execution[]): RunTest[] {
         durationMs: attempts.reduce((s, e) => s + e.durationMs, 0),
         errorMessage: [...attempts].reverse().find((e) => e.errorMessage)?.errorMessage ?? null,
         quarantined: attempts.some((e) => e.quarantined),
+        verification: verificationOf(attempts),
       },
     };
   });
@@ -79,14 +142,17 @@ export function RunPage({ params }: PageProps) {
     <Async q={q} what="the run" page="Run">
       {(r) => {
         const tests = runTests(r.executions);
-        const of = (o: Outcome) => tests.filter((t) => t.outcome === o);
+        // Tests `flakehouse run` re-ran itself are shown with their verdict, not as flakes or failures.
+        const verified = tests.filter((t) => t.verification !== null).sort((a, b) => Number(b.verification!.blocks) - Number(a.verification!.blocks));
+        const of = (o: Outcome) => tests.filter((t) => t.outcome === o && t.verification === null);
         const failed = of('failed');
         const flaky = of('flaky');
         const rest = [...of('passed'), ...of('skipped')];
         return (
           <>
             <PageTitle title={`Run on ${r.branch}`}>
-              <Status status={r.status} /> {when(r.startedAt)} · {duration(r.durationMs)} · {r.ciProvider} ({r.trigger})
+              <Status status={r.status} /> {when(r.startedAt)} · <span title="The job's wall time: from the run's start to its end (its last attempt, re-runs included)">{duration(r.durationMs)}</span> ·{' '}
+              {r.ciProvider} ({r.trigger})
             </PageTitle>
             <RunLinks slug={slug} r={r} />
             <section class="cards" aria-label="Counts">
@@ -100,8 +166,9 @@ export function RunPage({ params }: PageProps) {
               ))}
             </section>
             {failed.length ? <TestTable slug={slug} title={`Failed (${failed.length})`} tests={failed} /> : null}
+            {verified.length ? <TestTable slug={slug} title={`Verified by flakehouse run (${verified.length})`} tests={verified} verify /> : null}
             {flaky.length ? <TestTable slug={slug} title={`Flaky: failed, then passed (${flaky.length})`} tests={flaky} /> : null}
-            {!failed.length && !flaky.length && tests.length ? <p>Every test of this run passed.</p> : null}
+            {!failed.length && !flaky.length && !verified.length && tests.length ? <p>Every test of this run passed.</p> : null}
             {rest.length ? <PassedTests slug={slug} tests={rest} /> : null}
             {!tests.length ? <p class="muted">This run has no executions.</p> : null}
           </>
@@ -152,43 +219,62 @@ function RunLinks({ slug, r }: { slug: string; r: Run }) {
   );
 }
 
-function TestTable({ slug, title, tests, errors = true }: { slug: string; title?: string; tests: RunTest[]; errors?: boolean }) {
+function TestTable({ slug, title, tests, errors = true, verify = false }: { slug: string; title?: string; tests: RunTest[]; errors?: boolean; verify?: boolean }) {
   const table = (
     <TableScroll label={title ?? 'Passed tests'}>
       <table class="striped row-cards run-tests">
-        <HeadRow cols={['Test', 'Result', 'Attempts', { label: 'Duration', num: true }, errors ? 'Error' : null]} />
+        <HeadRow
+          cols={[
+            'Test',
+            verify ? 'Verdict' : 'Result',
+            'Attempts',
+            { label: 'Time in tests', num: true, title: "The test's attempts added up (the run's own duration is its wall time, above)" },
+            errors ? 'Error' : null,
+          ]}
+        />
         <tbody>
-          {tests.map((t) => (
-            <tr key={t.testIdentityId} data-outcome={t.outcome}>
-              <td class="title-cell">
-                <a href={projectPath(slug, 'tests', t.testIdentityId)}>{t.title}</a>
-                {t.quarantined ? <span class="pill">quarantined</span> : null}
-                <br />
-                <small class="muted">{t.filePath}</small>
-              </td>
-              <td data-label="Result">
-                <Status status={t.outcome} />
-              </td>
-              <td data-label="Attempts">
-                <ol class="attempts">
-                  {t.attempts.map((e) => (
-                    <li key={e.id}>
-                      <a href={projectPath(slug, 'executions', e.id)}>attempt {e.attempt}</a> <Status status={e.status} /> <small class="muted">{duration(e.durationMs)}</small>
-                    </li>
-                  ))}
-                </ol>
-              </td>
-              <td class="num" data-label="Duration">
-                {duration(t.durationMs)}
-              </td>
-              {errors ? (
-                <td data-label="Error" class="run-error">
-                  {t.errorMessage ? <small>{t.errorMessage.slice(0, 200)}</small> : <span class="muted">–</span>}
-                  <RunArtifacts t={t} />
+          {tests.map((t) => {
+            const labels = attemptLabels(t.attempts);
+            return (
+              <tr key={t.testIdentityId} data-outcome={t.outcome} data-verify={t.verification?.kind}>
+                <td class="title-cell">
+                  <a href={projectPath(slug, 'tests', t.testIdentityId)}>{t.title}</a>
+                  {t.quarantined ? <span class="pill">quarantined</span> : null}
+                  <br />
+                  <small class="muted">{t.filePath}</small>
                 </td>
-              ) : null}
-            </tr>
-          ))}
+                <td data-label={verify ? 'Verdict' : 'Result'} data-testid={verify ? 'verify-verdict' : undefined}>
+                  {t.verification ? (
+                    <>
+                      <Status status={t.verification.status} /> <span class="verdict">{t.verification.verdict}</span>
+                      <br />
+                      <small class="muted">{VERIFY_WORDS[t.verification.kind]}</small>
+                    </>
+                  ) : (
+                    <Status status={t.outcome} />
+                  )}
+                </td>
+                <td data-label="Attempts">
+                  <ol class="attempts">
+                    {t.attempts.map((e, i) => (
+                      <li key={e.id}>
+                        <a href={projectPath(slug, 'executions', e.id)}>{labels[i]}</a> <Status status={e.status} /> <small class="muted">{duration(e.durationMs)}</small>
+                      </li>
+                    ))}
+                  </ol>
+                </td>
+                <td class="num" data-label="Time in tests">
+                  {duration(t.durationMs)}
+                </td>
+                {errors ? (
+                  <td data-label="Error" class="run-error">
+                    {t.errorMessage ? <small>{t.errorMessage.slice(0, 200)}</small> : <span class="muted">–</span>}
+                    <RunArtifacts t={t} />
+                  </td>
+                ) : null}
+              </tr>
+            );
+          })}
         </tbody>
       </table>
     </TableScroll>

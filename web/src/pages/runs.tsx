@@ -8,12 +8,25 @@ import { duration } from '../ui/format.js';
 import { useQuery } from '../ui/query.js';
 import { UrlInput } from '../ui/url-input.js';
 import { Async, Empty, PageTitle, TableScroll } from '../ui/states.js';
-import { HeadRow, StartCells } from '../ui/table.js';
+import { HeadRow, StartCells, type Column } from '../ui/table.js';
 import { NoRunsHelp } from './no-runs.js';
 
 export { RunPage } from './run.js';
 
 type RunsInput = Exclude<Inputs['runs']['list'], void | undefined>;
+
+/** The runs table's columns, each with its definition (on hover and keyboard focus). */
+const RUN_COLUMNS: readonly Column[] = [
+  { label: 'Started', title: 'When the run started (UTC); opens the run' },
+  { label: 'Status', title: 'How the run ended: passed, failed (a test failed on its last attempt), running or canceled' },
+  { label: 'Branch', title: 'The branch the run tested' },
+  { label: 'Commit', title: 'The commit the run tested; opens its gate verdict and summary' },
+  { label: 'PR', title: 'The pull request the run belongs to, if any' },
+  { label: 'Tests', num: true, title: 'Tests in the run (each counted once, whatever its attempts)' },
+  { label: 'Failed', num: true, title: 'Tests whose last attempt failed' },
+  { label: 'Flaky', num: true, title: 'Tests that failed, then passed on a retry in the same run' },
+  { label: 'Duration', num: true, title: "The run's wall time: from its start to its end" },
+];
 const STATUSES = ['passed', 'failed', 'running', 'canceled'] as const;
 
 function runsInput(q: URLSearchParams): RunsInput {
@@ -55,13 +68,13 @@ export function RunsPage({ params, loc }: PageProps) {
           ) : (
             <>
               <TableScroll label="Runs">
-                <table class="striped">
-                  <HeadRow cols={['Started', 'Status', 'Branch', 'Commit', 'PR', { label: 'Tests', num: true }, { label: 'Failed', num: true }, { label: 'Flaky', num: true }, { label: 'Duration', num: true }]} />
+                <table class="striped runs">
+                  <HeadRow cols={RUN_COLUMNS} />
                   <tbody>
                     {data.items.map((r) => (
                       <tr key={r.id}>
                         <StartCells slug={slug} href={projectPath(slug, 'runs', r.id)} startedAt={r.startedAt} status={r.status} branch={r.branch} commitSha={r.commitSha} />
-                        <td>{r.prNumber !== null ? <a href={projectPath(slug, 'pulls', r.prNumber)}>#{r.prNumber}</a> : <span class="muted">–</span>}</td>
+                        <td class="nowrap">{r.prNumber !== null ? <a href={projectPath(slug, 'pulls', r.prNumber)}>#{r.prNumber}</a> : <span class="muted">–</span>}</td>
                         <td class="num">{r.counts.total}</td>
                         <td class="num">{r.counts.failed}</td>
                         <td class="num">{r.counts.flaky}</td>

@@ -1,7 +1,8 @@
 // The test page's state card: the state beside the score, the commit it began with (linked to the
 // commit's page, as the page's other commits are), how often a flaky test flakes.
 import type { Outputs } from '../api.js';
-import { STATE_TEXT, flakeShare, type StateSince, type TestState } from '../lib/state.js';
+import { RAW_RATE_DEF, STATE_TEXT, flakeShare, rawShare, type StateSince, type TestState } from '../lib/state.js';
+import { Term } from '../ui/term.js';
 import { when } from '../ui/format.js';
 import { StatePill } from '../ui/state.js';
 import { CommitLink } from '../ui/table.js';
@@ -18,6 +19,7 @@ const SINCE_WORDS: Record<TestState, string> = {
 };
 
 export function TestStateCard({ slug, t }: { slug: string; t: Detail }) {
+  const raw = rawShare(t.recentRuns);
   return (
     <article>
       <small class="muted">State</small>
@@ -27,7 +29,7 @@ export function TestStateCard({ slug, t }: { slug: string; t: Detail }) {
       <Since slug={slug} state={t.state} since={t.stateSince} />
       {t.state === 'flaky' ? (
         <p data-testid="test-flake-rate">
-          Flakes in <strong>{flakeShare(t.flakeRate)}</strong> of its runs.
+          Flakes in <strong>{flakeShare(t.flakeRate)}</strong> of its runs{raw ? <> <Term def={RAW_RATE_DEF}>({raw})</Term></> : null}.
         </p>
       ) : null}
       <small>{STATE_TEXT[t.state]}</small>

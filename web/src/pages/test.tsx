@@ -4,7 +4,8 @@
 import { useState } from 'preact/hooks';
 import { api, type Outputs } from '../api.js';
 import type { PageProps } from '../app.js';
-import { reasonText } from '../reasons.js';
+import { reasonName, reasonText } from '../reasons.js';
+import { Term } from '../ui/term.js';
 import { projectPath } from '../router.js';
 import { hasScope, useSession } from '../session.js';
 import { Chart } from '../ui/chart.js';
@@ -80,11 +81,16 @@ function TestView({ slug, t, reload }: { slug: string; t: Detail; reload: () => 
         <h2 id="why">Why this score</h2>
         <dl>
           {t.reasonCodes.map((r) => (
-            <div key={r.code}>
+            <div key={r.code} data-testid="reason">
               <dt>
-                <code>{r.code}</code> — {r.message}
+                <Term def={reasonText(r.code)}>
+                  <strong>{reasonName(r.code)}</strong>
+                </Term>{' '}
+                — {r.message}
               </dt>
-              <dd>{reasonText(r.code)}</dd>
+              <dd>
+                {reasonText(r.code)} <small class="muted">(code <code>{r.code}</code>)</small>
+              </dd>
             </div>
           ))}
         </dl>

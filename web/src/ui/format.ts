@@ -32,12 +32,22 @@ export function ago(iso: string | number | null | undefined, now = Date.now()): 
   return `${Math.round(s / 86400)} d ago`;
 }
 
+/**
+ * A duration as people read it: "397 ms", "21.9 s", "6 m 37 s", "1 h 2 m", "2 d 3 h" (two units at
+ * most, the smaller one left out when it is 0: "6 m", "1 h").
+ */
 export function duration(ms: number | null | undefined): string {
-  if (ms === null || ms === undefined) return '–';
+  if (ms === null || ms === undefined || Number.isNaN(ms)) return '–';
+  if (ms < 0) return `-${duration(-ms)}`;
   if (ms < 1000) return `${Math.round(ms)} ms`;
-  if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
-  if (ms < 3_600_000) return `${(ms / 60_000).toFixed(1)} min`;
-  return `${(ms / 3_600_000).toFixed(1)} h`;
+  if (ms < 59_950) return `${(ms / 1000).toFixed(1)} s`;
+  const two = (big: number, bigUnit: string, small: number, smallUnit: string): string => (small === 0 ? `${big} ${bigUnit}` : `${big} ${bigUnit} ${small} ${smallUnit}`);
+  const s = Math.round(ms / 1000);
+  if (s < 3600) return two(Math.floor(s / 60), 'm', s % 60, 's');
+  const m = Math.round(ms / 60_000);
+  if (m < 24 * 60) return two(Math.floor(m / 60), 'h', m % 60, 'm');
+  const h = Math.round(ms / 3_600_000);
+  return two(Math.floor(h / 24), 'd', h % 24, 'h');
 }
 
 export function shortSha(sha: string): string {

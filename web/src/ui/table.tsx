@@ -2,9 +2,13 @@
 import { projectPath } from '../router.js';
 import { shortSha, when } from './format.js';
 import { Status } from './status.js';
+import { Term } from './term.js';
 
-/** A column header: its text, or `{ label, num: true }` for a right-aligned number column; null leaves it out. */
-export type Column = string | { label: string; num: true } | null;
+/**
+ * A column header: its text, or `{ label, num, title }`: `num` right-aligns a number column, `title`
+ * is the column's definition (on hover and keyboard focus, web/src/ui/term.tsx); null leaves it out.
+ */
+export type Column = string | { label: string; num?: boolean; title?: string } | null;
 
 export function HeadRow({ cols }: { cols: readonly Column[] }) {
   return (
@@ -16,8 +20,8 @@ export function HeadRow({ cols }: { cols: readonly Column[] }) {
               {c}
             </th>
           ) : (
-            <th key={c.label} scope="col" class="num">
-              {c.label}
+            <th key={c.label} scope="col" class={c.num ? 'num' : undefined}>
+              {c.title ? <Term def={c.title}>{c.label}</Term> : c.label}
             </th>
           ),
         )}
@@ -26,9 +30,10 @@ export function HeadRow({ cols }: { cols: readonly Column[] }) {
   );
 }
 
+/** A commit's short sha, linked to its page; never wraps. */
 export function CommitLink({ slug, sha }: { slug: string; sha: string }) {
   return (
-    <a href={projectPath(slug, 'commits', sha)}>
+    <a href={projectPath(slug, 'commits', sha)} class="sha">
       <code>{shortSha(sha)}</code>
     </a>
   );
@@ -38,14 +43,16 @@ export function CommitLink({ slug, sha }: { slug: string; sha: string }) {
 export function StartCells({ slug, href, startedAt, status, branch, commitSha }: { slug: string; href: string; startedAt: string; status: string; branch: string; commitSha: string }) {
   return (
     <>
-      <td class="nowrap">
+      <td class="nowrap" data-label="Started">
         <a href={href}>{when(startedAt)}</a>
       </td>
-      <td>
+      <td data-label="Status">
         <Status status={status} />
       </td>
-      <td>{branch}</td>
-      <td>
+      <td class="branch" data-label="Branch">
+        {branch}
+      </td>
+      <td class="nowrap" data-label="Commit">
         <CommitLink slug={slug} sha={commitSha} />
       </td>
     </>
