@@ -12,7 +12,8 @@ import { gzipSync } from 'node:zlib';
 import { writeResult } from './results.js';
 import { bootstrapToken, startServerProcess } from '../test/helpers/process.js';
 
-function junitXml(cases: number, seed: string): string {
+/** A JUnit report of `cases` test cases (Surefire-style class names), one failure in 250. */
+export function junitXml(cases: number, seed: string): string {
   const parts: string[] = ['<?xml version="1.0" encoding="UTF-8"?>\n<testsuites>'];
   const perSuite = 500;
   for (let s = 0; s * perSuite < cases; s++) {
