@@ -120,6 +120,10 @@ export async function runWrapped(args: string[], env: NodeJS.ProcessEnv, cwd: st
       recovered = outcome.recovered;
       if (failedVerification.length === 0 && outcome.verified.length > 0) log(`verify: all ${outcome.verified.length} verified test(s) passed every run`);
     }
+    // The run lasted as long as the job did: from the command's start to now, its re-runs included,
+    // not only the span its reporters or JUnit files saw (a JUnit file without timestamps is read
+    // after the command, and re-runs come after the reporters' own end).
+    run = { ...run, startedAt: Math.min(run.startedAt, command.startedAt), finishedAt: Math.max(run.finishedAt ?? run.startedAt, Date.now()) };
     // A pass on a retry proves a flake of this code, not that the change is fine: the exit code stays
     // the command's, and the gate decides (a known flake, or a test the change may have made flaky).
     if (recovered.length > 0 && command.exitCode !== 0) {
