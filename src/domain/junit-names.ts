@@ -19,6 +19,8 @@
 //   - Everything else as before: a Java/Python-style dotted classname is the suite, and with its
 //     dots made slashes the file (when no `file` attribute or suite file says otherwise).
 
+import { normalizeTestPath } from './identity.js';
+
 export interface JUnitCaseNames {
   /** `name` of the report's root <testsuites> ('' when absent or the root is a <testsuite>). */
   reportName: string;
@@ -44,9 +46,12 @@ const PLAYWRIGHT_SEPARATOR = ' › ';
 /** Vitest's default <testsuites name>. */
 const VITEST_REPORT_NAME = 'vitest tests';
 
+/** A JavaScript/TypeScript (or component) source file's name. */
+const SOURCE_FILE_RE = /\.(?:[cm]?[jt]sx?|vue|svelte|astro)$/i;
+
 /** A JavaScript/TypeScript source file, or any path with a directory: never a dotted class name. */
 export function looksLikeFilePath(value: string): boolean {
-  return /\.(?:[cm]?[jt]sx?|vue|svelte|astro)$/i.test(value) || /[\\/]/.test(value);
+  return SOURCE_FILE_RE.test(value) || /[\\/]/.test(value);
 }
 
 export function junitTestNames(c: JUnitCaseNames): JUnitTestNames {
@@ -65,4 +70,56 @@ export function junitTestNames(c: JUnitCaseNames): JUnitTestNames {
   const suite = classname || c.suiteName;
   const filePath = c.suiteFile || (classname ? (looksLikeFilePath(classname) ? classname : classname.replaceAll('.', '/')) : c.suiteName);
   return { filePath, suite, title };
+}
+
+/** The file a classname names when its dots are read as a Java package's (the pre-fix reading of every classname). */
+function dotted(classname: string): string {
+  return classname.replaceAll('.', '/');
+}
+
+/**
+ * The names the JUnit receiver gave, before this module existed (commit 7290b75), to the JUnit
+ * testcase that `junitTestNames` now reads as `current`: the "legacy twins" a project that sent
+ * JUnit before the fix has stored, each a second identity of the same test. The reading was
+ * `suite = classname || suite name`, `file = file attribute || suite file || classname with its
+ * dots made slashes`, `title = name`. Per producer:
+ *   - Vitest: file `src/math/test/ts`, suite `src/math.test.ts`, title `math > division > divides`
+ *     (now file `src/math.test.ts`, suite `math > division`, title `divides`);
+ *   - Playwright: the same with ` › ` between the describe blocks and the title;
+ *   - a classname that is a path (any other producer): file dotted, suite and title as now;
+ *   - jest-junit with a file attribute, a test outside any describe block: suite the <testsuite>
+ *     name, which jest-junit writes as the file's path (now: empty).
+ * Only a test in a JavaScript/TypeScript source file can have one (those producers name such files;
+ * a Java or Python class read as a path was read so before too), and never a test with params (JUnit
+ * has none: the caller checks). The twins are candidates: the caller joins one only when it is stored. None equals
+ * `current`.
+ */
+export function legacyJUnitTwins(current: JUnitTestNames): JUnitTestNames[] {
+  const filePath = current.filePath.trim();
+  const suite = current.suite.trim();
+  const title = current.title.trim();
+  if (title === '' || !SOURCE_FILE_RE.test(filePath)) return [];
+  const out: JUnitTestNames[] = [];
+  const add = (t: JUnitTestNames): void => {
+    const same = (a: JUnitTestNames, b: JUnitTestNames): boolean =>
+      a.filePath.toLowerCase() === b.filePath.toLowerCase() && a.suite === b.suite && a.title === b.title;
+    if (!same(t, { filePath, suite, title }) && !out.some((o) => same(o, t))) out.push(t);
+  };
+  const file = dotted(filePath);
+  if (suite === '') {
+    add({ filePath: file, suite: filePath, title });
+    add({ filePath, suite: filePath, title });
+  } else {
+    const blocks = suite.split(VITEST_SEPARATOR);
+    add({ filePath: file, suite: filePath, title: [...blocks, title].join(VITEST_SEPARATOR) });
+    add({ filePath: file, suite: filePath, title: [...blocks, title].join(PLAYWRIGHT_SEPARATOR) });
+    if (suite === filePath) add({ filePath: file, suite: filePath, title });
+  }
+  return out;
+}
+
+/** Whether `legacy` is one of `current`'s legacy twins (file compared as identities compare it: case aside). */
+export function isLegacyJUnitTwin(legacy: JUnitTestNames, current: JUnitTestNames): boolean {
+  const file = normalizeTestPath(legacy.filePath);
+  return legacyJUnitTwins(current).some((t) => normalizeTestPath(t.filePath) === file && t.suite === legacy.suite.trim() && t.title === legacy.title.trim());
 }

@@ -8,9 +8,15 @@
 // new test's shard was stitched before the old test's shard of the same commit arrived, the old
 // test's own fingerprint now runs where its alias ran: the alias is revoked going forward (the
 // fingerprint gets an identity of its own, the old identity its own name back).
+// Before all of that, a test never seen whose pre-fix JUnit reading (its "legacy twin",
+// src/domain/junit-names.ts legacyJUnitTwins) is stored joins that identity: a project that sent
+// Vitest, Playwright or jest-junit JUnit before the receiver read them as the reporters do keeps
+// one test, with the twin's history and quarantine, when the new reading or the reporter first
+// sends it. Such an alias is never revoked: the twins are one test by construction.
 import { z } from 'zod';
 import { stableUuid } from '../domain/ids.js';
-import { canonicalJson, normalizeTestPath, paramsHash, testIdentityId } from '../domain/identity.js';
+import { canonicalJson, fingerprint, normalizeTestPath, paramsHash, testIdentityId } from '../domain/identity.js';
+import { isLegacyJUnitTwin, legacyJUnitTwins } from '../domain/junit-names.js';
 import { IdentityCache, buildExecutions, buildIdentity, type ExecutionRecord, type IdentityRecord } from '../domain/records.js';
 import {
   PresenceIndex,
@@ -50,7 +56,7 @@ export const identityProcessorFactory = defineProcessor({
   // Builds items[].executions from the jobs and gives each its test id; new and stitched identities.
   requires: ['runs'],
   provides: ['executions', 'identities'],
-  start: (host, _cfg, { id }) => {
+  start: (host, _cfg, { id, logger }) => {
     const repo = host.extensions.repositories('processor', id).identities;
     const cache = new IdentityCache();
     // Only facts read back from storage are cached; what this lease creates may still fail to commit.
@@ -74,7 +80,14 @@ export const identityProcessorFactory = defineProcessor({
         if (caches.aliasCache.size > MAX_CACHE) caches.aliasCache.clear();
         if (caches.aliasesOf.size > MAX_CACHE) caches.aliasesOf.clear();
         for (const [projectId, executions] of byProject) {
-          await resolveProject(repo, batch, projectId, executions, caches);
+          const joined = await resolveProject(repo, batch, projectId, executions, caches);
+          // Once per lease and project: a project's first lease after the fix may join hundreds.
+          if (joined.length > 0) {
+            logger.info(
+              { projectId, lease: batch.leaseId, joined: joined.length, examples: joined.slice(0, 5) },
+              'identity: tests joined to their legacy JUnit twins (stored under the JUnit reading before the fix of issue 39)',
+            );
+          }
         }
       },
     };
@@ -87,8 +100,9 @@ async function resolveProject(
   projectId: string,
   executions: ExecutionRecord[],
   caches: IdentityCaches,
-): Promise<void> {
+): Promise<JoinedTwin[]> {
   const { knownIds, aliasCache } = caches;
+  const joined: JoinedTwin[] = [];
   const whereRan = runLocator(batch, projectId);
   // One representative execution per fingerprint, in batch order (deterministic).
   const byFp = new Map<string, ExecutionRecord>();
@@ -124,7 +138,8 @@ async function resolveProject(
 
   const fresh = unknown.filter((e) => !resolved.has(e.fingerprint));
 
-  // 2. Moved / renamed / new for fingerprints never seen.
+  // 2. Legacy JUnit twin / moved / renamed / new for fingerprints never seen.
+  const twins = fresh.length > 0 ? await legacyTwins(repo, projectId, fresh, caches) : new Map<string, LegacyTwin>();
   if (fresh.length > 0) {
     const incoming = fresh.map((e) => ({ e, key: { filePath: normalizeTestPath(e.input.filePath), suite: e.input.suite.trim(), title: e.input.title.trim(), paramsHash: paramsHash(e.input.params) } }));
     const candidates: KnownIdentity[] = (await repo.stitchCandidates(projectId, incoming.map((x) => x.key))).map((c) => ({ ...c, filePath: normalizeTestPath(c.filePath) }));
@@ -137,7 +152,13 @@ async function resolveProject(
     for (const { e, key } of incoming) {
       const mine = candidates.length > 0 ? candidatesFor(key) : [];
       const presentHere = presentIn(present, ranBefore, runsOf.get(e.fingerprint) ?? []);
-      let res: Resolution = mine.length > 0 ? resolveIdentity(key, null, mine, presentHere) : { kind: 'new' };
+      const twin = twins.get(e.fingerprint);
+      let res: Resolution | LegacyResolution =
+        twin !== undefined && !claimed.has(twin.id)
+          ? { kind: 'legacy', id: twin.id, from: twin.from }
+          : mine.length > 0
+            ? resolveIdentity(key, null, mine, presentHere)
+            : { kind: 'new' };
       // Two new tests cannot both inherit one old identity: the first in the batch does.
       if ((res.kind === 'moved' || res.kind === 'renamed') && claimed.has(res.id)) res = { kind: 'new' };
       if (res.kind === 'exact') {
@@ -152,13 +173,15 @@ async function resolveProject(
         emitCreated(batch, projectId, identity);
         continue;
       }
-      // moved (L2) or renamed (L3): the old identity lives on under the new name.
+      // legacy twin or moved (L2), renamed (L3): the old identity lives on under the new name.
       claimed.add(res.id);
       present.add(res.id);
       caches.stitchedIds.add(res.id);
       caches.aliasesOf.delete(res.id);
       resolved.set(e.fingerprint, res.id);
-      const level = res.kind === 'moved' ? 'L2' : 'L3';
+      // A legacy twin is recorded as a move (another file, the same test), as certain as one.
+      const level = res.kind === 'renamed' ? 'L3' : 'L2';
+      if (res.kind === 'legacy') joined.push({ testId: res.id, from: `${res.from.filePath} | ${res.from.suite} | ${res.from.title}`, to: `${e.input.filePath} | ${e.input.suite} | ${e.input.title}` });
       const confidence = res.kind === 'renamed' ? res.confidence : 1;
       batch.aliases.push({ projectId, fingerprint: e.fingerprint, testId: res.id, createdAt: batch.now });
       batch.stitches.push({
@@ -187,6 +210,58 @@ async function resolveProject(
   }
 
   for (const e of executions) e.testId = resolved.get(e.fingerprint) ?? e.testId;
+  return joined;
+}
+
+/** A test joined to its legacy JUnit twin, for the log: the names as `file | suite | title`. */
+interface JoinedTwin {
+  testId: string;
+  from: string;
+  to: string;
+}
+
+/** The stored identity a fresh fingerprint's legacy JUnit twin is, with its name. */
+interface LegacyTwin {
+  id: string;
+  from: KnownIdentity;
+}
+
+/** The resolution the identity processor adds to stitch.ts's: joined to its legacy JUnit twin. */
+interface LegacyResolution {
+  kind: 'legacy';
+  id: string;
+  from: KnownIdentity;
+}
+
+/**
+ * Fresh fingerprints whose legacy JUnit twin (legacyJUnitTwins: the same testcase as the JUnit
+ * receiver read it before the fix) is a stored identity, under its own fingerprint. One query per
+ * lease with fresh fingerprints (new tests are rare after a project's first runs), none when no
+ * fresh test has a path-like file and no params.
+ */
+async function legacyTwins(repo: IdentityRepo, projectId: string, fresh: readonly ExecutionRecord[], caches: IdentityCaches): Promise<Map<string, LegacyTwin>> {
+  const wanted: { fp: string; twins: LegacyTwin[] }[] = [];
+  for (const e of fresh) {
+    if (paramsHash(e.input.params) !== '') continue;
+    const twins = legacyJUnitTwins({ filePath: e.input.filePath, suite: e.input.suite, title: e.input.title }).map((t) => {
+      const fp = fingerprint(t);
+      return { id: testIdentityId(projectId, fp), from: { id: testIdentityId(projectId, fp), filePath: t.filePath, suite: t.suite, title: t.title, paramsHash: '' } };
+    });
+    if (twins.length > 0) wanted.push({ fp: e.fingerprint, twins });
+  }
+  const out = new Map<string, LegacyTwin>();
+  if (wanted.length === 0) return out;
+  const ids = [...new Set(wanted.flatMap((w) => w.twins.map((t) => t.id)))];
+  const found = await repo.existing(projectId, ids.filter((id) => !caches.knownIds.has(id)));
+  for (const [id, stitched] of found) {
+    caches.knownIds.add(id);
+    if (stitched) caches.stitchedIds.add(id);
+  }
+  for (const w of wanted) {
+    const twin = w.twins.find((t) => caches.knownIds.has(t.id));
+    if (twin) out.set(w.fp, twin);
+  }
+  return out;
 }
 
 function emitCreated(batch: WorkBatch, projectId: string, identity: IdentityRecord): void {
@@ -285,6 +360,12 @@ async function revokeContradictedAliases(
 
   const stored = await storedAliasRuns(repo, projectId, [...ownExecution.keys()], executions, ownExecution, whereRan, caches);
   const revoked = contradictedAliases(own, [...aliasRuns, ...stored]);
+  // A legacy JUnit twin's alias is the same test by construction: running beside it contradicts nothing.
+  for (const [fp, target] of revoked) {
+    const self = ownExecution.get(target)?.input;
+    const alias = byFp.get(fp)?.input ?? stored.find((r) => r.fingerprint === fp);
+    if (self && alias && isLegacyJUnitTwin(self, alias)) revoked.delete(fp);
+  }
   const restored = new Set<string>();
   for (const [fp, target] of revoked) {
     const inLease = byFp.get(fp);
