@@ -188,6 +188,8 @@ function explain(verdict: MuteVerdict, list: QuarantineList | undefined, cachedM
       log(`the command failed (exit ${command.exitCode}) but none of its tests did (a crash, a compile error, a hook?): ${own}`);
       return command.exitCode;
     case 'no_quarantine_list': {
+      // Nothing set up here (or SERVICE_REPORT=off): sendRun has said so, and nothing is muted by design.
+      if (result.skipped === 'not_set_up' || result.skipped === 'off') return command.exitCode;
       const problem = list && !list.ok ? list.problem : list && list.ok && !list.fresh ? list.problem : 'no quarantine list';
       const cached =
         list?.ok && !list.fresh && cachedMuted.length > 0

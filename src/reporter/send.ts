@@ -34,8 +34,40 @@ export interface SendResult {
   receiptId?: string;
   acceptedExecutions?: number;
   deduplicated?: boolean;
-  skipped?: 'sampled';
+  /**
+   * Not sent, and not a problem: `sampled` (SERVICE_SAMPLE_RATE), `off` (SERVICE_REPORT=off),
+   * `not_set_up` (nothing set up on this machine: reportingSkipped).
+   */
+  skipped?: 'sampled' | 'off' | 'not_set_up';
   idempotencyKey: string;
+}
+
+/** SERVICE_REPORT=off (or false, 0, no): this machine sends no results and says nothing about it. */
+const REPORT_OFF_VALUES = new Set(['off', 'false', '0', 'no']);
+
+/** The one line a run with nothing set up prints (once per process): where to look, and how to silence it. */
+export const NOT_SET_UP_LINE = 'not sending results: no SERVICE_TOKEN and no server set up (README "Sending results"; SERVICE_REPORT=off silences this)';
+
+let toldNotSetUp = false;
+
+/**
+ * Why this process sends no results without that being a problem, or undefined when it should send:
+ * `off` when SERVICE_REPORT=off says so; `not_set_up` when nothing is set up here — no
+ * SERVICE_TOKEN, no server named (service.yml or SERVICE_ENDPOINT) and no CI system recognised —,
+ * as on a developer's machine running the tests with a reporter in the runner's config. A token
+ * missing where a server is named, or on CI, is a problem and stays a warning.
+ */
+export function reportingSkipped(settings: Pick<ReporterSettings, 'token' | 'endpointSource'>, env: NodeJS.ProcessEnv): 'off' | 'not_set_up' | undefined {
+  if (REPORT_OFF_VALUES.has((env.SERVICE_REPORT ?? '').trim().toLowerCase())) return 'off';
+  if (settings.token === undefined && settings.endpointSource === 'default' && detectRunCi(env).provider === 'local') return 'not_set_up';
+  return undefined;
+}
+
+/** Says NOT_SET_UP_LINE, the first time only in this process (a runner may finish several runs). */
+export function tellNotSetUp(log: (line: string) => void): void {
+  if (toldNotSetUp) return;
+  toldNotSetUp = true;
+  log(NOT_SET_UP_LINE);
 }
 
 /** Thrown by sendRun only with `strict`: the run was not delivered (or could not be prepared). */
@@ -77,7 +109,20 @@ export async function sendRun(run: ReporterRun, options: SendOptions = {}): Prom
     const lines = err instanceof AggregateConfigError ? err.errors.map((e) => e.message) : [err.message];
     return fail(`results not sent, the reporter is misconfigured:\n  ${lines.join('\n  ')}`, emptyResult(''), true);
   }
+  // Nothing to send to, and nothing wrong: one short line at most, none of the warnings about a run
+  // that is not sent (its commit, its branch, the token). --strict still wants a delivery.
+  const traceId = newTraceId();
+  const idempotencyKey = idempotencyKeyFor(settings.idempotencyKey ?? traceId, settings.shard);
+  const skip = reportingSkipped(settings, env);
+  if (skip === 'off' || (skip === 'not_set_up' && !strict)) {
+    if (skip === 'not_set_up') tellNotSetUp(log);
+    return { ...emptyResult(idempotencyKey), skipped: skip };
+  }
   for (const w of settings.warnings) log(`warning: ${w}`);
+  if (settings.token === undefined) {
+    // Before the run's context is resolved: its warnings (no commit, no branch) are moot for a run not sent.
+    return fail('results not sent: SERVICE_TOKEN is not set (create one with `flakehouse token create --project SLUG`)', emptyResult(idempotencyKey), true);
+  }
 
   const ci = detectRunCi(env);
   const rootDir = path.resolve(cwd, run.rootDir ?? '.');
@@ -97,8 +142,6 @@ export async function sendRun(run: ReporterRun, options: SendOptions = {}): Prom
   });
   for (const w of warnings) log(`warning: ${w}`);
 
-  const traceId = newTraceId();
-  const idempotencyKey = idempotencyKeyFor(settings.idempotencyKey ?? traceId, settings.shard);
   const result = emptyResult(idempotencyKey);
   const batch: IngestBatch = {
     contractVersion: CURRENT_CONTRACT_VERSION,
@@ -108,9 +151,6 @@ export async function sendRun(run: ReporterRun, options: SendOptions = {}): Prom
     executions: run.executions,
   };
 
-  if (settings.token === undefined) {
-    return fail('results not sent: SERVICE_TOKEN is not set (create one with `flakehouse token create --project SLUG`)', result, true);
-  }
   const client = new ApiClient(settings.endpoint, settings.token, log);
   const buffer = new RunBuffer(settings.bufferDir);
   try {
