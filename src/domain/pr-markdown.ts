@@ -6,9 +6,10 @@
 // can merge the summary with the gate's classification (new failure, already broken on the base
 // branch, known flake, from the base branch's history) and link to the dashboard, whose URL only the
 // CI side knows.
-import { BASE_WINDOW_DAYS, classifyByState, newTestFailed, type Classification } from './gate.js';
+import { BASE_WINDOW_DAYS, classifyByState, newTestFailed, verdictOf, type Classification } from './gate.js';
 import { cell } from './markdown.js';
 import type { FixVerificationBody, GateBody, GateTestBody, SummaryBody, SummaryTestBody } from './pr-schemas.js';
+import { countsAsFailed, countsText, prTally, type PrStatus, type PrTally } from './pr-summary.js';
 
 export const SUMMARY_MARKER = '<!-- service:pr-comment -->';
 export const GATE_MARKER = '<!-- service:pr-gate -->';
@@ -59,11 +60,6 @@ function unprovenText(t: Pick<SummaryTestBody, 'flakeProof' | 'proofHint' | 'kno
   return t.flakeProof === 'unproven' && !t.knownFlake ? `flake unproven: ${t.proofHint ?? 're-run the test on this commit'}` : null;
 }
 
-/** A failure for the PR's texts: failed, or a new test that failed any attempt of its proof (even if a retry passed). */
-function failedHere(t: SummaryTestBody): boolean {
-  return t.status === 'fail' || newTestFailed(t);
-}
-
 /** The fixes `flakehouse run --verify-fix` proved or not, as a section of a comment. */
 function fixLines(fixes: readonly FixVerificationBody[] | undefined): string[] {
   if (!fixes || fixes.length === 0) return [];
@@ -81,13 +77,29 @@ function fixLines(fixes: readonly FixVerificationBody[] | undefined): string[] {
 
 /** A test of the summary with the owners CODEOWNERS gives its file (the answer itself does not carry them). */
 export type OwnedSummaryTest = SummaryTestBody & { owners: string[] };
-type CommitHeadline = Pick<SummaryBody, 'commitSha' | 'branch' | 'prNumber' | 'runStatus'>;
+type CommitHeadline = Pick<SummaryBody, 'commitSha' | 'branch' | 'prNumber' | 'jobs'> & { status: PrStatus };
+
+/** How many jobs and runs were merged: "1 run", "2 jobs, 3 runs (shards and reruns merged)". */
+function jobsText(jobs: number | undefined, runCount: number): string {
+  if (jobs === undefined || jobs <= 1) return runCount === 1 ? '1 run' : `${runCount} runs (reruns merged)`;
+  return `${jobs} jobs, ${runCount} runs (shards and reruns merged)`;
+}
+
+/** The status word, with the gate's meaning: never "passed" while the gate blocks. */
+export function statusText(status: PrStatus): string {
+  return `status ${status}`;
+}
 
 function contextLine(commit: CommitHeadline, runCount: number, extra: string[] = []): string {
   const parts = [`commit ${code(commit.commitSha.slice(0, 12), '')}`, `branch ${code(commit.branch, '')}`];
   if (commit.prNumber !== null) parts.push(`PR #${commit.prNumber}`);
-  parts.push(`run ${commit.runStatus}`, `${runCount === 1 ? '1 run' : `${runCount} runs (shards and reruns merged)`}`);
+  parts.push(statusText(commit.status), jobsText(commit.jobs, runCount));
   return [...parts, ...extra].join(' · ');
+}
+
+/** The one summary of a gate answer (src/domain/pr-summary.ts prTally): every text below reads it. */
+export function gateTally(gate: Pick<GateBody, 'verdict' | 'runStatus' | 'complete'> & { tests: readonly GateTestBody[] }): PrTally {
+  return prTally(gate);
 }
 
 function errorCell(t: SummaryTestBody): string {
@@ -99,9 +111,9 @@ function sinceText(t: SummaryTestBody): string {
   return t.stateSince ? ` on ${code(t.stateSince.branch, '?')} since ${code(t.stateSince.commitSha.slice(0, 7), 'an unknown commit')}` : '';
 }
 
-/** A failed test's kind by the gate's rule without base-branch history (what the summary knows). */
-function failKind(t: SummaryTestBody): string {
-  const c = classifyByState(t);
+/** A failing test's kind: the gate's classification of it. */
+function failKind(t: SummaryTestBody & { classification: Classification }): string {
+  const c = t.classification;
   if (c === 'quarantined') return t.state === 'broken' ? `🔒 quarantined (broken${sinceText(t)})` : '🔒 quarantined';
   if (c === 'broken_on_base') return `🧱 already broken${sinceText(t)}`;
   if (c === 'known_flake') return `🔁 known flaky (${t.score.toFixed(2)})`;
@@ -109,26 +121,47 @@ function failKind(t: SummaryTestBody): string {
   return fresh ? `🆕 ${fresh}` : '🆕 new';
 }
 
-/** The summary answer's comment; `runCount` is how many runs (shards and reruns) were merged. */
-export function summaryMarkdown(summary: CommitHeadline & { totalTests: number; tests: readonly OwnedSummaryTest[]; fixes?: readonly FixVerificationBody[] }, runCount: number): string {
-  const fails = summary.tests.filter(failedHere);
-  const flaky = summary.tests.filter((t) => !failedHere(t));
+/** A test of the summary, with its owners and the gate's classification of it (absent: the state-based rule's). */
+export type ClassifiedSummaryTest = OwnedSummaryTest & { classification?: Classification };
+
+/**
+ * The summary answer's comment; `runCount` is how many runs (shards and reruns) were merged. Its
+ * counts and status are the one summary's (prTally at strictness `new`, over the gate's
+ * classification the route passes in), so they are the gate's.
+ */
+export function summaryMarkdown(
+  input: Pick<SummaryBody, 'commitSha' | 'branch' | 'prNumber' | 'runStatus' | 'jobs'> & {
+    complete?: boolean;
+    /** The base branch the classification is against; absent: not shown. */
+    baseBranch?: string;
+    totalTests: number;
+    tests: readonly ClassifiedSummaryTest[];
+    fixes?: readonly FixVerificationBody[];
+  },
+  runCount: number,
+): string {
+  const tests = input.tests.map((t) => ({ ...t, classification: t.classification ?? classifyByState(t) }));
+  const summary = { ...input, tests, ...prTally({ tests, verdict: verdictOf('new', tests), runStatus: input.runStatus, complete: input.complete ?? true }) };
+  // The table's two parts are the counts' `failed` and `flaky` (countsAsFailed).
+  const fails = summary.tests.filter(countsAsFailed);
+  const flaky = summary.tests.filter((t) => !countsAsFailed(t));
   const lines: string[] = [SUMMARY_MARKER, FLAKEMETRY_SUMMARY_MARKER];
   if (fails.length === 0 && flaky.length === 0) {
     lines.push(`### ✅ Flakehouse: all ${plural(summary.totalTests, 'test')} passed`);
   } else {
-    const head = fails.length > 0 ? '❌' : '⚠️';
-    const counts = [fails.length > 0 ? `${fails.length} failed` : null, flaky.length > 0 ? `${flaky.length} flaky` : null].filter((x) => x !== null).join(', ');
+    const head = summary.status === 'blocked' ? '❌' : '⚠️';
+    const counts = [summary.failed > 0 ? `${summary.failed} failed` : null, summary.flaky > 0 ? `${summary.flaky} flaky` : null].filter((x) => x !== null).join(', ');
     lines.push(`### ${head} Flakehouse: ${counts} of ${plural(summary.totalTests, 'test')}`);
   }
   lines.push('', contextLine(summary, runCount));
+  if (summary.tests.length > 0) {
+    const against = summary.baseBranch !== undefined ? ` against ${code(summary.baseBranch, '')}` : '';
+    lines.push('', `**Gate**${against} (strictness \`new\`): ${summary.status === 'blocked' ? 'blocks' : 'passes'} — ${countsText(summary)}`);
+  }
   let budget = MAX_ROWS;
   let hidden = 0;
   if (fails.length > 0) {
-    const kinds = fails.map((t) => classifyByState(t));
-    const newCount = kinds.filter((c) => c === 'new_failure').length;
-    const brokenCount = kinds.filter((c) => c === 'broken_on_base').length;
-    lines.push('', `**Failing tests** (${plural(newCount, 'new failure')}, ${brokenCount} already broken, ${fails.length - newCount - brokenCount} known flaky or quarantined)`, '');
+    lines.push('', '**Failing tests**', '');
     lines.push('| | Test | File | Owners | Error |', '|---|---|---|---|---|');
     const shown = fails.slice(0, budget);
     for (const t of shown) {
@@ -143,10 +176,10 @@ export function summaryMarkdown(summary: CommitHeadline & { totalTests: number; 
     hidden += flaky.length - shown.length;
     lines.push('', `<details><summary>${plural(flaky.length, 'flaky test')} (failed, then passed on a retry or in another run)</summary>`, '');
     if (shown.length > 0) {
-      lines.push('| Test | File | Score | Reason | Error |', '|---|---|---|---|---|');
+      lines.push('| | Test | File | Score | Reason | Error |', '|---|---|---|---|---|---|');
       for (const t of shown) {
-        const reason = t.quarantined ? 'quarantined' : t.topReason ? cell(t.topReason, 100) : '—';
-        lines.push(`| ${testName(t)} | ${code(t.filePath, '')} | ${t.score.toFixed(2)} | ${reason} | ${errorCell(t)} |`);
+        const reason = t.topReason ? cell(t.topReason, 100) : '—';
+        lines.push(`| ${failKind(t)} | ${testName(t)} | ${code(t.filePath, '')} | ${t.score.toFixed(2)} | ${reason} | ${errorCell(t)} |`);
       }
     }
     lines.push('', '</details>');
@@ -182,7 +215,8 @@ function baseText(t: GateTestBody, baseBranch: string): string {
 /** The gate answer's comment (also the CLI's GitHub step summary); `runCount` as for the summary. */
 export function gateMarkdown(gate: Omit<GateBody, 'tests'> & { tests: readonly GateTestBody[] }, runCount: number): string {
   const { tests } = gate;
-  const counts = gateCounts(tests);
+  const tally = gateTally(gate);
+  const counts = countsText(tally);
   const lines: string[] = [GATE_MARKER, FLAKEMETRY_GATE_MARKER];
   lines.push(gate.verdict === 'block' ? `### 🚫 Flakehouse gate: blocked — ${counts}` : `### ✅ Flakehouse gate: passed — ${counts}`);
   const why =
@@ -192,7 +226,7 @@ export function gateMarkdown(gate: Omit<GateBody, 'tests'> & { tests: readonly G
         ? 'strictness `new`: new failures block'
         : 'strictness `any`: any failing test that is not quarantined blocks';
   const base = code(gate.baseBranch, '');
-  lines.push('', contextLine(gate, runCount, [`base ${base}`]), '', `_${why}; ${gateRule(base)}._`);
+  lines.push('', contextLine({ ...gate, status: tally.status }, runCount, [`base ${base}`]), '', `_${why}; ${gateRule(base)}._`);
   if (tests.length > 0) {
     lines.push('', `| | Test | File | Status | On ${base} (${BASE_WINDOW_DAYS} d before) | Score | Error |`, '|---|---|---|---|---|---|---|');
     const shown = tests.slice(0, MAX_ROWS);
@@ -236,15 +270,6 @@ function rowsOf(input: CommentInput): Row[] {
   });
 }
 
-/** Counts of a gate's tests by classification, as its headline says them. */
-function gateCounts(tests: readonly { classification: Classification }[]): string {
-  const n = (c: Classification): number => tests.filter((t) => t.classification === c).length;
-  const broken = n('broken_on_base');
-  return [plural(n('new_failure'), 'new failure'), broken > 0 ? `${broken} already broken` : null, plural(n('known_flake'), 'known flake'), `${n('quarantined')} quarantined`]
-    .filter((x) => x !== null)
-    .join(', ');
-}
-
 function testCell(t: SummaryTestBody, dash: string | undefined): string {
   const name = testName(t).replace(/[[\]]/g, (c) => `\\${c}`);
   return dash ? `[${name}](${dash}/tests/${encodeURIComponent(t.testIdentityId)})` : name;
@@ -277,22 +302,21 @@ export function commentMarkdown(input: CommentInput): string {
   const baseBranch = gate?.baseBranch ?? 'the base branch';
   const sha = summary.commitSha.slice(0, 12);
 
+  // The one summary: the gate's when it answered, else the same function over the state-based rule.
+  const classified = rows.map((r) => ({ ...r.test, classification: r.classification }));
+  const tally = gate ? gateTally(gate) : prTally({ tests: classified, verdict: verdictOf('new', classified), runStatus: summary.runStatus, complete: summary.complete });
   const lines: string[] = [COMMENT_MARKER, FLAKEMETRY_SUMMARY_MARKER];
   if (rows.length === 0) {
     lines.push(`### ✅ Flakehouse: all ${plural(summary.totalTests, 'test')} passed`);
   } else {
-    const parts = [
-      fresh.length > 0 ? plural(fresh.length, 'new failure') : null,
-      broken.length > 0 ? `${broken.length} already broken` : null,
-      known.length > 0 ? `${known.length} known flaky` : null,
-      quarantined.length > 0 ? `${quarantined.length} quarantined` : null,
-    ].filter((p) => p !== null);
-    lines.push(`### ${fresh.length > 0 ? '❌' : '⚠️'} Flakehouse: ${parts.join(', ')} of ${plural(summary.totalTests, 'test')}`);
+    lines.push(`### ${tally.status === 'blocked' ? '❌' : '⚠️'} Flakehouse: ${countsText(tally)} of ${plural(summary.totalTests, 'test')}`);
   }
 
   const commit = dash ? `[\`${sha}\`](${dash}/runs?commitSha=${encodeURIComponent(summary.commitSha)})` : `\`${sha}\``;
-  const context = [`Commit ${commit} on \`${cell(summary.branch, 80)}\`${gate ? ` → \`${cell(gate.baseBranch, 80)}\`` : ''}`, `run ${summary.runStatus}`];
-  context.push(`${summary.failed} failed, ${summary.flaky} flaky`);
+  const context = [`Commit ${commit} on \`${cell(summary.branch, 80)}\`${gate ? ` → \`${cell(gate.baseBranch, 80)}\`` : ''}`, statusText(tally.status)];
+  const jobs = gate?.jobs ?? summary.jobs;
+  if (jobs !== undefined && jobs > 1) context.push(`${jobs} jobs`);
+  context.push(`${tally.failed} failed, ${tally.flaky} flaky`);
   if (gate) {
     const verdict = gate.verdict === 'block' ? '🚫 **blocks the merge**' : '✅ passes';
     context.push(`gate ${verdict} (strictness \`${gate.strictness}\`)`);
@@ -351,10 +375,11 @@ const LOG_LABEL: Record<Classification, string> = { new_failure: 'NEW FAILURE', 
 
 /** The gate's verdict for a terminal or CI log. */
 export function gateText(gate: GateBody): string {
-  const counts = gateCounts(gate.tests);
+  const tally = gateTally(gate);
+  const jobs = gate.jobs !== undefined && gate.jobs > 1 ? ` · ${gate.jobs} jobs` : '';
   const lines = [
-    `Flakehouse gate: ${gate.verdict === 'block' ? 'BLOCKED' : 'passed'} — ${counts}`,
-    `  commit ${gate.commitSha.slice(0, 12)} · branch ${gate.branch} · base ${gate.baseBranch} · strictness ${gate.strictness} · run ${gate.runStatus}`,
+    `Flakehouse gate: ${gate.verdict === 'block' ? 'BLOCKED' : 'passed'} — ${countsText(tally)}`,
+    `  commit ${gate.commitSha.slice(0, 12)} · branch ${gate.branch} · base ${gate.baseBranch} · strictness ${gate.strictness} · ${statusText(tally.status)}${jobs} · ${tally.failed} failed, ${tally.flaky} flaky`,
   ];
   if (gate.tests.length > 0) lines.push('');
   for (const t of gate.tests) {

@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { BADGE_VARIANTS } from './badge.js';
 import { CLASSIFICATIONS, FLAKE_PROOFS, STRICTNESS, VERDICTS } from './gate.js';
+import { PR_STATUSES } from './pr-summary.js';
 import { TEST_STATES } from './score.js';
 
 /** A commit sha as the summary and the gate accept it: 7 to 40 hex characters (an abbreviation matches). */
@@ -69,17 +70,41 @@ export const fixVerificationSchema = z.object({
   verified: z.boolean(),
 });
 
+/**
+ * The one summary of a commit (src/domain/pr-summary.ts prTally), in the summary's and the gate's
+ * answers alike; docs/pull-requests.md, "What a pull request shows". Optional: absent from older
+ * servers (the CLI then computes it from the tests with the same function).
+ */
+const tallyFields = {
+  /** blocked | running | canceled | passed: the gate's verdict over every job of the commit (each job's latest run). */
+  status: z.enum(PR_STATUSES).optional(),
+  /** Jobs of the commit (source, CI run, shard); a job's re-run replaces its run before. */
+  jobs: z.number().optional(),
+  /** Quarantined failing tests (disjoint from knownFlakes). */
+  quarantined: z.number().optional(),
+};
+
 export const summaryResponseSchema = z.object({
   found: z.literal(true),
   summary: z.object({
     commitSha: z.string(),
     branch: z.string(),
     prNumber: z.number().nullable(),
+    /** Every job's latest run, the worst of them (failed > running > canceled > passed). */
     runStatus: z.string(),
     /** False while a run of the commit is still arriving (an OTLP trace whose run span is not in yet). */
     complete: z.boolean(),
+    /** Failing tests that failed every attempt here. */
     failed: z.number(),
+    /** Failing tests that also passed here (a retry, another run). */
     flaky: z.number(),
+    ...tallyFields,
+    /** The gate's classification at strictness `new` against the commit's base branch, as GET /v1/runs/gate counts it. */
+    newFailures: z.number().optional(),
+    brokenOnBase: z.number().optional(),
+    knownFlakes: z.number().optional(),
+    verdict: z.enum(VERDICTS).optional(),
+    baseBranch: z.string().optional(),
     /** Distinct tests that ran (not only skipped) in the commit's runs. */
     totalTests: z.number(),
     tests: z.array(summaryTestSchema),
@@ -106,14 +131,19 @@ export const gateResponseSchema = z.union([
       branch: z.string(),
       baseBranch: z.string(),
       prNumber: z.number().nullable(),
+      /** Every job's latest run, the worst of them (failed > running > canceled > passed). */
       runStatus: z.string(),
       /** False while a run of the commit is still arriving: a verdict on part of a run. */
       complete: z.boolean(),
       newFailures: z.number(),
-      /** Known flakes and quarantined tests (Flakemetry's count). */
+      /** Known flakes that are not quarantined (quarantined ones are `quarantined`, counted once). */
       knownFlakes: z.number(),
       /** Failures already broken on the base branch: not this change's doing, never flakes. */
       brokenOnBase: z.number(),
+      ...tallyFields,
+      /** Failing tests that failed every attempt here, and those that also passed here. */
+      failed: z.number().optional(),
+      flaky: z.number().optional(),
       strictness: z.enum(STRICTNESS),
       verdict: z.enum(VERDICTS),
       tests: z.array(gateTestSchema),

@@ -2,6 +2,7 @@
 // it, shards and reruns merged per test. A test that failed in one run and passed in another, or
 // failed and then passed on a retry, is `flaky`; one that only failed is `fail`. Pure.
 import type { RunStatus } from './batch.js';
+import type { Classification, Verdict } from './gate.js';
 import { parseReportPartKey } from './report-parts.js';
 
 /** A commit sha of zeros: the placeholder of a run that sent no commit. */
@@ -19,6 +20,8 @@ export interface CommitRun {
   prNumber: number | null;
   status: RunStatus;
   shardIndex: number;
+  /** Of how many shards (0 when the run did not say). */
+  shardTotal?: number;
   startedAt: number;
   source: string;
   hasRunSpan: boolean;
@@ -35,7 +38,10 @@ export interface MergedCommit {
   /** The merge base a run of the commit sent, or null. */
   mergeBase: string | null;
   prNumber: number | null;
+  /** Every job's latest run, worst first (mergeRunStatus): never the newest run's status alone. */
   runStatus: RunStatus;
+  /** Jobs of the commit (jobKey): each is its latest run. */
+  jobs: number;
   /** Start of the commit's first run: the base branch's history before it decides what was already there. */
   firstRunAt: number;
   /** Every run of the commit is whole (an OTLP trace counts once its run span is in). */
@@ -76,6 +82,7 @@ export function mergeCommitRuns(newestFirst: readonly CommitRun[]): MergedCommit
     mergeBase: forkRun?.mergeBase ?? null,
     prNumber: prRun?.prNumber ?? null,
     runStatus: mergeRunStatus(selected),
+    jobs: new Set(selected.map(jobKey)).size,
     firstRunAt: Math.min(...selected.map((r) => r.startedAt)),
     complete: selected.every((r) => !inParts(r) || r.hasRunSpan),
     runIds: selected.map((r) => r.id),
@@ -84,15 +91,37 @@ export function mergeCommitRuns(newestFirst: readonly CommitRun[]): MergedCommit
 
 const RUN_STATUS_RANK: Record<RunStatus, number> = { failed: 3, running: 2, canceled: 1, passed: 0 };
 
+/** What names a job of a commit: a later run of the same job replaces the one before it. */
+export interface JobOfRun {
+  shardIndex: number;
+  shardTotal?: number;
+  /** The receiver that stored it (native, junit, otlp): two receivers are two jobs. */
+  source?: string;
+  /** The CI run (`provider:ciRunId`): another workflow on the same commit is another job. */
+  ciRunKey?: string;
+}
+
 /**
- * The commit's status: per shard the latest run decides (a rerun replaces the attempt before it),
- * and across shards the worst wins (failed > running > canceled > passed).
+ * A job of the commit: its source, its CI run and its shard. A re-run of a job (GitHub's "re-run
+ * failed jobs" keeps the CI run id; a local re-run has none) is the same job and replaces the run
+ * before it; a matrix or shard of another number, another workflow, or a report another receiver
+ * took (a JUnit upload beside a native run) is another job, and its status stands.
  */
-export function mergeRunStatus(runs: readonly { shardIndex: number; status: RunStatus; startedAt: number }[]): RunStatus {
-  const latest = new Map<number, { status: RunStatus; startedAt: number }>();
+export function jobKey(r: JobOfRun): string {
+  return [r.source ?? '', r.ciRunKey ?? '', r.shardIndex, r.shardTotal ?? 0].join('\u0000');
+}
+
+/**
+ * The commit's runs' status: per job (jobKey) its latest run decides (a rerun replaces the attempt
+ * before it), and across jobs the worst wins (failed > running > canceled > passed). One passing
+ * job never hides another's failure, whichever ran last.
+ */
+export function mergeRunStatus(runs: readonly (JobOfRun & { status: RunStatus; startedAt: number })[]): RunStatus {
+  const latest = new Map<string, { status: RunStatus; startedAt: number }>();
   for (const r of runs) {
-    const prev = latest.get(r.shardIndex);
-    if (!prev || r.startedAt > prev.startedAt) latest.set(r.shardIndex, r);
+    const key = jobKey(r);
+    const prev = latest.get(key);
+    if (!prev || r.startedAt > prev.startedAt) latest.set(key, r);
   }
   let status: RunStatus = 'passed';
   for (const r of latest.values()) if (RUN_STATUS_RANK[r.status] > RUN_STATUS_RANK[status]) status = r.status;
@@ -121,4 +150,85 @@ export function compareTests(a: SortableTest, b: SortableTest): number {
   if (a.status !== b.status) return a.status === 'fail' ? -1 : 1;
   if (a.score !== b.score) return b.score - a.score;
   return a.filePath.localeCompare(b.filePath) || a.suite.localeCompare(b.suite) || a.title.localeCompare(b.title) || a.testIdentityId.localeCompare(b.testIdentityId);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The one summary of a pull request's commit: every count and status the PR page, its table, the
+// gate's JSON and markdown, the summary and the CLI show (docs/pull-requests.md, "What a pull
+// request shows"). Each surface reads these numbers; none counts on its own.
+
+/**
+ * The one status a commit of a pull request shows: the gate's verdict over every job of the commit
+ * (each job's latest run). `blocked` whenever the gate blocks, whatever any run says; `running`
+ * while a job's latest run is still running or still arriving (the verdict may change); `canceled`
+ * when a job's latest run was canceled (its tests may not all have run); else `passed`.
+ */
+export const PR_STATUSES = ['blocked', 'running', 'canceled', 'passed'] as const;
+export type PrStatus = (typeof PR_STATUSES)[number];
+
+export function prStatusOf(verdict: Verdict, runStatus: RunStatus | (string & {}), complete: boolean): PrStatus {
+  if (verdict === 'block') return 'blocked';
+  if (!complete || runStatus === 'running') return 'running';
+  if (runStatus === 'canceled') return 'canceled';
+  return 'passed';
+}
+
+/**
+ * The counts of a commit's failing tests (every test that failed at least one attempt in the
+ * commit's runs), two ways that each add up to all of them:
+ * - by outcome: `failed` (failed every attempt in every run, or a new test that failed any attempt
+ *   of its proof by `flakehouse run --verify-new`) + `flaky` (the rest: failed, and passed on a
+ *   retry or in another run);
+ * - by the gate's classification, disjoint: `newFailures` + `brokenOnBase` + `knownFlakes` (known
+ *   flakes that are not quarantined) + `quarantined` (quarantined tests, whatever else they are).
+ */
+export interface PrCounts {
+  failed: number;
+  flaky: number;
+  newFailures: number;
+  brokenOnBase: number;
+  knownFlakes: number;
+  quarantined: number;
+}
+
+/** What the counts read of a failing test. */
+export interface CountedTest {
+  status: 'fail' | 'flaky';
+  classification: Classification;
+  newTest?: { runs: number; failed: number } | null;
+}
+
+/** Counted as failed (not flaky): every attempt failed, or a new test failed its proof (src/domain/gate.ts newTestFailed). */
+export function countsAsFailed(t: Pick<CountedTest, 'status' | 'newTest'>): boolean {
+  return t.status === 'fail' || (!!t.newTest && t.newTest.failed > 0);
+}
+
+/** The one summary: the status and the counts. */
+export interface PrTally extends PrCounts {
+  status: PrStatus;
+}
+
+export function prCounts(tests: readonly CountedTest[]): PrCounts {
+  const n = (c: Classification): number => tests.filter((t) => t.classification === c).length;
+  const failed = tests.filter(countsAsFailed).length;
+  return { failed, flaky: tests.length - failed, newFailures: n('new_failure'), brokenOnBase: n('broken_on_base'), knownFlakes: n('known_flake'), quarantined: n('quarantined') };
+}
+
+/** The summary of a judged commit: its classified tests, the gate's verdict and its jobs' status. */
+export function prTally(c: { tests: readonly CountedTest[]; verdict: Verdict; runStatus: RunStatus | (string & {}); complete: boolean }): PrTally {
+  return { status: prStatusOf(c.verdict, c.runStatus, c.complete), ...prCounts(c.tests) };
+}
+
+function plural(n: number, one: string): string {
+  return `${n} ${one}${n === 1 ? '' : 's'}`;
+}
+
+/**
+ * The counts by classification as every text says them: `1 new failure, 1 already broken, 2 known
+ * flakes, 1 quarantined` (already broken only when there is one: most commits have none).
+ */
+export function countsText(c: Pick<PrCounts, 'newFailures' | 'brokenOnBase' | 'knownFlakes' | 'quarantined'>): string {
+  return [plural(c.newFailures, 'new failure'), c.brokenOnBase > 0 ? `${c.brokenOnBase} already broken` : null, plural(c.knownFlakes, 'known flake'), `${c.quarantined} quarantined`]
+    .filter((x) => x !== null)
+    .join(', ');
 }

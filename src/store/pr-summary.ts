@@ -55,6 +55,7 @@ interface RunRow {
   pr_number: number | string | null;
   status: RunStatus;
   shard_index: number | string;
+  shard_total: number | string;
   started_ms: number | string;
   source: string;
   has_run_span: number | string;
@@ -85,7 +86,7 @@ export class PrSummaryRepo {
    */
   async commitRuns(projectId: string, sha: string): Promise<CommitRun[]> {
     const rows = await this.store.query<RunRow>(
-      `SELECT id, commit_sha, branch, base_branch, merge_base, pr_number, status, shard_index, toUnixTimestamp64Milli(started_at) AS started_ms, source, has_run_span, idempotency_key, ci_provider, ci_run_id
+      `SELECT id, commit_sha, branch, base_branch, merge_base, pr_number, status, shard_index, shard_total, toUnixTimestamp64Milli(started_at) AS started_ms, source, has_run_span, idempotency_key, ci_provider, ci_run_id
        FROM ${this.store.table('runs')} FINAL
        WHERE project_id = {projectId:UUID} AND length(commit_sha) >= 7
          AND (startsWith(commit_sha, {sha:String}) OR startsWith({sha:String}, commit_sha))
@@ -102,6 +103,7 @@ export class PrSummaryRepo {
       prNumber: r.pr_number === null ? null : toNumber(r.pr_number),
       status: r.status,
       shardIndex: toNumber(r.shard_index),
+      shardTotal: toNumber(r.shard_total),
       startedAt: toNumber(r.started_ms),
       source: r.source,
       hasRunSpan: toNumber(r.has_run_span) === 1,

@@ -21,6 +21,8 @@ const C2 = 'b2'.repeat(20);
 const C3 = 'c3'.repeat(20);
 const FAILING = { filePath: 'src/checkout/coupon.test.ts', suite: 'coupon', title: 'rejects an expired coupon at checkout' };
 const FLAKY = { filePath: 'src/checkout/webhook.test.ts', suite: 'webhook', title: 'retries the payment webhook after a timeout' };
+/** The only test of C1's second job (another CI run, newer, passed): the newest run alone would say "passed". */
+const OTHER_JOB = { filePath: 'src/e2e/checkout.e2e.ts', suite: 'e2e', title: 'checks out a cart end to end' };
 const PASSING = Array.from({ length: 200 }, (_, i) => ({
   filePath: `src/features/area-${i % 10}/behaviour-${i}.test.ts`,
   suite: `area ${i % 10}`,
@@ -58,6 +60,13 @@ function batches(): Record<string, unknown>[] {
       resource: { ...prResource(C1), ciJobUrl: JOB_URL, ciRunId: '9001' },
       run: { status: 'failed', startedAt: at1, finishedAt: at1 + 120_000 },
       executions: ex,
+    },
+    {
+      contractVersion: '0.1.0',
+      idempotencyKey: 'run-pr-c1-e2e',
+      resource: { ...prResource(C1), ciRunId: '9002' },
+      run: { status: 'passed', startedAt: at1 + 180_000, finishedAt: at1 + 240_000 },
+      executions: [{ ...OTHER_JOB, status: 'pass', startedAt: at1 + 180_000, durationMs: 40 }],
     },
     {
       contractVersion: '0.1.0',
@@ -102,9 +111,10 @@ async function seed(): Promise<Seeded> {
       },
       { timeout: 60_000, interval: 250 },
     )
-    .toEqual(['a1:202', 'b2:3', 'c3:2']);
+    .toEqual(['a1:1', 'a1:202', 'b2:3', 'c3:2']);
   const runs: Record<string, string> = {};
-  for (const r of items) runs[r.commitSha] = r.id;
+  // C1's run is its 202-test one (not its second job's).
+  for (const r of items) if (r.counts.total > 1) runs[r.commitSha] = r.id;
   return { token, runs };
 }
 
@@ -199,6 +209,22 @@ describe('the run page and the PR page', () => {
     await first.locator('summary').click();
     await expect.poll(() => first.getByTestId('gate-verdict').textContent()).toBe('Gate: blocked');
     expect(await first.textContent()).toContain(FAILING.title);
+    // The header agrees with the gate (issue 39): C1's second job passed after its first failed,
+    // and the status is the gate's over both jobs, never the newest run's "passed"; its counts
+    // are the gate's JSON's, in the sentence its markdown says them, and the commit list's too.
+    const gate = (await rest('GET', `/v1/runs/gate?commitSha=${C1}`, { token: seeded.token })).json.gate;
+    expect(gate).toMatchObject({ verdict: 'block', status: 'blocked', runStatus: 'failed', jobs: 2, newFailures: 2, knownFlakes: 0, quarantined: 0, failed: 1, flaky: 1 });
+    const counts = '2 new failures, 0 known flakes, 0 quarantined';
+    expect((await rest('GET', `/v1/runs/gate?commitSha=${C1}`, { token: seeded.token })).json.markdown).toContain(`blocked — ${counts}`);
+    expect(await first.getByTestId('pr-status').textContent()).toBe('blocked');
+    expect(await first.getByTestId('gate-counts').textContent()).toBe(counts);
+    expect(await first.getByTestId('pr-commit-counts').textContent()).toContain(counts);
+    expect(await first.getByTestId('summary-failed').textContent()).toBe(String(gate.failed));
+    expect(await first.getByTestId('summary-flaky').textContent()).toBe(String(gate.flaky));
+    expect(await first.textContent()).not.toMatch(/\b(run|status) passed\b/);
+    // The table's gate column: as many rows per classification as the header counts.
+    expect(await first.locator('tr[data-classification="new_failure"]').count()).toBe(gate.newFailures);
+    expect(await newest.getByTestId('pr-status').textContent()).toBe('passed');
     // Its failing and flaky tests: an ordinary table with its header at 1280 px, within the page.
     expect(await tableLayout(first.locator('table'))).toEqual({ rows: 2, rowDisplay: ['table-row'], headerShown: true, outside: [], unlabelled: [] });
     expect(await horizontalOverflow(s.page)).toBe(0);

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { BASE_WINDOW_DAYS, ESTABLISHED_EVENTS, FLAKE_FIT_P, NO_BASE_HISTORY, baseStreak, classify, classifyByState, compareGateTests, fitsFlakeRate, flakeProof, gateTestOf, knownFlake, rateLowOf, verdictOf, type BaseHistory, type Classification, type FlakeFit } from '../../src/domain/gate.js';
 import { commentMarkdown, gateText, summaryMarkdown } from '../../src/domain/pr-markdown.js';
 import type { GateBody, SummaryBody, SummaryTestBody } from '../../src/domain/pr-schemas.js';
-import { compareTests, mergeCommitRuns, mergeRunStatus, mergedStatus, type CommitRun } from '../../src/domain/pr-summary.js';
+import { compareTests, countsText, mergeCommitRuns, mergeRunStatus, mergedStatus, prStatusOf, prTally, type CommitRun } from '../../src/domain/pr-summary.js';
 
 function test(over: Partial<SummaryTestBody> = {}): SummaryTestBody {
   return {
@@ -223,7 +223,7 @@ describe('a commit of several runs', () => {
       run({ id: 'r2', prNumber: 42, startedAt: 2000 }),
       run({ id: 'r1', baseBranch: 'main', prNumber: 0, startedAt: 1000 }),
     ]);
-    expect(merged).toEqual({ commitSha: 'abcdef1234567890', branch: 'newest', baseBranch: 'main', mergeBase: null, prNumber: 42, runStatus: 'passed', complete: true, runIds: ['r3', 'r2', 'r1'], firstRunAt: 1000 });
+    expect(merged).toEqual({ commitSha: 'abcdef1234567890', branch: 'newest', baseBranch: 'main', mergeBase: null, prNumber: 42, runStatus: 'passed', jobs: 1, complete: true, runIds: ['r3', 'r2', 'r1'], firstRunAt: 1000 });
   });
 
   it('keeps to the commit of the newest run when an abbreviation matches two commits', () => {
@@ -249,6 +249,44 @@ describe('a commit of several runs', () => {
     expect(mergeRunStatus([{ shardIndex: 0, status: 'failed', startedAt: 1 }, { shardIndex: 0, status: 'passed', startedAt: 2 }])).toBe('passed');
     expect(mergeRunStatus([{ shardIndex: 0, status: 'passed', startedAt: 2 }, { shardIndex: 1, status: 'running', startedAt: 1 }, { shardIndex: 2, status: 'canceled', startedAt: 1 }])).toBe('running');
     expect(mergeRunStatus([])).toBe('passed');
+  });
+
+  it('takes each job’s latest run (source, CI run, shard): a newer passing job never hides an older failing one (issue 39)', () => {
+    const failedJob = { shardIndex: 0, source: 'native', ciRunKey: 'github_actions:1', status: 'failed' as const, startedAt: 1 };
+    // Another receiver's report on the same shard: another job.
+    expect(mergeRunStatus([failedJob, { shardIndex: 0, source: 'junit', ciRunKey: 'github_actions:1', status: 'passed', startedAt: 2 }])).toBe('failed');
+    // Another workflow on the same commit: another job.
+    expect(mergeRunStatus([failedJob, { shardIndex: 0, source: 'native', ciRunKey: 'github_actions:2', status: 'passed', startedAt: 2 }])).toBe('failed');
+    // A re-run of the same job replaces it.
+    expect(mergeRunStatus([failedJob, { ...failedJob, status: 'passed', startedAt: 2 }])).toBe('passed');
+    const merged = mergeCommitRuns([
+      run({ id: 'b', source: 'junit', status: 'passed', startedAt: 2000 }),
+      run({ id: 'a', source: 'native', status: 'failed', startedAt: 1000 }),
+    ]);
+    expect(merged).toMatchObject({ runStatus: 'failed', jobs: 2 });
+  });
+
+  it('the one summary: blocked whenever the gate blocks, whatever the runs say; counts disjoint, adding up both ways', () => {
+    expect(prStatusOf('block', 'passed', true)).toBe('blocked');
+    expect(prStatusOf('block', 'running', false)).toBe('blocked');
+    expect(prStatusOf('pass', 'failed', true)).toBe('passed');
+    expect(prStatusOf('pass', 'running', true)).toBe('running');
+    expect(prStatusOf('pass', 'passed', false)).toBe('running');
+    expect(prStatusOf('pass', 'canceled', true)).toBe('canceled');
+    const tests = [
+      { status: 'fail' as const, classification: 'new_failure' as const },
+      // A new test that failed its proof counts as failed, though a retry passed.
+      { status: 'flaky' as const, classification: 'new_failure' as const, newTest: { runs: 10, failed: 1 } },
+      { status: 'fail' as const, classification: 'known_flake' as const },
+      { status: 'flaky' as const, classification: 'known_flake' as const },
+      { status: 'fail' as const, classification: 'quarantined' as const },
+    ];
+    const tally = prTally({ tests, verdict: 'block', runStatus: 'passed', complete: true });
+    expect(tally).toEqual({ status: 'blocked', failed: 4, flaky: 1, newFailures: 2, brokenOnBase: 0, knownFlakes: 2, quarantined: 1 });
+    expect(tally.failed + tally.flaky).toBe(tests.length);
+    expect(tally.newFailures + tally.brokenOnBase + tally.knownFlakes + tally.quarantined).toBe(tests.length);
+    expect(countsText(tally)).toBe('2 new failures, 2 known flakes, 1 quarantined');
+    expect(countsText({ ...tally, brokenOnBase: 1, knownFlakes: 1 })).toBe('2 new failures, 1 already broken, 1 known flake, 1 quarantined');
   });
 
   it('calls a test flaky when it failed somewhere and passed somewhere, fail when it only failed', () => {
@@ -290,7 +328,9 @@ describe('the markdown classifies by the gate’s rule', () => {
 
   it('the server summary counts new and already-broken failures as the rule does', () => {
     const md = summaryMarkdown({ ...summary, tests: cases.map((t) => ({ ...t, owners: [] })) }, 2);
-    expect(md).toContain('**Failing tests** (1 new failure, 1 already broken, 2 known flaky or quarantined)');
+    // The gate's counts (the one summary), not a count of the failing table's own.
+    expect(md).toContain('**Gate** (strictness `new`): blocks — 2 new failures, 1 already broken, 1 known flake, 1 quarantined');
+    expect(md).toContain('status blocked');
     expect(md).toContain('| 🆕 new | cart › plain failure |');
     expect(md).toContain('| 🧱 already broken on `main` since `ed3d460` | cart › broken on main |');
     expect(md).toContain('| 🔁 known flaky (0.85) | cart › known flake |');

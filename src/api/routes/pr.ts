@@ -2,10 +2,10 @@
 // merge gate) (docs/contract.md §6). How a commit's runs merge is src/domain/pr-summary.ts, the
 // gate's rules src/domain/gate.ts, the markdown src/domain/pr-markdown.ts, the wire shapes
 // src/domain/pr-schemas.ts (the CLI shares all four); the SQL is src/store/pr-summary.ts.
-import { compareGateTests, flakeProof, gateTestOf, round4, verdictOf, BASE_WINDOW_DAYS, NO_BASE_HISTORY, type BaseHistory } from '../../domain/gate.js';
+import { compareGateTests, flakeProof, gateTestOf, round4, verdictOf, BASE_WINDOW_DAYS, NO_BASE_HISTORY, type BaseHistory, type Strictness } from '../../domain/gate.js';
 import { gateMarkdown, summaryMarkdown, type OwnedSummaryTest } from '../../domain/pr-markdown.js';
 import { BASE_BRANCH_RE, COMMIT_SHA_RE, gateQuerySchema, gateResponseSchema, summaryQuerySchema, summaryResponseSchema, type FixVerificationBody, type SummaryTestBody } from '../../domain/pr-schemas.js';
-import { compareTests, mergeCommitRuns, mergedStatus, type MergedCommit } from '../../domain/pr-summary.js';
+import { compareTests, mergeCommitRuns, mergedStatus, prTally, type MergedCommit } from '../../domain/pr-summary.js';
 import { effectiveQuarantine } from '../../domain/quarantine.js';
 import { DEFAULT_SCORE_PARAMS, flakeEvidenceOf } from '../../domain/score.js';
 import { toIso } from '../../domain/time.js';
@@ -98,6 +98,33 @@ async function loadCommit(d: PrRouteDeps, repo: PrSummaryRepo, projectId: string
   return { ...commit, totalTests, tests, fixes };
 }
 
+/**
+ * The commit judged by the gate against `baseBranch`: its failing tests classified (the gate's
+ * order), the verdict, and the one summary every surface shows (src/domain/pr-summary.ts prTally).
+ * The summary answer is this at strictness `new` against the commit's own base branch.
+ */
+async function judge(repo: PrSummaryRepo, projectId: string, view: CommitView, baseBranch: string, strictness: Strictness) {
+  const [history, forkedAt] = await Promise.all([
+    repo.baseHistory(projectId, baseBranch, view.tests.map((t) => t.testIdentityId), view.runIds, view.firstRunAt, BASE_WINDOW_DAYS),
+    view.mergeBase === null ? Promise.resolve(null) : repo.forkedAt(projectId, baseBranch, view.mergeBase),
+  ]);
+  const baseOf = (testId: string): BaseHistory => {
+    const h = history.get(testId);
+    if (!h) return NO_BASE_HISTORY;
+    // Forked before the break's first failing run: the commit does not contain it.
+    const containsBreak = h.brokenSince === null || forkedAt === null ? null : forkedAt >= h.brokenSince.at;
+    return { ...h, containsBreak };
+  };
+  const tests = view.tests.map((t) => gateTestOf(t, baseOf(t.testIdentityId))).sort(compareGateTests);
+  const verdict = verdictOf(strictness, tests);
+  return { tests, verdict, tally: prTally({ tests, verdict, runStatus: view.runStatus, complete: view.complete }) };
+}
+
+/** The base branch the gate judges against: asked for, else the one the commit's runs sent, else main. */
+function baseBranchOf(view: CommitView, asked: string | undefined): string {
+  return asked ?? (view.baseBranch !== null && BASE_BRANCH_RE.test(view.baseBranch) ? view.baseBranch : 'main');
+}
+
 export function prRoutes(d: PrRouteDeps): AnyRouteDef[] {
   const repo = new PrSummaryRepo(d.store);
   return [
@@ -113,7 +140,10 @@ export function prRoutes(d: PrRouteDeps): AnyRouteDef[] {
         const sha = commitShaOf(query.commitSha);
         const view = await loadCommit(d, repo, principal!.projectId, sha);
         if (!view) throw errors.notFound(`no run of commit ${sha} was ingested`);
-        const failed = view.tests.filter((t) => t.status === 'fail').length;
+        const baseBranch = baseBranchOf(view, undefined);
+        const judged = await judge(repo, principal!.projectId, view, baseBranch, 'new');
+        const classification = new Map(judged.tests.map((t) => [t.testIdentityId, t.classification]));
+        const { tally } = judged;
         return {
           found: true as const,
           summary: {
@@ -122,13 +152,21 @@ export function prRoutes(d: PrRouteDeps): AnyRouteDef[] {
             prNumber: view.prNumber,
             runStatus: view.runStatus,
             complete: view.complete,
-            failed,
-            flaky: view.tests.length - failed,
+            failed: tally.failed,
+            flaky: tally.flaky,
+            status: tally.status,
+            jobs: view.jobs,
+            newFailures: tally.newFailures,
+            brokenOnBase: tally.brokenOnBase,
+            knownFlakes: tally.knownFlakes,
+            quarantined: tally.quarantined,
+            verdict: judged.verdict,
+            baseBranch,
             totalTests: view.totalTests,
             tests: view.tests.map(publicTest),
             fixes: view.fixes,
           },
-          markdown: summaryMarkdown(view, view.runIds.length),
+          markdown: summaryMarkdown({ ...view, baseBranch, tests: view.tests.map((t) => ({ ...t, classification: classification.get(t.testIdentityId) ?? 'new_failure' })) }, view.runIds.length),
         };
       },
     }),
@@ -146,21 +184,8 @@ export function prRoutes(d: PrRouteDeps): AnyRouteDef[] {
         const projectId = principal!.projectId;
         const view = await loadCommit(d, repo, projectId, sha);
         if (!view) return { found: false as const };
-        const baseBranch = query.baseBranch ?? (view.baseBranch !== null && BASE_BRANCH_RE.test(view.baseBranch) ? view.baseBranch : 'main');
-        const [history, forkedAt] = await Promise.all([
-          repo.baseHistory(projectId, baseBranch, view.tests.map((t) => t.testIdentityId), view.runIds, view.firstRunAt, BASE_WINDOW_DAYS),
-          view.mergeBase === null ? Promise.resolve(null) : repo.forkedAt(projectId, baseBranch, view.mergeBase),
-        ]);
-        const baseOf = (testId: string): BaseHistory => {
-          const h = history.get(testId);
-          if (!h) return NO_BASE_HISTORY;
-          // Forked before the break's first failing run: the commit does not contain it.
-          const containsBreak = h.brokenSince === null || forkedAt === null ? null : forkedAt >= h.brokenSince.at;
-          return { ...h, containsBreak };
-        };
-        const tests = view.tests.map((t) => gateTestOf(t, baseOf(t.testIdentityId))).sort(compareGateTests);
-        const newFailures = tests.filter((t) => t.classification === 'new_failure').length;
-        const brokenOnBase = tests.filter((t) => t.classification === 'broken_on_base').length;
+        const baseBranch = baseBranchOf(view, query.baseBranch);
+        const { tests, verdict, tally } = await judge(repo, projectId, view, baseBranch, query.strictness);
         const gate = {
           commitSha: view.commitSha,
           branch: view.branch,
@@ -168,11 +193,16 @@ export function prRoutes(d: PrRouteDeps): AnyRouteDef[] {
           prNumber: view.prNumber,
           runStatus: view.runStatus,
           complete: view.complete,
-          newFailures,
-          knownFlakes: tests.length - newFailures - brokenOnBase,
-          brokenOnBase,
+          status: tally.status,
+          jobs: view.jobs,
+          failed: tally.failed,
+          flaky: tally.flaky,
+          newFailures: tally.newFailures,
+          knownFlakes: tally.knownFlakes,
+          quarantined: tally.quarantined,
+          brokenOnBase: tally.brokenOnBase,
           strictness: query.strictness,
-          verdict: verdictOf(query.strictness, tests),
+          verdict,
           tests: tests.map((t) => ({
             ...publicTest(t),
             classification: t.classification,

@@ -67,7 +67,7 @@ export function runsRouter(d: TrpcDeps, p: ProcedureKinds) {
         const commits = await mapLimit(shown, 4, async (c) => {
           const g = await gate(ctx.principal, { query: { commitSha: c.commitSha, baseBranch: input.baseBranch, strictness: input.strictness } });
           const gt = g.found ? g.gate : null;
-          const failed = gt ? gt.tests.filter((t) => t.status === 'fail').length : 0;
+          // The gate's one summary (src/domain/pr-summary.ts prTally): the same status and counts as the commit's page and its comments.
           return {
             commitSha: c.commitSha,
             runs: c.runs,
@@ -75,10 +75,19 @@ export function runsRouter(d: TrpcDeps, p: ProcedureKinds) {
             lastRunAt: toIso(c.lastRunAt),
             runStatus: gt?.runStatus ?? null,
             complete: gt?.complete ?? false,
-            failed,
-            flaky: gt ? gt.tests.length - failed : 0,
+            status: gt?.status ?? null,
+            failed: gt?.failed ?? 0,
+            flaky: gt?.flaky ?? 0,
             gate: gt
-              ? { verdict: gt.verdict, baseBranch: gt.baseBranch, strictness: gt.strictness, newFailures: gt.newFailures, knownFlakes: gt.knownFlakes, brokenOnBase: gt.brokenOnBase }
+              ? {
+                  verdict: gt.verdict,
+                  baseBranch: gt.baseBranch,
+                  strictness: gt.strictness,
+                  newFailures: gt.newFailures,
+                  knownFlakes: gt.knownFlakes,
+                  quarantined: gt.quarantined ?? 0,
+                  brokenOnBase: gt.brokenOnBase,
+                }
               : null,
           };
         });

@@ -6,14 +6,21 @@ import { api, type Outputs } from '../api.js';
 import { shortSha, when } from '../ui/format.js';
 import { useQuery } from '../ui/query.js';
 import { Async } from '../ui/states.js';
+import { countsText } from '../lib/gate.js';
 
 type PrCommit = Outputs['pr']['commits']['commits'][number];
 
 const plural = (n: number, what: string): string => `${n} ${what}${n === 1 ? '' : 's'}`;
 
-/** The verdict as one word: pass, blocked, or pending (no gate verdict yet). */
+/**
+ * The commit's status as one word: blocked whenever the gate blocks; pass once every job's latest
+ * run is in and the gate passes; pending otherwise (no verdict yet, or a job still running or
+ * canceled). The same status as the commit's header (src/domain/pr-summary.ts prStatusOf).
+ */
 export function verdictWord(c: PrCommit): 'pass' | 'blocked' | 'pending' {
-  return !c.gate ? 'pending' : c.gate.verdict === 'pass' ? 'pass' : 'blocked';
+  if (!c.gate) return 'pending';
+  if (c.gate.verdict === 'block' || c.status === 'blocked') return 'blocked';
+  return c.status === null || c.status === 'passed' ? 'pass' : 'pending';
 }
 
 export function PrCommits({
@@ -60,7 +67,7 @@ function PrCommitItem({ c, initiallyOpen, children }: { slug: string; c: PrCommi
         </span>{' '}
         <span class="pr-commit-counts">
           {c.failed} failed, {c.flaky} flaky
-          {c.gate && c.gate.newFailures ? `, ${plural(c.gate.newFailures, 'new failure')}` : ''} · {plural(c.runs, 'run')} · <span class="muted">{when(c.lastRunAt)}</span>
+          {c.gate ? <span data-testid="pr-commit-counts"> · {countsText(c.gate)}</span> : null} · {plural(c.runs, 'run')} · <span class="muted">{when(c.lastRunAt)}</span>
         </span>
       </summary>
       {open ? children() : null}

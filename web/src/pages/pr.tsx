@@ -9,7 +9,7 @@ import { useQuery } from '../ui/query.js';
 import { Async, PageTitle, TableScroll } from '../ui/states.js';
 import { Status } from '../ui/status.js';
 import { CommitLink, HeadRow } from '../ui/table.js';
-import { CLASSIFICATION_TEXT, type GateTest } from '../lib/gate.js';
+import { CLASSIFICATION_TEXT, STATUS_CLASS, countsOf, countsText, statusOf, type GateTest } from '../lib/gate.js';
 import { PrCommits } from './pr-commits.js';
 
 type Pr = Outputs['pr']['summary'];
@@ -58,18 +58,29 @@ export function PullPage({ params }: PageProps) {
   );
 }
 
+/**
+ * One commit: its header and its table read the gate's one summary (src/domain/pr-summary.ts
+ * prTally): the status is the gate's verdict over every job of the commit, never the newest run's,
+ * and the counts are the gate's, as its JSON, its markdown and the CLI say them.
+ */
 function PrView({ slug, data }: { slug: string; data: Pr }) {
   const s = data.summary;
   const g = data.gate;
   const verdictClass = !g ? 'verdict-pending' : g.verdict === 'pass' ? 'verdict-pass' : 'verdict-fail';
+  const status = g ? statusOf(g) : (s.status ?? null);
+  const counts = g ? countsOf(g) : null;
+  // Failed and flaky from the same answer as the counts (the gate's), so the two add up to the same tests.
+  const failed = g?.failed ?? s.failed;
+  const flaky = g?.flaky ?? s.flaky;
+  const jobs = g?.jobs ?? s.jobs;
   return (
     <>
       <article class={verdictClass} aria-label="Gate verdict">
         <h2 data-testid="gate-verdict">{!g ? 'No gate verdict' : g.verdict === 'pass' ? 'Gate: pass' : 'Gate: blocked'}</h2>
-        {g ? (
+        {g && counts ? (
           <p>
-            Against <code>{g.baseBranch}</code>: {plural(g.newFailures, 'new failure')}, {g.brokenOnBase} already broken there, {plural(g.knownFlakes, 'known flake')} (strictness{' '}
-            {g.strictness}).{g.complete ? '' : ' Runs of this commit are still arriving: the verdict may change.'}
+            Against <code>{g.baseBranch}</code>: <span data-testid="gate-counts">{countsText(counts)}</span> (strictness {g.strictness}).
+            {g.complete ? '' : ' Runs of this commit are still arriving: the verdict may change.'}
           </p>
         ) : (
           <p class="muted">The gate has not judged this commit.</p>
@@ -84,8 +95,16 @@ function PrView({ slug, data }: { slug: string; data: Pr }) {
               · <a href={projectPath(slug, 'pulls', s.prNumber)}>#{s.prNumber}</a>
             </>
           ) : null}{' '}
-          · run <Status status={s.runStatus} /> · {s.totalTests} tests ran, <span data-testid="summary-failed">{s.failed}</span> failed,{' '}
-          <span data-testid="summary-flaky">{s.flaky}</span> flaky
+          {status ? (
+            <>
+              ·{' '}
+              <span class={`status ${STATUS_CLASS[status]}`} data-testid="pr-status">
+                {status}
+              </span>{' '}
+            </>
+          ) : null}
+          {jobs !== undefined && jobs > 1 ? `· ${jobs} jobs ` : ''}· {s.totalTests} tests ran, <span data-testid="summary-failed">{failed}</span> failed,{' '}
+          <span data-testid="summary-flaky">{flaky}</span> flaky
         </p>
       </article>
       {s.tests.length ? (
@@ -96,7 +115,7 @@ function PrView({ slug, data }: { slug: string; data: Pr }) {
               {s.tests.map((t) => {
                 const gt = g?.tests.find((x) => x.testIdentityId === t.testIdentityId);
                 return (
-                  <tr key={t.testIdentityId}>
+                  <tr key={t.testIdentityId} data-classification={gt?.classification}>
                     <td class="title-cell" data-label="Test">
                       <a href={projectPath(slug, 'tests', t.testIdentityId)}>{t.title}</a>
                       <br />
@@ -137,8 +156,6 @@ function PrView({ slug, data }: { slug: string; data: Pr }) {
     </>
   );
 }
-
-const plural = (n: number, what: string): string => `${n} ${what}${n === 1 ? '' : 's'}`;
 
 /** The gate's word for a failing test; one already broken on the base names the break's first failing commit there. */
 function GateCell({ slug, t, baseBranch }: { slug: string; t: GateTest; baseBranch: string }) {
