@@ -23,7 +23,11 @@ interface BoardItem {
   state: string;
   stateSince: { commitSha: string; branch: string; at: string } | null;
   flakeRate: number;
+  recentRuns: { runs: number; failed: number };
 }
+
+/** The raw share the board and the test page write beside a flake rate (web/src/lib/state.ts rawShare). */
+const rawShare = (r: { runs: number; failed: number }): string => `raw ${Math.round((r.failed / r.runs) * 100)}%: ${r.failed} of ${r.runs} ${r.runs === 1 ? 'run' : 'runs'}`;
 
 function updateReadmeImage(shot: string, image: string): void {
   if (process.env.UPDATE_README_SCREENSHOTS !== '1') return;
@@ -88,7 +92,9 @@ describe('pages as a project token sees them', () => {
     expect(brokenCells[2]).not.toContain('candidate');
     const [flaky, flakyCells] = at(RETRY_FLAKE.title);
     expect(flaky).toMatchObject({ state: 'flaky', quarantineCandidate: true });
-    expect(flakyCells[1]).toBe(`flaky in ${Math.round(flaky.flakeRate * 100)}% of runs`);
+    // Beside the smoothed rate, the raw share of its recent runs with a failed attempt.
+    expect(flaky.recentRuns.runs).toBeGreaterThan(0);
+    expect(flakyCells[1]).toBe(`flaky in ${Math.round(flaky.flakeRate * 100)}% of runs (${rawShare(flaky.recentRuns)})`);
     expect(flakyCells[2]).toContain('candidate');
     // The two flaky tests are on top.
     expect(board.slice(0, 3).map((r) => r.title)).toEqual(expect.arrayContaining([RETRY_FLAKE.title]));
@@ -106,7 +112,7 @@ describe('pages as a project token sees them', () => {
     // Its state beside the score: flaky, with the share of its runs that flake.
     expect(t.state).toBe('flaky');
     expect((await s.page.getByTestId('test-state').textContent())!.trim()).toBe('flaky');
-    expect((await s.page.getByTestId('test-flake-rate').textContent())!.trim()).toBe(`Flakes in ${Math.round(t.flakeRate * 100)}% of its runs.`);
+    expect((await s.page.getByTestId('test-flake-rate').textContent())!.trim()).toBe(`Flakes in ${Math.round(t.flakeRate * 100)}% of its runs (${rawShare(t.recentRuns)}).`);
     expect(t.reasonCodes.length).toBeGreaterThan(0);
     for (const r of t.reasonCodes as { code: string }[]) await expect.poll(() => s.page.getByText(r.code, { exact: true }).count()).toBeGreaterThan(0);
     for (const owner of t.owners as string[]) expect(await s.page.getByText(owner).count()).toBeGreaterThan(0);

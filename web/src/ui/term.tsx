@@ -1,7 +1,8 @@
 // A word with its definition: shown under the pointer on hover and under the focus ring when the
 // keyboard reaches it (it is focusable), read by screen readers as the word's description
-// (aria-describedby). The definition is placed with `position: fixed` from script (the CSP allows
-// CSSOM styles), so a table's scroll box never clips it. Escape hides it.
+// (aria-describedby, while it is shown: focus shows it; aria-hidden itself, so it never becomes part
+// of a header's name). The definition is in the page only while shown, so a cell's text stays its own. It is placed with `position: fixed` from script (the CSP
+// allows CSSOM styles), so a table's scroll box never clips it. Escape hides it.
 import type { ComponentChildren } from 'preact';
 import { useId, useState } from 'preact/hooks';
 
@@ -24,7 +25,7 @@ export function Term({ children, def, class: cls }: { children: ComponentChildre
     <span
       class={cls ? `term ${cls}` : 'term'}
       tabIndex={0}
-      aria-describedby={id}
+      aria-describedby={at ? id : undefined}
       onMouseEnter={show}
       onMouseLeave={hide}
       onFocus={show}
@@ -34,9 +35,11 @@ export function Term({ children, def, class: cls }: { children: ComponentChildre
       }}
     >
       {children}
-      <span role="tooltip" id={id} class="term-tip" hidden={at === null} style={at ? { left: `${at.left}px`, top: `${at.top}px` } : undefined}>
-        {def}
-      </span>
+      {at ? (
+        <span id={id} class="term-tip" aria-hidden="true" style={{ left: `${at.left}px`, top: `${at.top}px` }}>
+          {def}
+        </span>
+      ) : null}
     </span>
   );
 }
