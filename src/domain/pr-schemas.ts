@@ -80,8 +80,10 @@ const tallyFields = {
   status: z.enum(PR_STATUSES).optional(),
   /** Jobs of the commit (source, CI run, shard); a job's re-run replaces its run before. */
   jobs: z.number().optional(),
-  /** Quarantined failing tests (disjoint from knownFlakes). */
+  /** How many of the known flakes are quarantined (a part of knownFlakes). */
   quarantined: z.number().optional(),
+  /** The counts in words, as every text says them (`1 new failure, 2 known flakes (1 quarantined)`): what a page shows. */
+  countsText: z.string().optional(),
 };
 
 export const summaryResponseSchema = z.object({
@@ -136,7 +138,7 @@ export const gateResponseSchema = z.union([
       /** False while a run of the commit is still arriving: a verdict on part of a run. */
       complete: z.boolean(),
       newFailures: z.number(),
-      /** Known flakes that are not quarantined (quarantined ones are `quarantined`, counted once). */
+      /** Known flakes: quarantined, or known flaky (score, or failed/flaked on the base branch); `quarantined` says how many are quarantined. */
       knownFlakes: z.number(),
       /** Failures already broken on the base branch: not this change's doing, never flakes. */
       brokenOnBase: z.number(),

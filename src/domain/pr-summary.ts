@@ -179,8 +179,10 @@ export function prStatusOf(verdict: Verdict, runStatus: RunStatus | (string & {}
  * - by outcome: `failed` (failed every attempt in every run, or a new test that failed any attempt
  *   of its proof by `flakehouse run --verify-new`) + `flaky` (the rest: failed, and passed on a
  *   retry or in another run);
- * - by the gate's classification, disjoint: `newFailures` + `brokenOnBase` + `knownFlakes` (known
- *   flakes that are not quarantined) + `quarantined` (quarantined tests, whatever else they are).
+ * - by the gate's classification: `newFailures` + `brokenOnBase` + `knownFlakes`, where a known
+ *   flake is, as the wire contract has always said, a quarantined test or one known flaky
+ *   (classification `known_flake` or `quarantined`); `quarantined` is how many of the known flakes
+ *   are quarantined (a part of `knownFlakes`, never added to it).
  */
 export interface PrCounts {
   failed: number;
@@ -211,7 +213,7 @@ export interface PrTally extends PrCounts {
 export function prCounts(tests: readonly CountedTest[]): PrCounts {
   const n = (c: Classification): number => tests.filter((t) => t.classification === c).length;
   const failed = tests.filter(countsAsFailed).length;
-  return { failed, flaky: tests.length - failed, newFailures: n('new_failure'), brokenOnBase: n('broken_on_base'), knownFlakes: n('known_flake'), quarantined: n('quarantined') };
+  return { failed, flaky: tests.length - failed, newFailures: n('new_failure'), brokenOnBase: n('broken_on_base'), knownFlakes: n('known_flake') + n('quarantined'), quarantined: n('quarantined') };
 }
 
 /** The summary of a judged commit: its classified tests, the gate's verdict and its jobs' status. */
@@ -224,11 +226,14 @@ function plural(n: number, one: string): string {
 }
 
 /**
- * The counts by classification as every text says them: `1 new failure, 1 already broken, 2 known
- * flakes, 1 quarantined` (already broken only when there is one: most commits have none).
+ * The counts by classification as every text says them, the parts that are not zero: `1 new
+ * failure, 1 already broken, 2 known flakes (1 quarantined)`; `no failures` when there are none.
  */
 export function countsText(c: Pick<PrCounts, 'newFailures' | 'brokenOnBase' | 'knownFlakes' | 'quarantined'>): string {
-  return [plural(c.newFailures, 'new failure'), c.brokenOnBase > 0 ? `${c.brokenOnBase} already broken` : null, plural(c.knownFlakes, 'known flake'), `${c.quarantined} quarantined`]
-    .filter((x) => x !== null)
-    .join(', ');
+  const parts = [
+    c.newFailures > 0 ? plural(c.newFailures, 'new failure') : null,
+    c.brokenOnBase > 0 ? `${c.brokenOnBase} already broken` : null,
+    c.knownFlakes > 0 ? `${plural(c.knownFlakes, 'known flake')}${c.quarantined > 0 ? ` (${c.quarantined} quarantined)` : ''}` : null,
+  ].filter((x) => x !== null);
+  return parts.length > 0 ? parts.join(', ') : 'no failures';
 }

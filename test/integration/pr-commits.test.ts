@@ -69,7 +69,7 @@ describe('pr.commits', () => {
     ]);
     for (const x of res.commits) {
       const gate = (await td.request('GET', `/v1/runs/gate?commitSha=${x.commitSha}`)).json.gate;
-      expect(x.gate).toEqual({ verdict: gate.verdict, baseBranch: 'main', strictness: gate.strictness, newFailures: gate.newFailures, knownFlakes: gate.knownFlakes, quarantined: gate.quarantined, brokenOnBase: gate.brokenOnBase });
+      expect(x.gate).toEqual({ verdict: gate.verdict, baseBranch: 'main', strictness: gate.strictness, newFailures: gate.newFailures, knownFlakes: gate.knownFlakes, quarantined: gate.quarantined, brokenOnBase: gate.brokenOnBase, countsText: gate.countsText });
       expect([x.runStatus, x.complete, x.status, x.failed, x.flaky]).toEqual([gate.runStatus, gate.complete, gate.status, gate.failed, gate.flaky]);
     }
     expect(res.commits[2]).toMatchObject({ firstRunAt: new Date(T0 + 2 * HOUR).toISOString(), lastRunAt: new Date(T0 + 2 * HOUR + 600_000).toISOString(), gate: { newFailures: 1 } });

@@ -235,14 +235,14 @@ describe('PR summary and gate', () => {
 
       const res = await td.request('GET', `/v1/runs/gate?commitSha=${commit}`);
       const g = res.json.gate;
-      // Counted once: quarantined, not also a known flake (docs/pull-requests.md, "What a pull request shows").
-      expect(g).toMatchObject({ verdict: 'block', status: 'blocked', newFailures: 1, knownFlakes: 0, quarantined: 1, brokenOnBase: 0, failed: 1, flaky: 1 });
+      // A quarantined failure is a known flake, and `quarantined` says how many of them are (docs/pull-requests.md, "What a pull request shows").
+      expect(g).toMatchObject({ verdict: 'block', status: 'blocked', newFailures: 1, knownFlakes: 1, quarantined: 1, brokenOnBase: 0, failed: 1, flaky: 1, countsText: '1 new failure, 1 known flake (1 quarantined)' });
       expect(g.tests.map((t: any) => [t.title, t.status, t.classification])).toEqual([
         ['retry', 'flaky', 'new_failure'],
         ['quar', 'fail', 'quarantined'],
       ]);
       expect(g.tests.find((t: any) => t.title === 'quar').quarantined).toBe(true);
-      expect(res.json.markdown).toContain('blocked — 1 new failure, 0 known flakes, 1 quarantined');
+      expect(res.json.markdown).toContain('blocked — 1 new failure, 1 known flake (1 quarantined)');
       expect((await td.request('GET', `/v1/runs/gate?commitSha=${commit}&strictness=any`)).json.gate.verdict).toBe('pass');
 
       // The summary shows it quarantined too.

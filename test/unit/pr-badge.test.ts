@@ -84,7 +84,7 @@ describe('sticky comment', () => {
       knownFlake: false,
     }));
     const md = commentMarkdown({ summary: { commitSha: 'a'.repeat(40), branch: 'f', prNumber: 1, runStatus: 'failed', complete: true, failed: 60, flaky: 0, totalTests: 80, tests }, gate: null });
-    expect(md.startsWith('<!-- service:pr-comment -->\n<!-- flakemetry:pr-comment -->\n### ❌ Flakehouse: 60 new failures, 0 known flakes, 0 quarantined of 80 tests')).toBe(true);
+    expect(md.startsWith('<!-- service:pr-comment -->\n<!-- flakemetry:pr-comment -->\n### ❌ Flakehouse: 60 new failures of 80 tests')).toBe(true);
     const rows = md.split('\n').filter((l) => l.startsWith('| a\\|b › t'));
     expect(rows).toHaveLength(50);
     expect(rows[0]).toBe('| a\\|b › t0 &lt;b&gt; | `src/a.test.ts` | `boom \\| ˋxˋ` |');

@@ -5,7 +5,7 @@
 import { compareGateTests, flakeProof, gateTestOf, round4, verdictOf, BASE_WINDOW_DAYS, NO_BASE_HISTORY, type BaseHistory, type Strictness } from '../../domain/gate.js';
 import { gateMarkdown, summaryMarkdown, type OwnedSummaryTest } from '../../domain/pr-markdown.js';
 import { BASE_BRANCH_RE, COMMIT_SHA_RE, gateQuerySchema, gateResponseSchema, summaryQuerySchema, summaryResponseSchema, type FixVerificationBody, type SummaryTestBody } from '../../domain/pr-schemas.js';
-import { compareTests, mergeCommitRuns, mergedStatus, prTally, type MergedCommit } from '../../domain/pr-summary.js';
+import { compareTests, countsText, mergeCommitRuns, mergedStatus, prTally, type MergedCommit } from '../../domain/pr-summary.js';
 import { effectiveQuarantine } from '../../domain/quarantine.js';
 import { DEFAULT_SCORE_PARAMS, flakeEvidenceOf } from '../../domain/score.js';
 import { toIso } from '../../domain/time.js';
@@ -160,6 +160,7 @@ export function prRoutes(d: PrRouteDeps): AnyRouteDef[] {
             brokenOnBase: tally.brokenOnBase,
             knownFlakes: tally.knownFlakes,
             quarantined: tally.quarantined,
+            countsText: countsText(tally),
             verdict: judged.verdict,
             baseBranch,
             totalTests: view.totalTests,
@@ -200,6 +201,7 @@ export function prRoutes(d: PrRouteDeps): AnyRouteDef[] {
           newFailures: tally.newFailures,
           knownFlakes: tally.knownFlakes,
           quarantined: tally.quarantined,
+          countsText: countsText(tally),
           brokenOnBase: tally.brokenOnBase,
           strictness: query.strictness,
           verdict,

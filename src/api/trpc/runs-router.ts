@@ -86,6 +86,7 @@ export function runsRouter(d: TrpcDeps, p: ProcedureKinds) {
                   newFailures: gt.newFailures,
                   knownFlakes: gt.knownFlakes,
                   quarantined: gt.quarantined ?? 0,
+                  countsText: gt.countsText ?? '',
                   brokenOnBase: gt.brokenOnBase,
                 }
               : null,

@@ -18,28 +18,6 @@ export type Gate = Exclude<Outputs['pr']['summary']['gate'], null>;
 /** blocked | running | canceled | passed: the gate's verdict over every job of the commit. */
 export type PrStatus = NonNullable<Gate['status']>;
 
-/** The counts by classification, disjoint; a server that sends no `quarantined` (older) is counted from its tests. */
-export interface PrCounts {
-  newFailures: number;
-  brokenOnBase: number;
-  knownFlakes: number;
-  quarantined: number;
-}
-
-export function countsOf(g: Pick<Gate, 'newFailures' | 'brokenOnBase' | 'knownFlakes' | 'quarantined' | 'tests'>): PrCounts {
-  const n = (c: Classification): number => g.tests.filter((t) => t.classification === c).length;
-  return { newFailures: g.newFailures, brokenOnBase: g.brokenOnBase, knownFlakes: g.quarantined === undefined ? n('known_flake') : g.knownFlakes, quarantined: g.quarantined ?? n('quarantined') };
-}
-
-const plural = (n: number, what: string): string => `${n} ${what}${n === 1 ? '' : 's'}`;
-
-/** `1 new failure, 1 known flake, 1 quarantined`: the sentence of src/domain/pr-summary.ts countsText, word for word. */
-export function countsText(c: PrCounts): string {
-  return [plural(c.newFailures, 'new failure'), c.brokenOnBase > 0 ? `${c.brokenOnBase} already broken` : null, plural(c.knownFlakes, 'known flake'), `${c.quarantined} quarantined`]
-    .filter((x) => x !== null)
-    .join(', ');
-}
-
 /** The status of a gate answer; an older server's (no `status`) from its verdict: blocked never reads as passed. */
 export function statusOf(g: Pick<Gate, 'status' | 'verdict' | 'complete' | 'runStatus'>): PrStatus {
   if (g.status) return g.status;

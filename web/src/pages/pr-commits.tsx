@@ -6,7 +6,6 @@ import { api, type Outputs } from '../api.js';
 import { shortSha, when } from '../ui/format.js';
 import { useQuery } from '../ui/query.js';
 import { Async } from '../ui/states.js';
-import { countsText } from '../lib/gate.js';
 
 type PrCommit = Outputs['pr']['commits']['commits'][number];
 
@@ -67,7 +66,7 @@ function PrCommitItem({ c, initiallyOpen, children }: { slug: string; c: PrCommi
         </span>{' '}
         <span class="pr-commit-counts">
           {c.failed} failed, {c.flaky} flaky
-          {c.gate ? <span data-testid="pr-commit-counts"> · {countsText(c.gate)}</span> : null} · {plural(c.runs, 'run')} · <span class="muted">{when(c.lastRunAt)}</span>
+          {c.gate ? <span data-testid="pr-commit-counts"> · {c.gate.countsText}</span> : null} · {plural(c.runs, 'run')} · <span class="muted">{when(c.lastRunAt)}</span>
         </span>
       </summary>
       {open ? children() : null}

@@ -9,7 +9,7 @@ import { useQuery } from '../ui/query.js';
 import { Async, PageTitle, TableScroll } from '../ui/states.js';
 import { Status } from '../ui/status.js';
 import { CommitLink, HeadRow } from '../ui/table.js';
-import { CLASSIFICATION_TEXT, STATUS_CLASS, countsOf, countsText, statusOf, type GateTest } from '../lib/gate.js';
+import { CLASSIFICATION_TEXT, STATUS_CLASS, statusOf, type GateTest } from '../lib/gate.js';
 import { PrCommits } from './pr-commits.js';
 
 type Pr = Outputs['pr']['summary'];
@@ -68,7 +68,6 @@ function PrView({ slug, data }: { slug: string; data: Pr }) {
   const g = data.gate;
   const verdictClass = !g ? 'verdict-pending' : g.verdict === 'pass' ? 'verdict-pass' : 'verdict-fail';
   const status = g ? statusOf(g) : (s.status ?? null);
-  const counts = g ? countsOf(g) : null;
   // Failed and flaky from the same answer as the counts (the gate's), so the two add up to the same tests.
   const failed = g?.failed ?? s.failed;
   const flaky = g?.flaky ?? s.flaky;
@@ -77,9 +76,9 @@ function PrView({ slug, data }: { slug: string; data: Pr }) {
     <>
       <article class={verdictClass} aria-label="Gate verdict">
         <h2 data-testid="gate-verdict">{!g ? 'No gate verdict' : g.verdict === 'pass' ? 'Gate: pass' : 'Gate: blocked'}</h2>
-        {g && counts ? (
+        {g ? (
           <p>
-            Against <code>{g.baseBranch}</code>: <span data-testid="gate-counts">{countsText(counts)}</span> (strictness {g.strictness}).
+            Against <code>{g.baseBranch}</code>: <span data-testid="gate-counts">{g.countsText}</span> (strictness {g.strictness}).
             {g.complete ? '' : ' Runs of this commit are still arriving: the verdict may change.'}
           </p>
         ) : (
