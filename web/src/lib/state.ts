@@ -35,7 +35,7 @@ export function flakeShare(rate: number): string {
 
 /** Why a flake rate and its raw share differ (beside the raw share, on hover and focus). */
 export const RAW_RATE_DEF =
-  'The flake rate is an estimate: recent runs weigh more (half-life 30 days) and it starts from 10% until there are enough runs. The raw share is simply its recent runs (up to 32) with a failed attempt.';
+  'The flake rate is an estimate: recent runs weigh more (half-life 30 days) and it starts from 10% until there are enough runs. The raw share is simply its recent runs (up to 32) with a failed attempt; runs where many other tests failed too (an outage) count for neither.';
 
 /** The raw rate behind a smoothed flake rate: "raw 40%: 4 of 10 runs"; null before any graded run. */
 export function rawShare(recent: { runs: number; failed: number }): string | null {

@@ -255,13 +255,7 @@ function TestTable({ slug, title, tests, errors = true, verify = false }: { slug
                   )}
                 </td>
                 <td data-label="Attempts">
-                  <ol class="attempts">
-                    {t.attempts.map((e, i) => (
-                      <li key={e.id}>
-                        <a href={projectPath(slug, 'executions', e.id)}>{labels[i]}</a> <Status status={e.status} /> <small class="muted">{duration(e.durationMs)}</small>
-                      </li>
-                    ))}
-                  </ol>
+                  <Attempts slug={slug} attempts={t.attempts} labels={labels} />
                 </td>
                 <td class="num" data-label="Time in tests">
                   {duration(t.durationMs)}
@@ -285,6 +279,30 @@ function TestTable({ slug, title, tests, errors = true, verify = false }: { slug
       <h2>{title}</h2>
       {table}
     </section>
+  );
+}
+
+/** A test's attempts, each linked to its execution; more than 6 (a verification's re-runs) folded behind their tally. */
+function Attempts({ slug, attempts, labels }: { slug: string; attempts: Execution[]; labels: string[] }) {
+  const list = (
+    <ol class="attempts">
+      {attempts.map((e, i) => (
+        <li key={e.id}>
+          <a href={projectPath(slug, 'executions', e.id)}>{labels[i]}</a> <Status status={e.status} /> <small class="muted">{duration(e.durationMs)}</small>
+        </li>
+      ))}
+    </ol>
+  );
+  if (attempts.length <= 6) return list;
+  const failed = attempts.filter((e) => e.status === 'fail').length;
+  const skipped = attempts.filter((e) => e.status === 'skip').length;
+  return (
+    <details class="attempts-more">
+      <summary>
+        {attempts.length} attempts: {attempts.length - failed - skipped} passed, {failed} failed{skipped ? `, ${skipped} skipped` : ''}
+      </summary>
+      {list}
+    </details>
   );
 }
 

@@ -197,7 +197,7 @@ function Trend({ cells }: { cells: HistoryCell[] }) {
   return (
     <div class="charts">
       <Chart title="Not passing cleanly (last 10 executions)" x={x} series={[{ label: 'failed or retried', values: failShare, format: (v) => pct(v) }]} />
-      <Chart title="Duration" x={x} series={[{ label: 'duration', values: durations, format: (v) => duration(v) }]} />
+      <Chart title="Duration" x={x} series={[{ label: 'duration', values: durations, format: (v) => duration(v) }]} yFormat={(v) => duration(v)} />
     </div>
   );
 }
