@@ -58,6 +58,8 @@ import { splitRoutes } from './api/routes/splits.js';
 import { knownTestRoutes } from './api/routes/known-tests.js';
 import { SqlEndpoint } from './api/routes/clickhouse.js';
 import { redactLiteral } from './log-redaction.js';
+import { identityMergeRoutes } from './api/routes/identity-merge.js';
+import { mergeJUnitTwinsAtStartup, type TwinMergeDeps } from './junit-twin-merge.js';
 
 // Moved to ./pipeline-file.ts (the agent loads the graph without this module); re-exported here.
 export { DEFAULT_PIPELINE, loadGraph } from './pipeline-file.js';
@@ -195,6 +197,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   const runs = new RunRepo(store);
   const rca = new RcaRepo(store);
   const channels = new ChannelRepo(store);
+  // Legacy JUnit twins already stored (src/junit-twin-merge.ts): merged with no lease in progress.
+  const twinMerge: TwinMergeDeps = { store, tests, identities, outbox: queue.outbox, exclusive: (f) => runtime.exclusive(f) };
   const healthDeps = { store, tests, codeowners, service: opts.service.config, projectConfig: (projectId: string) => projectConfigs.get(projectId) };
   for (const r of [
     ...healthRoutes(storage, () => intake.unreadiness()),
@@ -206,6 +210,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     ...prRoutes({ store, tests, codeowners, minSamples: async (id) => (await projectConfigs.get(id)).config.flaky.minSamples }),
     ...projectHealthRoutes(healthDeps),
     ...adminRoutes(projects, auth),
+    ...identityMergeRoutes({ ...twinMerge, projects }),
     ...deadJobRoutes(queue, projects),
     ...settingsRoutes(projects, projectConfigs),
     ...notificationRoutes(channels),
@@ -322,6 +327,17 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
       })
     : null;
   retention?.start();
+  // Once per start, in the background: every project's stored legacy JUnit twins merged (worker work,
+  // like retention; idempotent, so a second start merges nothing).
+  let closingTwins = false;
+  const startupTwinMerge = work
+    ? mergeJUnitTwinsAtStartup({
+        ...twinMerge,
+        listProjects: () => projects.list(),
+        logger: logger.child({ component: 'identity' }),
+        stopping: () => closingTwins,
+      })
+    : null;
   const address = await app.fastify.listen({ port: settings.port, host: settings.host });
   const port = (app.fastify.server.address() as { port: number }).port;
   const sqlPort = sqlApp && settings.sql.port !== undefined ? await listenSql(sqlApp, settings.sql.port, settings.host) : undefined;
@@ -372,6 +388,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
         sql?.abortAll();
         await stopped;
         await sqlStopped;
+        closingTwins = true;
+        await startupTwinMerge;
         await retention?.stop();
         await pipeline?.shutdown();
         await local?.shutdown();

@@ -35,6 +35,9 @@ commands:
   dead list [--limit N] [--cursor C] [--json] | show ID | requeue ID | drop ID
                                    jobs parked after their last attempt (admin API): list them, show one with its
                                    batch (JSON), send one back to the queue, or drop it (releases its idempotency key)
+  identities merge-junit-twins --project SLUG [--dry-run] [--json]
+                                   merge the project's tests stored twice, under the pre-fix JUnit reading and the
+                                   reporters' names, into the reporters' one (admin API; the server also does it at start)
   report [--strict] [--root DIR] [--json] [--attach GLOB]… FILES|GLOBS…
                                    send JUnit XML reports as one run (SERVICE_TOKEN, SERVICE_ENDPOINT); exits 0
                                    on delivery problems (the run is buffered and replayed) unless --strict;
@@ -97,6 +100,8 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
         return await token(rest, env, cwd, io);
       case 'dead':
         return await dead(rest, env, cwd, io);
+      case 'identities':
+        return await identities(rest, env, cwd, io);
       case 'summary':
       case 'comment':
       case 'gate':
@@ -387,6 +392,34 @@ async function dead(args: string[], env: NodeJS.ProcessEnv, cwd: string, io: Cli
   const lease = typeof res.frozenLeaseId === 'string' ? ` (frozen lease ${res.frozenLeaseId}: its dead jobs go together)` : '';
   io.stdout.write(`${sub === 'requeue' ? 'requeued' : 'dropped'} ${ids.join(', ')}${lease}\n`);
   if (sub === 'drop') io.stdout.write('idempotency keys released: the batches can be sent again\n');
+  return 0;
+}
+
+const IDENTITIES_USAGE = 'usage: flakehouse identities merge-junit-twins --project SLUG [--dry-run] [--json]';
+
+/** A pair of POST /v1/admin/identities/merge-junit-twins. */
+interface TwinPairItem {
+  from: { testIdentityId: string; filePath: string; suite: string; title: string };
+  into: { testIdentityId: string; filePath: string; suite: string; title: string };
+  quarantineCarried: boolean;
+}
+
+async function identities(args: string[], env: NodeJS.ProcessEnv, cwd: string, io: CliIo): Promise<number> {
+  const [sub, ...rest] = args;
+  if (sub !== 'merge-junit-twins') throw new UsageError(IDENTITIES_USAGE);
+  const { values, positionals } = parseArgs({ args: rest, options: { project: { type: 'string' }, 'dry-run': { type: 'boolean' }, json: { type: 'boolean' } }, strict: true, allowPositionals: true });
+  if (!values.project || positionals.length > 0) throw new UsageError(IDENTITIES_USAGE);
+  const dryRun = values['dry-run'] === true;
+  const query = new URLSearchParams({ project: values.project, dryRun: String(dryRun) });
+  const res = await adminCall(env, cwd, 'POST', `/v1/admin/identities/merge-junit-twins?${query.toString()}`);
+  if (values.json) {
+    io.stdout.write(`${JSON.stringify(res)}\n`);
+    return 0;
+  }
+  const pairs = res.pairs as TwinPairItem[];
+  const name = (t: TwinPairItem['from']): string => `${t.filePath} | ${t.suite} | ${t.title}`;
+  for (const p of pairs) io.stdout.write(`${name(p.from)}  →  ${name(p.into)}${p.quarantineCarried ? '  (quarantine carried)' : ''}\n`);
+  io.stdout.write(dryRun ? `${pairs.length} pair(s) would be merged (dry run: nothing changed)\n` : `${String(res.merged)} pair(s) merged\n`);
   return 0;
 }
 

@@ -47,6 +47,8 @@ interface IdentityCaches {
   stitchedIds: Set<string>;
   /** Identity id → fingerprints whose alias points to it, as read; dropped when this processor changes them. */
   aliasesOf: Map<string, string[]>;
+  /** Per project: merged-from id → kept id (test_merges), with the row count it was read at. */
+  merges: Map<string, { count: number; into: Map<string, string> }>;
 }
 
 export const identityProcessorFactory = defineProcessor({
@@ -60,7 +62,7 @@ export const identityProcessorFactory = defineProcessor({
     const repo = host.extensions.repositories('processor', id).identities;
     const cache = new IdentityCache();
     // Only facts read back from storage are cached; what this lease creates may still fail to commit.
-    const caches: IdentityCaches = { knownIds: new Set(), aliasCache: new Map(), stitchedIds: new Set(), aliasesOf: new Map() };
+    const caches: IdentityCaches = { knownIds: new Set(), aliasCache: new Map(), stitchedIds: new Set(), aliasesOf: new Map(), merges: new Map() };
     return {
       async processBatch(batch) {
         const y = new Yielder();
@@ -209,8 +211,37 @@ async function resolveProject(
     }
   }
 
-  for (const e of executions) e.testId = resolved.get(e.fingerprint) ?? e.testId;
+  // 3. A merged identity's executions land on the identity it was merged into (src/junit-twin-merge.ts).
+  const merged = await mergedInto(repo, projectId, caches);
+  for (const e of executions) {
+    const id = resolved.get(e.fingerprint) ?? e.testId;
+    e.testId = merged.size > 0 ? keptId(merged, id) : id;
+  }
   return joined;
+}
+
+/**
+ * The project's merges, read again only when its count of merge rows changed (one small count per
+ * lease and project: a merge made through the admin API or at start-up applies to the next lease).
+ */
+async function mergedInto(repo: IdentityRepo, projectId: string, caches: IdentityCaches): Promise<Map<string, string>> {
+  const count = await repo.mergeCount(projectId);
+  const cached = caches.merges.get(projectId);
+  if (cached && cached.count === count) return cached.into;
+  const into = count === 0 ? new Map<string, string>() : await repo.mergedInto(projectId);
+  caches.merges.set(projectId, { count, into });
+  return into;
+}
+
+/** The identity `id` was merged into, through chained merges (a few hops at most; a cycle stops). */
+function keptId(merged: ReadonlyMap<string, string>, id: string): string {
+  let cur = id;
+  for (let hops = 0; hops < 8; hops++) {
+    const next = merged.get(cur);
+    if (next === undefined || next === id) return cur;
+    cur = next;
+  }
+  return cur;
 }
 
 /** A test joined to its legacy JUnit twin, for the log: the names as `file | suite | title`. */

@@ -6,6 +6,7 @@ import { toNumber } from './numbers.js';
 import { BOARD_COLUMNS, toBoardEntry, type BoardDbRow, type BoardEntry } from './board-columns.js';
 import type { TestState } from '../domain/score.js';
 import { impactParams, impactSql, toImpact, type BoardImpact, type ImpactDbRow } from './board-impact.js';
+import { notMergedSql } from './test-merges.js';
 
 /** `impact`: CI time lost over the board's window (store/board-impact.ts), most first. */
 export const BOARD_SORTS = ['score', 'flipRate', 'passOnRerunRate', 'lastSeen', 'title', 'impact'] as const;
@@ -100,7 +101,8 @@ export class BoardRepo {
 
   /** One page of matching rows (ask for one more than shown to learn whether another page follows). */
   async page(projectId: string, q: BoardQuery): Promise<{ rows: BoardRow[] }> {
-    const where = ['project_id = {projectId:UUID}', 'score >= {minScore:Float32}'];
+    // A test merged into another (store/test-merges.ts) is shown as that one.
+    const where = ['project_id = {projectId:UUID}', 'score >= {minScore:Float32}', notMergedSql(this.store)];
     const params: Record<string, unknown> = { projectId, minScore: q.minScore, offset: q.offset, limit: q.limit ?? 0 };
     if (q.suite !== undefined) {
       where.push('positionCaseInsensitiveUTF8(suite, {suite:String}) > 0');

@@ -2,6 +2,7 @@
 import { toIso } from '../domain/time.js';
 import type { AliasRun, KnownIdentity, RunRef } from '../domain/stitch.js';
 import { toNumber, type Store } from './client.js';
+import { TestMergeRepo } from './test-merges.js';
 
 export interface IdentityRow {
   /** Ever moved or renamed: only then has it aliases and stitches to show. */
@@ -193,6 +194,23 @@ export class IdentityRepo {
       },
     );
     return rows.map((r) => ({ id: r.id, filePath: r.file_path, suite: r.suite, title: r.title, paramsHash: r.params_hash }));
+  }
+
+  /**
+   * How many merge rows the project has (test_merges, never deleted): a cheap check, per lease, of
+   * whether `mergedInto` must be read again.
+   */
+  async mergeCount(projectId: string): Promise<number> {
+    const rows = await this.store.query<{ n: number | string }>(
+      `SELECT count() AS n FROM ${this.store.table('test_merges')} WHERE project_id = {projectId:UUID}`,
+      { projectId },
+    );
+    return toNumber(rows[0]?.n ?? 0);
+  }
+
+  /** The project's merged identities: merged-from id → the id it was merged into (store/test-merges.ts). */
+  mergedInto(projectId: string): Promise<Map<string, string>> {
+    return new TestMergeRepo(this.store).mergedInto(projectId);
   }
 
   /** The fingerprints that currently resolve to this identity through an alias. */

@@ -8,6 +8,7 @@ import { toIso } from '../domain/time.js';
 import type { Store } from './client.js';
 import { toAuto, type AutoDbRow } from './board-columns.js';
 import type { TestRepo } from './tests.js';
+import { TestMergeRepo, notMergedSql } from './test-merges.js';
 
 /** A quarantined test as the runner matches it (src/domain/mute.ts), with who quarantined it and since when. */
 export interface QuarantinedTest extends QuarantineEntry {
@@ -20,7 +21,9 @@ export interface QuarantinedTest extends QuarantineEntry {
 /** Every effectively quarantined test of the project, ordered by file, suite, title, id (stable: the ETag hashes it). */
 export async function listQuarantined(deps: { store: Store; tests: Pick<TestRepo, 'overrides'> }, projectId: string): Promise<QuarantinedTest[]> {
   const { store } = deps;
-  const overrides = await deps.tests.overrides(projectId, null);
+  const [allOverrides, merged] = await Promise.all([deps.tests.overrides(projectId, null), new TestMergeRepo(store).mergedInto(projectId)]);
+  // A test merged into another (store/test-merges.ts) is listed as that one, which carries its quarantine.
+  const overrides = new Map([...allOverrides].filter(([id]) => !merged.has(id)));
   const overrideIds = [...overrides.keys()];
   // Automatic quarantines, and the scorer's state of every test a person decided on (an `auto`
   // decision keeps its state only until the scorer runs again).
@@ -28,7 +31,7 @@ export async function listQuarantined(deps: { store: Store; tests: Pick<TestRepo
     `SELECT test_id, auto_quarantined, quarantine_reason, toUnixTimestamp64Milli(quarantined_at) AS quarantined_ms, clean_runs,
        toUnixTimestamp64Milli(released_at) AS released_ms, toUnixTimestamp64Milli(scored_at) AS scored_ms
      FROM ${store.table('test_state')} FINAL
-     WHERE project_id = {projectId:UUID} AND ${overrideIds.length > 0 ? '(auto_quarantined = 1 OR test_id IN {ids:Array(UUID)})' : 'auto_quarantined = 1'}`,
+     WHERE project_id = {projectId:UUID} AND ${overrideIds.length > 0 ? '(auto_quarantined = 1 OR test_id IN {ids:Array(UUID)})' : 'auto_quarantined = 1'} AND ${notMergedSql(store)}`,
     { projectId, ids: overrideIds },
   );
   const autos = new Map<string, AutoState>(stateRows.map((r) => [r.test_id, toAuto(r)]));
@@ -49,14 +52,16 @@ export async function listQuarantined(deps: { store: Store; tests: Pick<TestRepo
        FROM ${store.table('test_identities')} WHERE project_id = {projectId:UUID} AND id IN {ids:Array(UUID)} GROUP BY id`,
       { projectId, ids },
     ),
-    store.query<{ test_id: string; fingerprint: string }>(
-      `SELECT toString(test_id) AS test_id, fingerprint FROM ${store.table('identity_aliases')} FINAL
+    // The output name differs from the column: ClickHouse would read an alias named like a column in
+    // WHERE (a String compared with UUIDs, which matched nothing: a moved test's old fingerprints were missing).
+    store.query<{ target: string; fingerprint: string }>(
+      `SELECT toString(test_id) AS target, fingerprint FROM ${store.table('identity_aliases')} FINAL
        WHERE project_id = {projectId:UUID} AND test_id IN {ids:Array(UUID)} ORDER BY fingerprint`,
       { projectId, ids },
     ),
   ]);
   const aliasesOf = new Map<string, string[]>();
-  for (const a of aliases) aliasesOf.set(a.test_id, [...(aliasesOf.get(a.test_id) ?? []), a.fingerprint]);
+  for (const a of aliases) aliasesOf.set(a.target, [...(aliasesOf.get(a.target) ?? []), a.fingerprint]);
   const out: QuarantinedTest[] = [];
   for (const i of identities) {
     const q = quarantined.get(i.id)!;

@@ -10,6 +10,7 @@ import { chTime } from './time.js';
 import { executionsWithReport } from './rca.js';
 import { parseStoredArtifacts } from '../artifacts/links.js';
 import type { TsvColumns } from './tsv.js';
+import { notMergedSql, testAndMergedSql } from './test-merges.js';
 import { BoardRepo, type BoardQuery, type BoardRow } from './board.js';
 import { boardImpact, type BoardImpact } from './board-impact.js';
 import { BOARD_COLUMNS, toAuto, toBoardEntry, toStateFields, type AutoDbRow, type BoardDbRow, type BoardEntry, type StateColumn } from './board-columns.js';
@@ -260,7 +261,7 @@ export class TestRepo {
   async board(projectId: string, f: FlakyFilter): Promise<BoardEntry[]> {
     const rows = await this.store.query<BoardDbRow>(
       `SELECT ${BOARD_COLUMNS} FROM ${this.store.table('test_state')} FINAL
-       WHERE project_id = {projectId:UUID} AND score >= {minScore:Float32}
+       WHERE project_id = {projectId:UUID} AND score >= {minScore:Float32} AND ${notMergedSql(this.store)}
        ORDER BY score DESC, test_id LIMIT {limit:UInt32}`,
       { projectId, minScore: f.minScore, limit: f.limit },
     );
@@ -316,7 +317,7 @@ export class TestRepo {
       this.store.query<Row>(
         `SELECT id, run_id, commit_sha, branch, toUnixTimestamp64Milli(started_at) AS started_ms, status, attempt, duration_ms, error_message, artifacts
          FROM ${this.store.table(table)}
-         WHERE project_id = {projectId:UUID} AND test_id = {testId:UUID}
+         WHERE project_id = {projectId:UUID} AND ${testAndMergedSql(this.store, 'testId')}
          ORDER BY started_at DESC, attempt DESC, id DESC LIMIT {limit:UInt32}${settings}`,
         { projectId, testId, limit },
       );

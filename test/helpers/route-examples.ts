@@ -93,6 +93,7 @@ export const ROUTE_EXAMPLES: Record<string, (f: Fixture) => RouteExample> = {
   'GET /v1/admin/dead-jobs/:id': () => ({ params: { id: '01900000-0000-7000-8000-000000000000' } }),
   'POST /v1/admin/dead-jobs/:id/requeue': () => ({ params: { id: '01900000-0000-7000-8000-000000000000' } }),
   'DELETE /v1/admin/dead-jobs/:id': () => ({ params: { id: '01900000-0000-7000-8000-000000000000' } }),
+  'POST /v1/admin/identities/merge-junit-twins': (f) => ({ query: { project: f.slug, dryRun: 'true' } }),
   'GET /metrics': () => ({}),
   'GET /v1/admin/projects/:slug/settings': (f) => ({ params: { slug: f.slug } }),
   'PUT /v1/admin/projects/:slug/settings': (f) => ({ params: { slug: f.slug }, body: {} }),

@@ -1,10 +1,9 @@
 // Tests: GET /v1/tests/:id, GET /v1/flaky, POST /v1/tests/:id/quarantine, PUT /v1/codeowners
 // (docs/contract.md §6, §7).
 import { z } from 'zod';
-import type { DomainEvent } from '../../domain/events.js';
-import { UUID_RE, stableUuid } from '../../domain/ids.js';
+import { UUID_RE } from '../../domain/ids.js';
 import { ownerMatches } from '../../domain/codeowners.js';
-import { effectiveQuarantine, type OverrideRow } from '../../domain/quarantine.js';
+import { effectiveQuarantine } from '../../domain/quarantine.js';
 import { REASON_CODES, TEST_STATES, type StateSince } from '../../domain/score.js';
 import { toIso } from '../../domain/time.js';
 import type { Outbox } from '../../queue/types.js';
@@ -16,6 +15,7 @@ import type { IdentityRepo } from '../../store/identities.js';
 import { artifactViewSchema, withArtifactLinks } from '../../artifacts/links.js';
 import type { ArtifactSigner } from '../../artifacts/s3.js';
 import { errors } from '../../errors.js';
+import { decideQuarantine } from '../../quarantine-decision.js';
 import { defineRoute, type AnyRouteDef } from '../route.js';
 
 const bool = z.union([z.boolean(), z.enum(['true', 'false', '1', '0'])]).transform((v) => v === true || v === 'true' || v === '1');
@@ -366,35 +366,7 @@ export function testRoutes(d: TestRouteDeps): AnyRouteDef[] {
         const projectId = principal!.projectId;
         const testId = params.testIdentityId.toLowerCase();
         if (!(await d.identities.get(projectId, testId))) throw errors.notFound('test not found');
-        const [state, overrides] = await Promise.all([d.tests.state(projectId, testId), d.tests.overrides(projectId, [testId])]);
-        const before = overrides.get(testId) ?? null;
-        const effBefore = effectiveQuarantine(state?.auto ?? null, before);
-        const now = Math.max(Date.now(), (before?.decidedAt ?? 0) + 1);
-        const given = body.reason?.trim();
-        // The same decision again without a new reason changes nothing and writes nothing.
-        if (before && body.decision !== 'auto' && before.override === body.decision && (!given || given === before.reason)) {
-          return { quarantined: effBefore.quarantined, override: before.override, changed: false };
-        }
-        const reason = given || (body.decision === 'quarantined' ? 'manual' : '');
-        let row: OverrideRow;
-        if (body.decision === 'auto') row = { override: null, reason: effBefore.reason ?? '', stateAfter: effBefore.quarantined, decidedAt: now };
-        else row = { override: body.decision, reason, stateAfter: body.decision === 'quarantined', decidedAt: now };
-        await d.tests.writeOverride(projectId, testId, row);
-        const effAfter = effectiveQuarantine(state?.auto ?? null, row);
-        const overrideChanged = (before?.override ?? null) !== row.override;
-        const changed = overrideChanged || effAfter.quarantined !== effBefore.quarantined;
-        if (effAfter.quarantined !== effBefore.quarantined) {
-          await d.tests.addHealthEvent(projectId, testId, effAfter.quarantined ? 'quarantined' : 'released', now, state?.score ?? 0);
-          const event: DomainEvent = {
-            id: stableUuid('quarantine.changed', projectId, testId, String(now)),
-            type: 'quarantine.changed',
-            projectId,
-            occurredAt: now,
-            data: { testIdentityId: testId, quarantined: effAfter.quarantined, source: 'manual', reason: effAfter.reason },
-          };
-          await d.outbox.append([event]);
-        }
-        return { quarantined: effAfter.quarantined, override: row.override, changed };
+        return decideQuarantine(d, projectId, testId, body.decision, body.reason);
       },
     }),
     defineRoute({
