@@ -59,7 +59,7 @@ import { knownTestRoutes } from './api/routes/known-tests.js';
 import { SqlEndpoint } from './api/routes/clickhouse.js';
 import { redactLiteral } from './log-redaction.js';
 import { identityMergeRoutes } from './api/routes/identity-merge.js';
-import { mergeJUnitTwinsAtStartup, type TwinMergeDeps } from './junit-twin-merge.js';
+import { mergeJUnitTwinsAtStartup, type TwinMergeDeps } from './usecases/junit-twin-merge.js';
 
 // Moved to ./pipeline-file.ts (the agent loads the graph without this module); re-exported here.
 export { DEFAULT_PIPELINE, loadGraph } from './pipeline-file.js';
@@ -197,7 +197,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   const runs = new RunRepo(store);
   const rca = new RcaRepo(store);
   const channels = new ChannelRepo(store);
-  // Legacy JUnit twins already stored (src/junit-twin-merge.ts): merged with no lease in progress.
+  // Legacy JUnit twins already stored (src/usecases/junit-twin-merge.ts): merged with no lease in progress.
   const twinMerge: TwinMergeDeps = { store, tests, identities, outbox: queue.outbox, exclusive: (f) => runtime.exclusive(f) };
   const healthDeps = { store, tests, codeowners, service: opts.service.config, projectConfig: (projectId: string) => projectConfigs.get(projectId) };
   for (const r of [

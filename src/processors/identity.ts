@@ -211,7 +211,7 @@ async function resolveProject(
     }
   }
 
-  // 3. A merged identity's executions land on the identity it was merged into (src/junit-twin-merge.ts).
+  // 3. A merged identity's executions land on the identity it was merged into (src/usecases/junit-twin-merge.ts).
   const merged = await mergedInto(repo, projectId, caches);
   for (const e of executions) {
     const id = resolved.get(e.fingerprint) ?? e.testId;

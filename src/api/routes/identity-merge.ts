@@ -1,7 +1,7 @@
 // POST /v1/admin/identities/merge-junit-twins: merges a project's legacy JUnit twins already stored
-// (src/junit-twin-merge.ts; docs/api.md "Admin"). The daemon runs the same pass at start-up.
+// (src/usecases/junit-twin-merge.ts; docs/api.md "Admin"). The daemon runs the same pass at start-up.
 import { z } from 'zod';
-import { mergeJUnitTwins, type TwinMergeDeps } from '../../junit-twin-merge.js';
+import { mergeJUnitTwins, type TwinMergeDeps } from '../../usecases/junit-twin-merge.js';
 import type { ProjectRepo } from '../../store/projects.js';
 import { errors } from '../../errors.js';
 import { defineRoute, type AnyRouteDef } from '../route.js';

@@ -15,7 +15,7 @@ import type { IdentityRepo } from '../../store/identities.js';
 import { artifactViewSchema, withArtifactLinks } from '../../artifacts/links.js';
 import type { ArtifactSigner } from '../../artifacts/s3.js';
 import { errors } from '../../errors.js';
-import { decideQuarantine } from '../../quarantine-decision.js';
+import { decideQuarantine } from '../../usecases/quarantine-decision.js';
 import { defineRoute, type AnyRouteDef } from '../route.js';
 
 const bool = z.union([z.boolean(), z.enum(['true', 'false', '1', '0'])]).transform((v) => v === true || v === 'true' || v === '1');

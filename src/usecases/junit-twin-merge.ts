@@ -6,23 +6,23 @@
 // only when the current names are first seen; this merges the pairs both of whose identities exist.
 // The kept test is the one the reporters name; the twin is merged into it:
 //   - its quarantine carries over (the kept test is quarantined through the quarantine write path,
-//     src/quarantine-decision.ts, with a reason naming the merge) when the kept test is not;
+//     src/usecases/quarantine-decision.ts, with a reason naming the merge) when the kept test is not;
 //   - its fingerprint, and the fingerprints aliased to it, become aliases of the kept test;
 //   - a test_merges row: the identity processor resolves the twin's id to the kept one from then on,
 //     the board, the quarantine list and the PR gate leave the twin out, the kept test's history
 //     reads the twin's executions too (store/test-merges.ts). Executions are not moved.
 // Idempotent: a merged twin is not found again.
 import type { Logger } from 'pino';
-import { normalizeTestPath } from './domain/identity.js';
-import { stableUuid } from './domain/ids.js';
-import { legacyJUnitTwins } from './domain/junit-names.js';
-import { effectiveQuarantine } from './domain/quarantine.js';
+import { normalizeTestPath } from '../domain/identity.js';
+import { stableUuid } from '../domain/ids.js';
+import { legacyJUnitTwins } from '../domain/junit-names.js';
+import { effectiveQuarantine } from '../domain/quarantine.js';
 import { decideQuarantine, type QuarantineDecisionDeps } from './quarantine-decision.js';
-import type { Store } from './store/client.js';
-import type { IdentityRepo } from './store/identities.js';
-import { identityAliasRow } from './store/processor-rows.js';
-import { TestMergeRepo } from './store/test-merges.js';
-import type { TestRepo } from './store/tests.js';
+import type { Store } from '../store/client.js';
+import type { IdentityRepo } from '../store/identities.js';
+import { identityAliasRow } from '../store/processor-rows.js';
+import { TestMergeRepo } from '../store/test-merges.js';
+import type { TestRepo } from '../store/tests.js';
 
 export interface MergedTestRef {
   testIdentityId: string;

@@ -1,12 +1,12 @@
 // A person's quarantine decision on a test (POST /v1/tests/:id/quarantine) and the product's own
-// decisions taken on a person's behalf (a merge carrying a twin's quarantine, src/junit-twin-merge.ts):
+// decisions taken on a person's behalf (a merge carrying a twin's quarantine, src/usecases/junit-twin-merge.ts):
 // one write path, so the override, the `quarantined`/`released` health event (the quarantine log) and
 // the `quarantine.changed` event are written the same way.
-import type { DomainEvent } from './domain/events.js';
-import { stableUuid } from './domain/ids.js';
-import { effectiveQuarantine, type OverrideRow } from './domain/quarantine.js';
-import type { Outbox } from './queue/types.js';
-import type { TestRepo } from './store/tests.js';
+import type { DomainEvent } from '../domain/events.js';
+import { stableUuid } from '../domain/ids.js';
+import { effectiveQuarantine, type OverrideRow } from '../domain/quarantine.js';
+import type { Outbox } from '../queue/types.js';
+import type { TestRepo } from '../store/tests.js';
 
 export type QuarantineDecision = 'quarantined' | 'released' | 'auto';
 
