@@ -145,6 +145,9 @@ describe('issue 39: one day of history, verified tests, definitions', () => {
     await expect.poll(() => seriesPixels(s.page, 'Executions per day')).toBeGreaterThan(20);
     // The axis labels the day the data is on, and nothing else (it read 2027, 2028, 2029).
     await expect.poll(() => executions.getAttribute('data-x-labels')).toBe(todayLabel);
+    // Its x scale is today, half a day either side (uPlot made it 1000 days from today).
+    const day = today / 1000;
+    expect((await executions.getAttribute('data-x-range'))!.split(',').map(Number)).toEqual([day - 43_200, day + 43_200]);
     expect((await reliability.getAttribute('data-x-labels'))!.split('|')).toContain(todayLabel);
     await checkPage(s, 'issue39-health');
   });

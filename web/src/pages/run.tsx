@@ -155,7 +155,7 @@ export function RunPage({ params }: PageProps) {
               {r.ciProvider} ({r.trigger})
             </PageTitle>
             <RunLinks slug={slug} r={r} />
-            <section class="cards" aria-label="Counts">
+            <section class="cards counts" aria-label="Counts">
               {(['total', 'passed', 'failed', 'flaky', 'skipped'] as const).map((k) => (
                 <article key={k}>
                   <small class="muted">{k}</small>

@@ -59,7 +59,7 @@ function Policy({ slug, admin }: { slug: string; admin: boolean }) {
       <Async q={q} what="the policy">
         {(s) => (
           <TableScroll label="Policy keys">
-            <table class="striped">
+            <table class="striped policy">
               <HeadRow cols={['Key', 'Value', 'Source', admin ? 'Change' : null]} />
               <tbody>
                 {s.keys.map((k) => (

@@ -58,7 +58,8 @@ export function loneIndices(values: readonly (number | null)[]): number[] {
  * gap in the line, not a 0; the figure's `data-gaps` counts them (for tests and for the curious).
  * `days`: x holds UTC days (epoch seconds at midnight): the axis labels those days, never hours or
  * years. Every point is drawn as a dot, so a series of one value (a single day) is visible; the
- * figure's `data-points` counts the non-null values drawn, `data-x-labels` lists what the x axis wrote.
+ * figure's `data-points` counts the non-null values drawn, `data-x-labels` lists what the x axis wrote,
+ * `data-x-range` the x scale's min and max.
  */
 export function Chart({
   title,
@@ -100,7 +101,9 @@ export function Chart({
       width: width(),
       height,
       scales: {
-        x: { time: xTime, range: (_u, min, max) => xRange(min, max, days, Number.isFinite(step) && step > 0 ? step : DAY_S) },
+        // One point: uPlot widens a time scale to min + 86400 / ms (1000 days in seconds: the axis
+        // read 2027 to 2029), so the lone point's own value is the range's centre.
+        x: { time: xTime, range: (_u, min, max) => (x.length === 1 ? xRange(x[0]!, x[0]!, days) : xRange(min, max, days, Number.isFinite(step) && step > 0 ? step : DAY_S)) },
         // Counts and shares start at 0, so bar heights and levels compare honestly.
         y: { range: (_u, min, max) => [Math.min(0, min), max > 0 ? max * 1.1 : 1] },
       },
@@ -123,6 +126,8 @@ export function Chart({
       axes: [xAxis, { size: unit ? 64 : 56, ...(unit ? { label: unit, labelSize: 18 } : {}), ...(yFormat ? { values: (_u: uPlot, ticks: number[]) => ticks.map((t) => yFormat(t)) } : {}) }],
       legend: { live: true },
       cursor: { focus: { prox: 16 } },
+      // The x range drawn, in the figure's data-x-range (for tests and for the curious).
+      hooks: { setScale: [(u, key) => void (key === 'x' && fig.current?.setAttribute('data-x-range', `${u.scales.x!.min},${u.scales.x!.max}`))] },
     };
     const chart = new uPlot(opts, [x, ...series.map((s) => s.values)] as uPlot.AlignedData, el);
     const ro = new ResizeObserver(() => chart.setSize({ width: width(), height }));
