@@ -4,6 +4,7 @@ import type { RunStatus } from '../domain/batch.js';
 import { baseStreak, type BaseHistory } from '../domain/gate.js';
 import type { CommitRun } from '../domain/pr-summary.js';
 import { toNumber, type Store } from './client.js';
+import { keptTestIdSql, mergedIdsWithSql, testsAndMergedInSql } from './test-merges.js';
 
 /** Runs of one commit considered (shards × reruns); more than this is not a real commit. */
 const MAX_RUNS = 1000;
@@ -65,7 +66,7 @@ interface RunRow {
 }
 
 interface FailingRow {
-  test_id: string;
+  kept_id: string;
   file_path: string;
   suite: string;
   title: string;
@@ -132,7 +133,8 @@ export class PrSummaryRepo {
   /** Tests that failed or flaked in any of the runs, with their counts over all of them. */
   async failingTests(projectId: string, runIds: readonly string[]): Promise<CommitFailingTest[]> {
     const rows = await this.store.query<FailingRow>(
-      `SELECT test_id,
+      `WITH ${mergedIdsWithSql(this.store)}
+       SELECT ${keptTestIdSql()} AS kept_id,
               argMax(file_path, started_at) AS file_path,
               argMax(suite, started_at) AS suite,
               argMax(title, started_at) AS title,
@@ -144,12 +146,12 @@ export class PrSummaryRepo {
               countIf(${VERIFY_KIND} = 'new' AND status = 'fail') AS new_failed
        FROM ${this.store.table('executions')}
        WHERE project_id = {projectId:UUID} AND run_id IN {runIds:Array(UUID)}
-       GROUP BY test_id
+       GROUP BY kept_id
        HAVING fails > 0 OR flakies > 0`,
       { projectId, runIds },
     );
     return rows.map((r) => ({
-      testId: r.test_id,
+      testId: r.kept_id,
       filePath: r.file_path,
       suite: r.suite,
       title: r.title,
@@ -164,22 +166,24 @@ export class PrSummaryRepo {
 
   /** Tests whose fix `flakehouse run --verify-fix` re-ran in the runs: its re-runs, and how many failed. */
   async fixVerifications(projectId: string, runIds: readonly string[]): Promise<CommitFixVerification[]> {
-    const rows = await this.store.query<{ test_id: string; file_path: string; suite: string; title: string; runs: number | string; failed: number | string }>(
-      `SELECT test_id, argMax(file_path, started_at) AS file_path, argMax(suite, started_at) AS suite, argMax(title, started_at) AS title,
+    const rows = await this.store.query<{ kept_id: string; file_path: string; suite: string; title: string; runs: number | string; failed: number | string }>(
+      `WITH ${mergedIdsWithSql(this.store)}
+       SELECT ${keptTestIdSql()} AS kept_id, argMax(file_path, started_at) AS file_path, argMax(suite, started_at) AS suite, argMax(title, started_at) AS title,
               countIf(status != 'skip') AS runs, countIf(status = 'fail') AS failed
        FROM ${this.store.table('executions')}
        WHERE project_id = {projectId:UUID} AND run_id IN {runIds:Array(UUID)} AND ${VERIFY_KIND} = 'fix'
-       GROUP BY test_id
-       ORDER BY file_path, suite, title, test_id`,
+       GROUP BY kept_id
+       ORDER BY file_path, suite, title, kept_id`,
       { projectId, runIds },
     );
-    return rows.map((r) => ({ testId: r.test_id, filePath: r.file_path, suite: r.suite, title: r.title, runs: toNumber(r.runs), failed: toNumber(r.failed) }));
+    return rows.map((r) => ({ testId: r.kept_id, filePath: r.file_path, suite: r.suite, title: r.title, runs: toNumber(r.runs), failed: toNumber(r.failed) }));
   }
 
   /** Distinct tests that ran (not only skipped) in the runs. */
   async testedCount(projectId: string, runIds: readonly string[]): Promise<number> {
     const rows = await this.store.query<{ n: number | string }>(
-      `SELECT uniqExact(test_id) AS n FROM ${this.store.table('executions')}
+      `WITH ${mergedIdsWithSql(this.store)}
+       SELECT uniqExact(${keptTestIdSql()}) AS n FROM ${this.store.table('executions')}
        WHERE project_id = {projectId:UUID} AND run_id IN {runIds:Array(UUID)} AND status != 'skip'`,
       { projectId, runIds },
     );
@@ -201,24 +205,25 @@ export class PrSummaryRepo {
     days: number,
   ): Promise<Map<string, Omit<BaseHistory, 'containsBreak'>>> {
     if (testIds.length === 0) return new Map();
-    const rows = await this.store.query<{ test_id: string; commit_sha: string; at_ms: number | string; failed: number | string; flaky: number | string; green: number | string }>(
-      `SELECT test_id, any(commit_sha) AS commit_sha, toUnixTimestamp64Milli(min(started_at)) AS at_ms,
+    const rows = await this.store.query<{ kept_id: string; commit_sha: string; at_ms: number | string; failed: number | string; flaky: number | string; green: number | string }>(
+      `WITH ${mergedIdsWithSql(this.store)}
+       SELECT ${keptTestIdSql()} AS kept_id, any(commit_sha) AS commit_sha, toUnixTimestamp64Milli(min(started_at)) AS at_ms,
               countIf(status = 'fail') AS failed, countIf(status = 'flaky') AS flaky, countIf(status IN ('pass', 'flaky')) AS green
        FROM ${this.store.table('executions')}
-       WHERE project_id = {projectId:UUID} AND test_id IN {ids:Array(UUID)}
+       WHERE project_id = {projectId:UUID} AND ${testsAndMergedInSql(this.store, 'ids')}
          AND started_at >= fromUnixTimestamp64Milli({since:Int64}, 'UTC') AND started_at < fromUnixTimestamp64Milli({before:Int64}, 'UTC')
          AND branch = {baseBranch:String} AND status != 'skip'
          AND run_id NOT IN {exclude:Array(UUID)}
-       GROUP BY test_id, run_id
-       ORDER BY test_id, at_ms`,
+       GROUP BY kept_id, run_id
+       ORDER BY kept_id, at_ms`,
       { projectId, ids: testIds, since: beforeMs - days * 86_400_000, before: beforeMs, baseBranch, exclude: excludeRunIds },
     );
     const runs = new Map<string, { commitSha: string; at: number; failed: number; green: number; bad: boolean }[]>();
     for (const r of rows) {
-      const list = runs.get(r.test_id) ?? [];
+      const list = runs.get(r.kept_id) ?? [];
       const failed = toNumber(r.failed);
       list.push({ commitSha: r.commit_sha, at: toNumber(r.at_ms), failed, green: toNumber(r.green), bad: failed > 0 || toNumber(r.flaky) > 0 });
-      runs.set(r.test_id, list);
+      runs.set(r.kept_id, list);
     }
     return new Map([...runs].map(([testId, list]) => [testId, { graded: list.length, bad: list.filter((x) => x.bad).length, brokenSince: baseStreak(list) }]));
   }

@@ -32,6 +32,28 @@ export function testAndMergedSql(store: Pick<Store, 'table'>, testParam: string)
     WHERE project_id = {projectId:UUID} AND into_test_id = {${testParam}:UUID})`;
 }
 
+/**
+ * A `WITH` element naming the project's merges `merged_ids`: (from ids, into ids) as two aligned
+ * arrays, for keptTestIdSql. Needs the `projectId` parameter.
+ */
+export function mergedIdsWithSql(store: Pick<Store, 'table'>): string {
+  return `(SELECT (groupArray(from_test_id), groupArray(into_test_id)) FROM ${store.table('test_merges')} FINAL WHERE project_id = {projectId:UUID}) AS merged_ids`;
+}
+
+/** The id a row counts under: the test a merged-from id was merged into, else its own (needs mergedIdsWithSql). */
+export function keptTestIdSql(column = 'test_id'): string {
+  return `if(indexOf(merged_ids.1, ${column}) > 0, arrayElement(merged_ids.2, indexOf(merged_ids.1, ${column})), ${column})`;
+}
+
+/**
+ * `test_id IN {param}` widened to the ids merged into them (the primary key still narrows the
+ * read); group by keptTestIdSql to count them as the kept tests. Needs the `projectId` parameter.
+ */
+export function testsAndMergedInSql(store: Pick<Store, 'table'>, param: string): string {
+  return `(test_id IN {${param}:Array(UUID)} OR test_id IN (SELECT from_test_id FROM ${store.table('test_merges')} FINAL
+    WHERE project_id = {projectId:UUID} AND into_test_id IN {${param}:Array(UUID)}))`;
+}
+
 export class TestMergeRepo {
   constructor(private readonly store: Store) {}
 

@@ -47,6 +47,9 @@ describe('legacy JUnit twins already stored are merged into the test the reporte
   const events: DomainEvent[] = [];
   let keptId = '';
   let twinId = '';
+  /** A PR commit stored before the merge, both names failing in it (two shards). */
+  const prCommitBefore = sha();
+  const PR = { branch: 'feature/before', baseBranch: 'main', prNumber: 8, trigger: 'pull_request' };
   const runs: { legacy: string[]; reporter: string[] } = { legacy: [], reporter: [] };
 
   beforeAll(async () => {
@@ -109,6 +112,8 @@ describe('legacy JUnit twins already stored are merged into the test the reporte
       runs.legacy.push(await ingestNative(native(sha(), start + (i + 1) * HOUR, [{ ...LEGACY, status: i === 1 ? 'fail' : 'pass' }])));
       runs.reporter.push(await ingestNative(native(sha(), start + (i + 1) * HOUR + 60_000, [{ ...CURRENT, status: 'pass' }, { ...OTHER, status: 'pass' }])));
     }
+    await ingestNative(native(prCommitBefore, start + 5 * HOUR, [{ ...LEGACY, status: 'fail' }], { ...PR, shardIndex: 1, shardTotal: 2 }));
+    await ingestNative(native(prCommitBefore, start + 5 * HOUR + 1000, [{ ...CURRENT, status: 'fail' }], { ...PR, shardIndex: 2, shardTotal: 2 }));
     keptId = await idOf(runs.reporter[0]!, CURRENT.title);
     twinId = await idOf(runs.legacy[0]!, LEGACY.title);
     expect(twinId).not.toBe(keptId);
@@ -195,6 +200,12 @@ describe('legacy JUnit twins already stored are merged into the test the reporte
     );
     expect(tests).toEqual([expect.objectContaining({ testIdentityId: keptId, quarantined: true })]);
     expect(res.json.gate.newFailures).toBe(0);
+    // A commit stored before the merge, both names failing: counted once too, under the kept test.
+    const before = await td.request('GET', `/v1/runs/gate?commitSha=${prCommitBefore}`);
+    expect(before.status, before.text).toBe(200);
+    const beforeTests = (before.json.gate.tests as { testIdentityId: string; title: string }[]).filter((t) => t.title === CURRENT.title || t.title === LEGACY.title);
+    expect(beforeTests).toEqual([expect.objectContaining({ testIdentityId: keptId, quarantined: true })]);
+    expect(before.json.gate).toMatchObject({ newFailures: 0, knownFlakes: 1, quarantined: 1 });
   });
 
   it('merges nothing on a second pass', async () => {
