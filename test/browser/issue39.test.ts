@@ -5,7 +5,8 @@
 // --verify-new` re-ran 12 times is shown as a verification with its verdict and labelled attempts,
 // its duration the job's wall time; the board's columns have plain names whose definitions show on
 // keyboard focus, flakes tied on score are ranked by CI minutes lost, the raw share sits beside the
-// flake rate; the test page names its reasons in words.
+// flake rate; the test page names its reasons in words; the runs table and the run page name the
+// run's CI job and matrix.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { horizontalOverflow } from './helpers/browser.js';
@@ -91,7 +92,7 @@ describe('issue 39: one day of history, verified tests, definitions', () => {
         ...(i === 3 ? { error: { message: 'expected 3 items to share the coupon' } } : {}),
       });
     }
-    batches.push(batch('one-day-pr', 6, 'feature/coupons', pr, 21_900, { prNumber: 9, baseBranch: 'main', trigger: 'pull_request' }));
+    batches.push(batch('one-day-pr', 6, 'feature/coupons', pr, 21_900, { prNumber: 9, baseBranch: 'main', trigger: 'pull_request', ciJobName: 'unit', ciJobMatrix: { node: '22' } }));
     for (const b of batches) {
       const res = await rest('POST', '/v1/ingest', { token, body: b });
       expect([200, 202], res.text).toContain(res.status);
@@ -168,6 +169,8 @@ describe('issue 39: one day of history, verified tests, definitions', () => {
       }),
     );
     expect(heights.every((n) => n === 1), `line boxes per commit: ${heights.join(',')}`).toBe(true);
+    // The PR run names its CI job under its branch.
+    expect(await table.getByTestId('run-job').allTextContents()).toEqual(['job unit (node 22)']);
     // The 397 s runs read "6 m 37 s", the verify run its wall time, not its reporters' 21.9 s.
     expect(await table.locator('tbody td.num', { hasText: '6 m 37 s' }).count()).toBe(6);
     await checkPage(s, 'issue39-runs');
@@ -198,6 +201,8 @@ describe('issue 39: one day of history, verified tests, definitions', () => {
     const subtitle = (await s.page.locator('hgroup p').textContent())!;
     expect(subtitle).toContain('5 m 59 s');
     expect(subtitle).not.toContain('21.9 s');
+    // The CI job it ran in, with its matrix.
+    expect(await s.page.getByTestId('run-job').textContent()).toBe(' · job unit (node 22)');
     await checkPage(s, 'issue39-run');
   });
 

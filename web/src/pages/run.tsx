@@ -8,7 +8,7 @@ import { api, type Outputs } from '../api.js';
 import type { PageProps } from '../app.js';
 import { projectPath } from '../router.js';
 import { Artifacts, isArtifactView } from '../ui/artifacts.js';
-import { duration, shortSha, when } from '../ui/format.js';
+import { ciJob, duration, shortSha, when } from '../ui/format.js';
 import { useQuery } from '../ui/query.js';
 import { Async, PageTitle, TableScroll } from '../ui/states.js';
 import { Status } from '../ui/status.js';
@@ -142,6 +142,7 @@ export function RunPage({ params }: PageProps) {
     <Async q={q} what="the run" page="Run">
       {(r) => {
         const tests = runTests(r.executions);
+        const job = ciJob(r.ciJobName, r.ciJobMatrix);
         // Tests `flakehouse run` re-ran itself are shown with their verdict, not as flakes or failures.
         const verified = tests.filter((t) => t.verification !== null).sort((a, b) => Number(b.verification!.blocks) - Number(a.verification!.blocks));
         const of = (o: Outcome) => tests.filter((t) => t.outcome === o && t.verification === null);
@@ -153,6 +154,7 @@ export function RunPage({ params }: PageProps) {
             <PageTitle title={`Run on ${r.branch}`}>
               <Status status={r.status} /> {when(r.startedAt)} · <span title="The job's wall time: from the run's start to its end (its last attempt, re-runs included)">{duration(r.durationMs)}</span> ·{' '}
               {r.ciProvider} ({r.trigger})
+              {job ? <span data-testid="run-job"> · job {job}</span> : null}
             </PageTitle>
             <RunLinks slug={slug} r={r} />
             <section class="cards counts" aria-label="Counts">

@@ -4,7 +4,7 @@ import { api, type Inputs } from '../api.js';
 import type { PageProps } from '../app.js';
 import { navigate, projectPath, withQuery, type Location } from '../router.js';
 import { field } from '../ui/form.js';
-import { duration } from '../ui/format.js';
+import { ciJob, duration } from '../ui/format.js';
 import { useQuery } from '../ui/query.js';
 import { UrlInput } from '../ui/url-input.js';
 import { Async, Empty, PageTitle, TableScroll } from '../ui/states.js';
@@ -19,7 +19,7 @@ type RunsInput = Exclude<Inputs['runs']['list'], void | undefined>;
 const RUN_COLUMNS: readonly Column[] = [
   { label: 'Started', title: 'When the run started (UTC); opens the run' },
   { label: 'Status', title: 'How the run ended: passed, failed (a test failed on its last attempt), running or canceled' },
-  { label: 'Branch', title: 'The branch the run tested' },
+  { label: 'Branch', title: 'The branch the run tested, and the CI job (with its matrix values) when the sender named it' },
   { label: 'Commit', title: 'The commit the run tested; opens its gate verdict and summary' },
   { label: 'PR', title: 'The pull request the run belongs to, if any' },
   { label: 'Tests', num: true, title: 'Tests in the run (each counted once, whatever its attempts)' },
@@ -73,7 +73,7 @@ export function RunsPage({ params, loc }: PageProps) {
                   <tbody>
                     {data.items.map((r) => (
                       <tr key={r.id}>
-                        <StartCells slug={slug} href={projectPath(slug, 'runs', r.id)} startedAt={r.startedAt} status={r.status} branch={r.branch} commitSha={r.commitSha} />
+                        <StartCells slug={slug} href={projectPath(slug, 'runs', r.id)} startedAt={r.startedAt} status={r.status} branch={r.branch} commitSha={r.commitSha} job={ciJob(r.ciJobName, r.ciJobMatrix)} />
                         <td class="nowrap">{r.prNumber !== null ? <a href={projectPath(slug, 'pulls', r.prNumber)}>#{r.prNumber}</a> : <span class="muted">–</span>}</td>
                         <td class="num">{r.counts.total}</td>
                         <td class="num">{r.counts.failed}</td>

@@ -53,3 +53,10 @@ export function duration(ms: number | null | undefined): string {
 export function shortSha(sha: string): string {
   return sha.length > 10 ? sha.slice(0, 10) : sha;
 }
+
+/** A run's CI job as people read it: "e2e (node 20, os ubuntu)"; null when the run named none. */
+export function ciJob(name: string | null | undefined, matrix: Record<string, string> | null | undefined): string | null {
+  const cells = Object.entries(matrix ?? {}).map(([k, v]) => `${k} ${v}`);
+  if (!name && cells.length === 0) return null;
+  return cells.length ? `${name ?? 'job'} (${cells.join(', ')})` : (name ?? null);
+}

@@ -40,7 +40,24 @@ export function CommitLink({ slug, sha }: { slug: string; sha: string }) {
 }
 
 /** When (linked to the run or execution), status, branch and commit: the first cells of a run's or an execution's row. */
-export function StartCells({ slug, href, startedAt, status, branch, commitSha }: { slug: string; href: string; startedAt: string; status: string; branch: string; commitSha: string }) {
+export function StartCells({
+  slug,
+  href,
+  startedAt,
+  status,
+  branch,
+  commitSha,
+  job = null,
+}: {
+  slug: string;
+  href: string;
+  startedAt: string;
+  status: string;
+  branch: string;
+  commitSha: string;
+  /** The run's CI job, shown under its branch. */
+  job?: string | null;
+}) {
   return (
     <>
       <td class="nowrap" data-label="Started">
@@ -51,6 +68,14 @@ export function StartCells({ slug, href, startedAt, status, branch, commitSha }:
       </td>
       <td class="branch" data-label="Branch">
         {branch}
+        {job ? (
+          <>
+            <br />
+            <small class="muted" data-testid="run-job">
+              job {job}
+            </small>
+          </>
+        ) : null}
       </td>
       <td class="nowrap" data-label="Commit">
         <CommitLink slug={slug} sha={commitSha} />
