@@ -251,9 +251,12 @@ function StateCell({ row }: { row: BoardRow }) {
           {' '}
           <small class="muted">in {flakeShare(row.flakeRate)} of runs</small>
           {raw ? (
-            <small class="muted raw-rate" data-testid="board-raw-rate">
-              <Term def={RAW_RATE_DEF}>({raw})</Term>
-            </small>
+            <>
+              {' '}
+              <small class="muted raw-rate" data-testid="board-raw-rate">
+                <Term def={RAW_RATE_DEF}>({raw})</Term>
+              </small>
+            </>
           ) : null}
         </>
       ) : null}
