@@ -31,7 +31,7 @@ interface Exec extends Record<string, unknown> {
   status: string;
 }
 
-describe('issue 39: one day of history, verified tests, definitions', () => {
+describe('a project whose history is one day: charts, tables at 1280 and 390 px, verified tests, definitions', () => {
   let token = '';
   const open: SignedIn[] = [];
   const now = Date.now();
