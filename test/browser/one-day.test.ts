@@ -150,7 +150,7 @@ describe('a project whose history is one day: charts, tables at 1280 and 390 px,
     const day = today / 1000;
     expect((await executions.getAttribute('data-x-range'))!.split(',').map(Number)).toEqual([day - 43_200, day + 43_200]);
     expect((await reliability.getAttribute('data-x-labels'))!.split('|')).toContain(todayLabel);
-    await checkPage(s, 'issue39-health');
+    await checkPage(s, 'one-day-health');
   });
 
   it('the runs table fits 1280 px: no sideways scrolling, commit hashes on one line, durations readable', async () => {
@@ -173,7 +173,7 @@ describe('a project whose history is one day: charts, tables at 1280 and 390 px,
     expect(await table.getByTestId('run-job').allTextContents()).toEqual(['job unit (node 22)']);
     // The 397 s runs read "6 m 37 s", the verify run its wall time, not its reporters' 21.9 s.
     expect(await table.locator('tbody td.num', { hasText: '6 m 37 s' }).count()).toBe(6);
-    await checkPage(s, 'issue39-runs');
+    await checkPage(s, 'one-day-runs');
   });
 
   it('at 390 px the runs table scrolls inside its own box, never the page', async () => {
@@ -183,7 +183,7 @@ describe('a project whose history is one day: charts, tables at 1280 and 390 px,
     expect(await horizontalOverflow(s.page)).toBe(0);
     const box = s.page.getByRole('region', { name: 'Runs' });
     expect(await box.evaluate((e) => e.scrollWidth > e.clientWidth)).toBe(true);
-    await checkPage(s, 'issue39-runs-390');
+    await checkPage(s, 'one-day-runs-390');
   });
 
   it('the run page: the new test verified 13 times is a verification with its verdict, attempts labelled, the run its wall time', async () => {
@@ -203,7 +203,7 @@ describe('a project whose history is one day: charts, tables at 1280 and 390 px,
     expect(subtitle).not.toContain('21.9 s');
     // The CI job it ran in, with its matrix.
     expect(await s.page.getByTestId('run-job').textContent()).toBe(' · job unit (node 22)');
-    await checkPage(s, 'issue39-run');
+    await checkPage(s, 'one-day-run');
   });
 
   it('the board: plain column names whose definitions show on keyboard focus; ties on score ranked by CI minutes lost; the raw share beside the flake rate', async () => {
@@ -240,7 +240,7 @@ describe('a project whose history is one day: charts, tables at 1280 and 390 px,
     expect(board[0]!.recentRuns).toEqual({ runs: 6, failed: 3 });
     expect(await rows.first().getByTestId('board-raw-rate').textContent()).toBe('(raw 50%: 3 of 6 runs)');
     expect(await horizontalOverflow(s.page)).toBe(0);
-    await checkPage(s, 'issue39-board');
+    await checkPage(s, 'one-day-board');
   });
 
   it('the test page: reasons in words with their definitions, the raw share beside the flake rate', async () => {
@@ -260,6 +260,6 @@ describe('a project whose history is one day: charts, tables at 1280 and 390 px,
     await term.focus();
     await expect.poll(() => s.page.locator('.term-tip').textContent()).toContain('retried in the same run');
     expect(await term.getAttribute('aria-describedby')).toBe(await s.page.locator('.term-tip').getAttribute('id'));
-    await checkPage(s, 'issue39-test');
+    await checkPage(s, 'one-day-test');
   });
 });
