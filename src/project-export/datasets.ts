@@ -78,6 +78,7 @@ export const DATASETS: readonly Dataset[] = [
     columns: cols('id', 'fingerprint', 'file_path', 'suite', 'title', 'params', 'params_hash', 'first_seen_at', 'stitched'),
   },
   { name: 'identity_aliases', table: 'identity_aliases', final: true, projectColumn: 'project_id', columns: cols('fingerprint', 'test_id', 'created_at') },
+  { name: 'test_merges', table: 'test_merges', final: true, projectColumn: 'project_id', columns: cols('from_test_id', 'into_test_id', 'reason', 'merged_at') },
   {
     name: 'identity_stitches',
     table: 'identity_stitches',
