@@ -14,9 +14,11 @@ export type BoardSort = (typeof BOARD_SORTS)[number];
 /** The sorts that read every test's impact with the rows (store/board-impact.ts): to rank by it, or to break score ties. */
 const IMPACT_RANKED: ReadonlySet<BoardSort> = new Set(['score', 'impact']);
 
-// Score ties (flaky tests saturate at 1.00) rank by impact: CI time lost, then failures caused.
+// Score ties rank by impact: CI time lost, then failures caused. A tie is as the page shows the
+// score, to two decimals (flaky tests saturate near 1.00, and 0.998 above 0.996 is no ranking a
+// reader can see or act on), then the exact score.
 const ORDER: Record<BoardSort, string> = {
-  score: 'score DESC, i_lost_ms DESC, i_failures DESC, test_id',
+  score: 'round(score, 2) DESC, i_lost_ms DESC, i_failures DESC, score DESC, test_id',
   flipRate: 'flip_rate DESC, score DESC, test_id',
   passOnRerunRate: 'pass_on_rerun_rate DESC, score DESC, test_id',
   lastSeen: 'last_seen_at DESC, test_id',
