@@ -1,5 +1,7 @@
 // Rows in and out of the runs / executions / test_identities / receipts tables.
 import type { ExecutionRecord, IdentityRecord, RunRecord, RunState } from '../domain/records.js';
+import { runVerifyMarks } from './run-verify.js';
+import type { VerifyKind } from '../domain/verify.js';
 import type { CiProvider, RunStatus, Trigger } from '../domain/batch.js';
 import { toIso } from '../domain/time.js';
 import { githubCommitUrl } from '../domain/commit-url.js';
@@ -269,6 +271,11 @@ export interface RunListFilter {
 
 export class RunRepo {
   constructor(private readonly store: Store) {}
+
+  /** Which attempts of a run `flakehouse run` made itself (src/store/run-verify.ts). */
+  verifyMarks(projectId: string, runId: string): Promise<Map<string, VerifyKind>> {
+    return runVerifyMarks(this.store, projectId, runId);
+  }
 
   /** The repository (`owner/name`) the project's newest run that named one reported, or null. */
   async latestRepository(projectId: string): Promise<string | null> {

@@ -2,11 +2,9 @@
 import { z } from 'zod';
 import { RUN_STATUSES } from '../../domain/batch.js';
 import { UUID_RE } from '../../domain/ids.js';
-import { parseTimestamp, toIso } from '../../domain/time.js';
-import type { VerifyKind } from '../../domain/verify.js';
-import type { Store } from '../../store/client.js';
+import { parseTimestamp } from '../../domain/time.js';
+import { VERIFY_KINDS, type VerifyKind } from '../../domain/verify.js';
 import type { RunDetail, RunRepo } from '../../store/runs.js';
-import { runAttemptMarks } from '../../store/run-verify.js';
 import { artifactViewSchema, withArtifactLinks } from '../../artifacts/links.js';
 import type { ArtifactSigner } from '../../artifacts/s3.js';
 import { errors } from '../../errors.js';
@@ -78,6 +76,8 @@ export const runDetailSchema = runItemSchema.extend({
       errorMessage: z.string().nullable(),
       hasRca: z.boolean(),
       artifacts: z.array(artifactViewSchema),
+      /** The verification `flakehouse run` made this attempt for (`new`, `fix`, `retry`: attribute flakehouse.verify), null for the job's own attempts. */
+      verify: z.enum(VERIFY_KINDS).nullable(),
       /** A failure `flakehouse run` muted because the test was quarantined (attribute flakehouse.quarantined). */
       quarantined: z.boolean(),
     }),
@@ -110,35 +110,23 @@ export async function listRuns(runs: RunRepo, projectId: string, query: z.output
   return { items: page.items, nextCursor: page.more && page.last ? encodeCursor(page.last) : null };
 }
 
-/** A malformed id is as unknown as another project's: 404. Artifacts get download URLs when `signer` is given. */
-export async function getRun(runs: RunRepo, projectId: string, runId: string, signer: ArtifactSigner | null = null): Promise<RunDetail> {
-  const run = UUID_RE.test(runId) ? await runs.get(projectId, runId.toLowerCase()) : null;
-  if (!run) throw errors.notFound('run not found');
-  return { ...run, executions: await withArtifactLinks(projectId, run.executions, signer) };
-}
-
-/** An execution of the run page: `verify` names the verification `flakehouse run` made the attempt for, null for the job's own. */
+/** An execution of a run: `verify` names the verification `flakehouse run` made the attempt for, null for the job's own. */
 export type RunPageExecution = RunDetail['executions'][number] & { verify: VerifyKind | null };
 export type RunPageDetail = Omit<RunDetail, 'executions'> & { executions: RunPageExecution[] };
 
 /**
- * The run as the dashboard's run page shows it (procedure run.get): GET /v1/runs/:runId's answer,
- * each attempt marked with its verification (src/store/run-verify.ts), and the run's duration its
- * wall time: up to the end of its last attempt when that came after its stored end (the re-runs of
- * `flakehouse run --verify-new` in a run reported before they were counted).
+ * One run as GET /v1/runs/:runId and the dashboard's run page (procedure run.get) both show it, each
+ * attempt marked with its verification (src/store/run-verify.ts). Its duration is the stored one, as
+ * the runs list shows it (`flakehouse run` reports the job's wall time, its re-runs included). A
+ * malformed id is as unknown as another project's: 404. Artifacts get download URLs when `signer`
+ * is given.
  */
-export async function getRunPage(runs: RunRepo, store: Store, projectId: string, runId: string, signer: ArtifactSigner | null = null): Promise<RunPageDetail> {
-  const run = await getRun(runs, projectId, runId, signer);
-  const marks = await runAttemptMarks(store, projectId, run.id);
-  const startedMs = Date.parse(run.startedAt);
-  const end = marks.lastEndMs;
-  const finishedMs = run.finishedAt === null ? null : Date.parse(run.finishedAt);
-  const later = end !== null && (finishedMs === null || end > finishedMs) && end - startedMs > run.durationMs;
-  return {
-    ...run,
-    ...(later ? { durationMs: end - startedMs, finishedAt: toIso(end) } : {}),
-    executions: run.executions.map((e) => ({ ...e, verify: marks.verify.get(e.id) ?? null })),
-  };
+export async function getRun(runs: RunRepo, projectId: string, runId: string, signer: ArtifactSigner | null = null): Promise<RunPageDetail> {
+  const run = UUID_RE.test(runId) ? await runs.get(projectId, runId.toLowerCase()) : null;
+  if (!run) throw errors.notFound('run not found');
+  const verify = await runs.verifyMarks(projectId, run.id);
+  const executions = await withArtifactLinks(projectId, run.executions, signer);
+  return { ...run, executions: executions.map((e) => ({ ...e, verify: verify.get(e.id) ?? null })) };
 }
 
 export function runRoutes(runs: RunRepo, signer: ArtifactSigner | null = null): AnyRouteDef[] {

@@ -6,7 +6,7 @@ import { SuiteHealthRepo } from '../../store/suite-health.js';
 import { errors } from '../../errors.js';
 import { projectHealth } from '../routes/project-health.js';
 import { rcaForExecution } from '../routes/rca.js';
-import { getRunPage, listRuns, runsQuerySchema } from '../routes/runs.js';
+import { getRun, listRuns, runsQuerySchema } from '../routes/runs.js';
 import type { ProcedureKinds } from './core.js';
 import type { TrpcDeps } from './deps.js';
 import { PROCEDURES } from './procedures.js';
@@ -27,7 +27,7 @@ export function runsRouter(d: TrpcDeps, p: ProcedureKinds) {
       list: p.read.input(PROCEDURES['runs.list'].input).query(({ ctx, input }) => listRuns(d.runs, ctx.projectId, input)),
     },
     run: {
-      get: p.read.input(PROCEDURES['run.get'].input).query(({ ctx, input }) => getRunPage(d.runs, d.store, ctx.projectId, input.runId, d.artifacts)),
+      get: p.read.input(PROCEDURES['run.get'].input).query(({ ctx, input }) => getRun(d.runs, ctx.projectId, input.runId, d.artifacts)),
     },
     rca: {
       get: p.read.input(PROCEDURES['rca.get'].input).query(({ ctx, input }) => rcaForExecution(d.rca, ctx.projectId, input.executionId)),

@@ -152,7 +152,7 @@ export function RunPage({ params }: PageProps) {
         return (
           <>
             <PageTitle title={`Run on ${r.branch}`}>
-              <Status status={r.status} /> {when(r.startedAt)} · <span title="The job's wall time: from the run's start to its end (its last attempt, re-runs included)">{duration(r.durationMs)}</span> ·{' '}
+              <Status status={r.status} /> {when(r.startedAt)} · <span title="The job's wall time as reported: from the run's start to its end (with flakehouse run, its re-runs included)">{duration(r.durationMs)}</span> ·{' '}
               {r.ciProvider} ({r.trigger})
               {job ? <span data-testid="run-job"> · job {job}</span> : null}
             </PageTitle>
