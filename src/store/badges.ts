@@ -1,6 +1,7 @@
 // What the README badges are drawn from (src/domain/badge.ts): the tests flagged flaky or
 // quarantined by the scorer, and graded versus passed executions over a recent window.
 import { toNumber, type Store } from './client.js';
+import { notMergedSql } from './test-merges.js';
 
 export class BadgeFactsRepo {
   constructor(private readonly store: Store) {}
@@ -9,7 +10,7 @@ export class BadgeFactsRepo {
   async flaggedTestIds(projectId: string): Promise<string[]> {
     const rows = await this.store.query<{ test_id: string }>(
       `SELECT test_id FROM ${this.store.table('test_state')} FINAL
-       WHERE project_id = {projectId:UUID} AND (candidate = 1 OR auto_quarantined = 1)`,
+       WHERE project_id = {projectId:UUID} AND (candidate = 1 OR auto_quarantined = 1) AND ${notMergedSql(this.store)}`,
       { projectId },
     );
     return rows.map((r) => r.test_id);

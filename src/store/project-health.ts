@@ -3,6 +3,7 @@
 // daily_test_stats (the rollup: never pruned, so a window is not limited by execution retention).
 //
 // Every method takes `ownerIds`: null for the whole project, else only those tests (an owner's).
+import { notMergedSql } from './test-merges.js';
 import { PLACEHOLDER_COMMIT } from '../domain/batch.js';
 import { toNumber, type Store } from './client.js';
 
@@ -44,7 +45,7 @@ export class ProjectHealthRepo {
   async openFlakyCount(projectId: string, ownerIds: readonly string[] | null): Promise<number> {
     const rows = await this.store.query<{ n: Num }>(
       `SELECT count() AS n FROM ${this.store.table('test_state')} FINAL
-       WHERE project_id = {projectId:UUID} AND (state IN ('flaky', 'broken') OR (state = '' AND candidate = 1))${onlyOwners(ownerIds)}`,
+       WHERE project_id = {projectId:UUID} AND (state IN ('flaky', 'broken') OR (state = '' AND candidate = 1)) AND ${notMergedSql(this.store)}${onlyOwners(ownerIds)}`,
       { projectId, ownerIds: ownerIds ?? [] },
     );
     return toNumber(rows[0]?.n);
@@ -66,7 +67,7 @@ export class ProjectHealthRepo {
   /** Tests the scorer quarantined. */
   async autoQuarantinedIds(projectId: string, ownerIds: readonly string[] | null): Promise<string[]> {
     const rows = await this.store.query<{ test_id: string }>(
-      `SELECT test_id FROM ${this.store.table('test_state')} FINAL WHERE project_id = {projectId:UUID} AND auto_quarantined = 1${onlyOwners(ownerIds)}`,
+      `SELECT test_id FROM ${this.store.table('test_state')} FINAL WHERE project_id = {projectId:UUID} AND auto_quarantined = 1 AND ${notMergedSql(this.store)}${onlyOwners(ownerIds)}`,
       { projectId, ownerIds: ownerIds ?? [] },
     );
     return rows.map((r) => r.test_id);
@@ -75,7 +76,7 @@ export class ProjectHealthRepo {
   /** Tests people decided on (quarantine or release). */
   async overriddenIds(projectId: string, ownerIds: readonly string[] | null): Promise<string[]> {
     const rows = await this.store.query<{ test_id: string }>(
-      `SELECT test_id FROM ${this.store.table('quarantine_overrides')} FINAL WHERE project_id = {projectId:UUID}${onlyOwners(ownerIds)}`,
+      `SELECT test_id FROM ${this.store.table('quarantine_overrides')} FINAL WHERE project_id = {projectId:UUID} AND ${notMergedSql(this.store)}${onlyOwners(ownerIds)}`,
       { projectId, ownerIds: ownerIds ?? [] },
     );
     return rows.map((r) => r.test_id);

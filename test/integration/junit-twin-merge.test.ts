@@ -179,6 +179,10 @@ describe('legacy JUnit twins already stored are merged into the test the reporte
     expect(log.json.result.data).toMatchObject({ quarantined: true, decision: { override: 'quarantined' } });
     expect((log.json.result.data.events as { kind: string }[]).some((e) => e.kind === 'quarantined')).toBe(true);
     expect(events.some((e) => e.type === 'quarantine.changed' && e.data.testIdentityId === keptId && e.data.quarantined === true)).toBe(true);
+    // The health page and the badges count the test once: the backlog holds one quarantined test.
+    const health = await td.request('GET', '/v1/health?days=30');
+    expect(health.status, health.text).toBe(200);
+    expect(health.json.quarantine.currentBacklog).toBe(1);
   });
 
   it('resolves a new execution under the old JUnit names to the kept test', async () => {
