@@ -16,8 +16,17 @@
 //     describe blocks (empty for a test outside any), name the title. With jest-junit's defaults the
 //     file is not in the report at all and the describe blocks are joined to the title by blanks,
 //     so such a report cannot name the reporter's test; it stays as it was read before.
-//   - Everything else as before: a Java/Python-style dotted classname is the suite, and with its
-//     dots made slashes the file (when no `file` attribute or suite file says otherwise).
+//   - pytest's `--junitxml` (test/fixtures/junit/pytest/; recognised by its <testsuite name="pytest">
+//     or <testsuites name="pytest tests">): the classname is the module's dotted path, then the
+//     test's classes (`tests.test_math.TestDivision.TestRounding`), the name the function with its
+//     parametrization id (`test_divides[2-1]`). The module is the classname up to its last part
+//     named as pytest collects test modules by default (`test_*`, `*_test`), else up to its first
+//     capitalised part (a class); file = that module as a path with `.py` (what `junit_family=xunit1`
+//     writes in `file`, which wins when present), suite = the classes joined with " > " ("" for a
+//     module-level function), title = the name as written, id included (JUnit carries no params).
+//     Read before: suite the classname, file its dots made slashes (`tests/test_math/TestDivision`).
+//   - Everything else as before: a Java-style dotted classname is the suite, and with its dots made
+//     slashes the file (when no `file` attribute or suite file says otherwise).
 
 import { normalizeTestPath } from './identity.js';
 
@@ -46,6 +55,12 @@ const PLAYWRIGHT_SEPARATOR = ' › ';
 /** Vitest's default <testsuites name>. */
 const VITEST_REPORT_NAME = 'vitest tests';
 
+/** pytest's <testsuite name> (its `junit_suite_name` default) and <testsuites name> (pytest ≥ 7). */
+const PYTEST_SUITE_NAME = 'pytest';
+const PYTEST_REPORT_NAME = 'pytest tests';
+/** A module pytest collects by default (`python_files = test_*.py *_test.py`), as a classname part. */
+const PYTEST_MODULE_RE = /^test_|_test$/;
+
 /** A JavaScript/TypeScript (or component) source file's name. */
 const SOURCE_FILE_RE = /\.(?:[cm]?[jt]sx?|vue|svelte|astro)$/i;
 
@@ -65,11 +80,39 @@ export function junitTestNames(c: JUnitCaseNames): JUnitTestNames {
     const own = parts.pop() || title;
     return { filePath: classname, suite: parts.join(VITEST_SEPARATOR), title: own };
   }
+  // pytest: the classname is the module's dotted path, then the classes.
+  if (classname !== '' && (c.suiteName === PYTEST_SUITE_NAME || c.reportName === PYTEST_REPORT_NAME) && !looksLikeFilePath(classname)) {
+    const { module, classes } = splitPytestClassname(classname, c.file);
+    return { filePath: c.file || `${module.join('/')}.py`, suite: classes.join(VITEST_SEPARATOR), title };
+  }
   // A producer that names the file on the test case: its classname (present, even empty) is the suite.
   if (c.file) return { filePath: c.file, suite: c.classname ?? c.suiteName, title };
   const suite = classname || c.suiteName;
   const filePath = c.suiteFile || (classname ? (looksLikeFilePath(classname) ? classname : classname.replaceAll('.', '/')) : c.suiteName);
   return { filePath, suite, title };
+}
+
+/**
+ * A pytest classname (`tests.test_math.TestDivision.TestRounding`) as its module's dotted path and
+ * the classes: the module is the one `file` names (xunit1's attribute) when the classname starts with
+ * it, else the parts up to the last one named as a default test module (`test_*`, `*_test`), else
+ * those before the first capitalised one (a class; classes are `Test*` by default), else all of them.
+ */
+export function splitPytestClassname(classname: string, file?: string): { module: string[]; classes: string[] } {
+  const parts = classname.split('.');
+  let end = -1;
+  if (file) {
+    const fromFile = file.replace(/\.py$/i, '').split(/[\\/]+/).filter((p) => p !== '' && p !== '.');
+    if (fromFile.length > 0 && fromFile.length <= parts.length && fromFile.every((p, i) => p === parts[i])) end = fromFile.length;
+  }
+  if (end < 0) {
+    for (let i = parts.length - 1; i >= 0 && end < 0; i--) if (PYTEST_MODULE_RE.test(parts[i]!)) end = i + 1;
+  }
+  if (end < 0) {
+    const firstClass = parts.findIndex((p) => /^[A-Z]/.test(p));
+    end = firstClass > 0 ? firstClass : parts.length;
+  }
+  return { module: parts.slice(0, end), classes: parts.slice(end) };
 }
 
 /** The file a classname names when its dots are read as a Java package's (the pre-fix reading of every classname). */

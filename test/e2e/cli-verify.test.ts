@@ -262,8 +262,8 @@ describe('runner adapters, for real', () => {
     expect(res.stderr).toContain('verify: 2 new test(s) never seen on main: re-running each 3 time(s)');
     expect(res.stderr).toContain('--junitxml=reports/py.xml tests/test_cart.py::TestCoupon::test_apply');
     expect(res.stderr).not.toContain('reported nothing');
-    expect(res.stderr).toContain('verify: new test passed 4 of 4: tests/test_cart.py > tests.test_cart > test_add');
-    expect(res.stderr).toContain('verify: new test failed 1 of 4: tests/test_cart.py > tests.test_cart.TestCoupon > test_apply');
+    expect(res.stderr).toContain('verify: new test passed 4 of 4: tests/test_cart.py > test_add');
+    expect(res.stderr).toContain('verify: new test failed 1 of 4: tests/test_cart.py > TestCoupon > test_apply');
     expect(counter('py_apply')).toBe(4);
     expect(res.code).toBe(1);
   }, 180_000);

@@ -315,7 +315,8 @@ describe('parseJUnit on concrete fixtures', () => {
       ['test_with_error', 'fail', 1],
       ['test_with_flaky_success', 'pass', 1],
     ]);
-    expect(r.executions[1]).toMatchObject({ suite: 'python.test_sample', filePath: 'python/test_sample' });
+    // A pytest report: the module's path, no class (src/domain/junit-names.ts).
+    expect(r.executions[1]).toMatchObject({ suite: '', filePath: 'python/test_sample.py' });
     expect(r.executions[1]!.error!.message).toBe("AssertionError: assert 'test' == 'xyz'\n  - xyz\n  + test");
     expect(r.executions[1]!.error!.stack).toMatch(/^def test_which_fails\(\):\n[\s\S]*>\s+assert event/);
     expect(r.startedAt).toBe(Date.UTC(2020, 9, 12, 18, 46, 11, 226));
