@@ -46,6 +46,8 @@ export interface JUnitTestNames {
   filePath: string;
   suite: string;
   title: string;
+  /** A pytest parametrization id (`test_divides[2-1]` → `{ id: '2-1' }`), as the OTLP pytest reading gives it. */
+  params?: { id: string };
 }
 
 /** How Vitest joins a test's describe blocks and title in <testcase name> (and the reporters join the suite). */
@@ -82,8 +84,15 @@ export function junitTestNames(c: JUnitCaseNames): JUnitTestNames {
   }
   // pytest: the classname is the module's dotted path, then the classes.
   if (classname !== '' && (c.suiteName === PYTEST_SUITE_NAME || c.reportName === PYTEST_REPORT_NAME) && !looksLikeFilePath(classname)) {
+    // As pytest's node id, and as the OTLP pytest reading (receivers/otlp/conventions.ts parseNodeId)
+    // names the test: classes joined by `::`, the parametrization id as params, so a test sent
+    // through JUnit and through OTLP is one test.
     const { module, classes } = splitPytestClassname(classname, c.file);
-    return { filePath: c.file || `${module.join('/')}.py`, suite: classes.join(VITEST_SEPARATOR), title };
+    const open = title.indexOf('[');
+    const parametrized = open > 0 && title.endsWith(']');
+    const names: JUnitTestNames = { filePath: c.file || `${module.join('/')}.py`, suite: classes.join('::'), title: parametrized ? title.slice(0, open) : title };
+    if (parametrized) names.params = { id: title.slice(open + 1, -1) };
+    return names;
   }
   // A producer that names the file on the test case: its classname (present, even empty) is the suite.
   if (c.file) return { filePath: c.file, suite: c.classname ?? c.suiteName, title };
@@ -137,7 +146,7 @@ function dotted(classname: string): string {
  * has none: the caller checks). The twins are candidates: the caller joins one only when it is stored. None equals
  * `current`.
  */
-export function legacyJUnitTwins(current: JUnitTestNames): JUnitTestNames[] {
+export function legacyJUnitTwins(current: Omit<JUnitTestNames, 'params'>): JUnitTestNames[] {
   const filePath = current.filePath.trim();
   const suite = current.suite.trim();
   const title = current.title.trim();
@@ -162,7 +171,7 @@ export function legacyJUnitTwins(current: JUnitTestNames): JUnitTestNames[] {
 }
 
 /** Whether `legacy` is one of `current`'s legacy twins (file compared as identities compare it: case aside). */
-export function isLegacyJUnitTwin(legacy: JUnitTestNames, current: JUnitTestNames): boolean {
+export function isLegacyJUnitTwin(legacy: Omit<JUnitTestNames, 'params'>, current: Omit<JUnitTestNames, 'params'>): boolean {
   const file = normalizeTestPath(legacy.filePath);
   return legacyJUnitTwins(current).some((t) => normalizeTestPath(t.filePath) === file && t.suite === legacy.suite.trim() && t.title === legacy.title.trim());
 }

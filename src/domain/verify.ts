@@ -103,10 +103,14 @@ export interface RerunTarget {
   file: string;
   suitePath: string[];
   title: string;
+  /** A pytest parametrization id (params `id`, as JUnit and OTLP read `test_x[2-1]`): selects that one case. */
+  paramId?: string;
 }
 
-export function targetOf(t: Pick<RunTest, 'suite' | 'title'>, file: string): RerunTarget {
-  return { file, suitePath: t.suite === '' ? [] : t.suite.split(SUITE_SEPARATOR), title: t.title };
+export function targetOf(t: Pick<RunTest, 'suite' | 'title' | 'params'>, file: string): RerunTarget {
+  const target: RerunTarget = { file, suitePath: t.suite === '' ? [] : t.suite.split(SUITE_SEPARATOR), title: t.title };
+  if (typeof t.params?.['id'] === 'string') target.paramId = t.params['id'];
+  return target;
 }
 
 /** The test's full name as Vitest, Jest and Playwright match `-t` / `-g` against: suites and title, by spaces. */
@@ -258,7 +262,7 @@ export function adapterCommand(runner: Runner, argv: readonly string[], t: Rerun
         if (PYTEST_VALUED.has(w) && i + 1 < words.length) kept.push(words[++i]!);
       }
       words = kept;
-      extra = [[t.file, ...pytestClasses(t), t.title].join('::')];
+      extra = [[t.file, ...pytestClasses(t), t.paramId !== undefined ? `${t.title}[${t.paramId}]` : t.title].join('::')];
       break;
     }
   }
@@ -273,7 +277,8 @@ export function adapterCommand(runner: Runner, argv: readonly string[], t: Rerun
  * capitalised parts.
  */
 export function pytestClasses(t: RerunTarget): string[] {
-  const parts = t.suitePath.flatMap((s) => s.split('.'));
+  // A suite read from JUnit or OTLP is already the classes (`TestCart::TestCoupon`); an older reading is dotted.
+  const parts = t.suitePath.flatMap((s) => s.split(/::|\./));
   const module = t.file.split(/[\\/]/).pop()!.replace(/\.py$/, '');
   const at = parts.lastIndexOf(module);
   return at >= 0 ? parts.slice(at + 1) : parts.filter((p) => /^[A-Z]/.test(p));

@@ -1,12 +1,15 @@
 // pytest's JUnit reports (src/domain/junit-names.ts), on reports pytest 9.0.3 wrote for the sample
 // project test/fixtures/runners/pytest-sample/ (test/fixtures/junit/pytest/): file = the module's
-// path, suite = its classes joined with " > ", title = the function with its parametrization id;
-// the same whether the report has xunit1's `file` attribute or only xunit2's dotted classname.
+// path, suite = its classes joined with "::", title = the function, its parametrization id the
+// params' `id` — as pytest's node id names the test and as the OTLP pytest reading does
+// (receivers/otlp/conventions.ts parseNodeId); the same whether the report has xunit1's `file`
+// attribute or only xunit2's dotted classname.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { junitTestNames, splitPytestClassname } from '../../src/domain/junit-names.js';
 import { parseJUnit } from '../../src/receivers/junit/parse.js';
+import { parseNodeId } from '../../src/receivers/otlp/conventions.js';
 
 const FIXTURES = path.join(import.meta.dirname, '../fixtures/junit');
 
@@ -16,9 +19,9 @@ function read(file: string) {
   return parsed.executions;
 }
 
-/** [file, suite, title, status] of each execution, in the report's order. */
+/** [file, suite, title (with the parametrization id, as pytest writes it), status] of each execution, in the report's order. */
 function names(file: string): [string, string, string, string][] {
-  return read(file).map((e) => [e.filePath, e.suite, e.title, e.status]);
+  return read(file).map((e) => [e.filePath, e.suite, typeof e.params?.['id'] === 'string' ? `${e.title}[${e.params['id']}]` : e.title, e.status]);
 }
 
 /** The sample's tests in the order pytest ran them, named as pytest's node ids name them. */
@@ -30,7 +33,7 @@ const SAMPLE: [string, string, string, string][] = [
   ['tests/test_math.py', 'TestDivision', 'test_divides[9-3]', 'pass'],
   ['tests/test_math.py', 'TestDivision', 'test_divides[7.5-2.5]', 'pass'],
   ['tests/test_math.py', 'TestDivision', 'test_refuses_zero', 'pass'],
-  ['tests/test_math.py', 'TestDivision > TestRounding', 'test_rounds_half_to_even', 'fail'],
+  ['tests/test_math.py', 'TestDivision::TestRounding', 'test_rounds_half_to_even', 'fail'],
 ];
 
 describe('pytest --junitxml', () => {
@@ -42,10 +45,31 @@ describe('pytest --junitxml', () => {
     expect(names('pytest/pytest-9.0.3-xunit1.xml')).toEqual(SAMPLE);
   });
 
-  it('xunit1 and xunit2 give every test the same identity (no params: the id stays in the title)', () => {
+  it('xunit1 and xunit2 give every test the same identity (the parametrization id in params)', () => {
     const key = (f: string) => read(f).map((e) => JSON.stringify([e.filePath, e.suite, e.title, e.params ?? null]));
     expect(key('pytest/pytest-9.0.3-xunit1.xml')).toEqual(key('pytest/pytest-9.0.3-xunit2.xml'));
-    expect(read('pytest/pytest-9.0.3-xunit2.xml').every((e) => e.params === undefined)).toBe(true);
+    expect(read('pytest/pytest-9.0.3-xunit2.xml').filter((e) => e.params !== undefined).map((e) => [e.title, e.params])).toEqual([
+      ['test_divides', { id: '2-1' }],
+      ['test_divides', { id: '9-3' }],
+      ['test_divides', { id: '7.5-2.5' }],
+    ]);
+  });
+
+  it('names each test as the OTLP pytest reading names it from the node id: one test whatever the path', () => {
+    const nodeIds = [
+      'tests/geometry/vector_test.py::TestVector::test_has_a_length',
+      'tests/test_math.py::test_adds',
+      'tests/test_math.py::test_handles_imaginary_numbers',
+      'tests/test_math.py::TestDivision::test_divides[2-1]',
+      'tests/test_math.py::TestDivision::test_divides[9-3]',
+      'tests/test_math.py::TestDivision::test_divides[7.5-2.5]',
+      'tests/test_math.py::TestDivision::test_refuses_zero',
+      'tests/test_math.py::TestDivision::TestRounding::test_rounds_half_to_even',
+    ];
+    for (const f of ['pytest/pytest-9.0.3-xunit1.xml', 'pytest/pytest-9.0.3-xunit2.xml']) {
+      const fromJUnit = read(f).map((e) => ({ filePath: e.filePath, suite: e.suite, title: e.title, ...(e.params ? { params: e.params } : {}) }));
+      expect(fromJUnit, f).toEqual(nodeIds.map(parseNodeId));
+    }
   });
 
   it('dorny’s pytest report (<testsuites name="pytest tests">): module-level tests of tests/test_lib.py', () => {
@@ -81,8 +105,8 @@ describe('pytest --junitxml', () => {
 
   it('only pytest’s reports: the same classname under another suite name reads as before', () => {
     const base = { reportName: '', suiteFile: '', file: undefined, classname: 'tests.test_cart.TestCart', name: 'test_adds[1]' };
-    expect(junitTestNames({ ...base, suiteName: 'pytest' })).toEqual({ filePath: 'tests/test_cart.py', suite: 'TestCart', title: 'test_adds[1]' });
-    expect(junitTestNames({ ...base, suiteName: 'custom', reportName: 'pytest tests' })).toEqual({ filePath: 'tests/test_cart.py', suite: 'TestCart', title: 'test_adds[1]' });
+    expect(junitTestNames({ ...base, suiteName: 'pytest' })).toEqual({ filePath: 'tests/test_cart.py', suite: 'TestCart', title: 'test_adds', params: { id: '1' } });
+    expect(junitTestNames({ ...base, suiteName: 'custom', reportName: 'pytest tests' })).toEqual({ filePath: 'tests/test_cart.py', suite: 'TestCart', title: 'test_adds', params: { id: '1' } });
     expect(junitTestNames({ ...base, suiteName: 'com.acme' })).toEqual({ filePath: 'tests/test_cart/TestCart', suite: 'tests.test_cart.TestCart', title: 'test_adds[1]' });
     expect(junitTestNames({ ...base, suiteName: 'Surefire suite', classname: 'com.example.FooTest' })).toEqual({ filePath: 'com/example/FooTest', suite: 'com.example.FooTest', title: 'test_adds[1]' });
   });

@@ -159,7 +159,7 @@ export function parseJUnit(xml: string, opts: { now: number; maxExecutions?: num
   const finishCase = (tc: CaseState): void => {
     const suiteFrame = tc.suite;
     // File, suite and title as the producer meant them (Vitest, jest-junit, …: src/domain/junit-names.ts).
-    const { filePath, suite, title } = junitTestNames({
+    const { filePath, suite, title, params } = junitTestNames({
       reportName,
       suiteName: suiteFrame?.name ?? '',
       suiteFile: suiteFrame?.file ?? '',
@@ -173,11 +173,12 @@ export function parseJUnit(xml: string, opts: { now: number; maxExecutions?: num
     if (tc.properties.size > 0) attributes = Object.fromEntries(tc.properties);
 
     // NFC like the identity (storable.ts), so one test written in two Unicode forms is one retry group.
-    const key = `${canonicalText(filePath)}\u0000${canonicalText(suite)}\u0000${canonicalText(title)}`;
+    const key = `${canonicalText(filePath)}\u0000${canonicalText(suite)}\u0000${canonicalText(title)}\u0000${params?.id ?? ''}`;
     let group = groups.get(key);
     for (const attempt of caseAttempts(tc)) {
       const index = executions.length;
       const execution: ExecutionInput = { filePath, suite, title, status: attempt.status, attempt: 1, startedAt, durationMs };
+      if (params) execution.params = { ...params };
       if (group === undefined) {
         group = { first: index, count: 1, last: index, failedBefore: false };
         groups.set(key, group);
