@@ -17,6 +17,9 @@ import { processLeaseTree, type RoutablePipeline } from './lease-tree.js';
 import type { PipelineGraph, PipelineSpec } from './graph.js';
 import type { Store } from '../store/client.js';
 
+/** How often the events dispatcher writes its outbox cursor while delivering a batch (dispatchLoop). */
+const CURSOR_EVERY_MS = 100;
+
 export interface RuntimeOptions {
   graph: PipelineGraph;
   host: Host;
@@ -419,12 +422,24 @@ export class PipelineRuntime implements PipelineHandle {
           await outbox.waitForEntries(this.opts.pollIntervalMs);
           continue;
         }
+        // The cursor is written at most every CURSOR_EVERY_MS and after the batch, not per event (a
+        // lease plans hundreds of events; each write is a round trip to the queue's thread and a
+        // transaction): a crash redelivers the few events since (at least once, as always; the
+        // notifier dedupes by key, the tracker looks its issue up before filing another).
+        let delivered: number | null = null;
+        let writtenAt = performance.now();
         for (const { seq, event } of entries) {
           // Not delivered because we are stopping: the cursor stays, the event goes out after restart.
           if (!(await this.deliver(p, event))) break;
-          await outbox.setCursor(cursorName, seq);
+          delivered = seq;
+          if (performance.now() - writtenAt >= CURSOR_EVERY_MS) {
+            await outbox.setCursor(cursorName, seq);
+            writtenAt = performance.now();
+            delivered = null;
+          }
           if (this.stopping) break;
         }
+        if (delivered !== null) await outbox.setCursor(cursorName, delivered);
         await outbox.trim(allCursors);
       } catch (err) {
         // An outbox across the network (NATS) can be away for a while: the cursor stays where it

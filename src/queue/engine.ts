@@ -68,6 +68,12 @@ export class QueueEngine implements Queue, RawLeaseSource {
   /** How the failure policy's decisions are carried out on this queue's storage and sets. */
   private readonly failures: FailureSink<string>;
   private readonly frozenJobCount = new Map<string, number>();
+  /**
+   * The plans this process saved, until their lease commits (or is unfrozen or buried): the commit
+   * appends a plan's events without reading it back from storage and decoding it (a lease's plan is
+   * hundreds of events). After a restart a frozen lease's plan is read from storage.
+   */
+  private readonly savedPlans = new Map<string, LeasePlan>();
   private readonly enqueuing = new Map<string, Promise<EnqueueResult>>();
   /** Executions per ready job, so leases are sized without decoding payloads. */
   private readonly execCounts = new Map<string, number>();
@@ -291,6 +297,7 @@ export class QueueEngine implements Queue, RawLeaseSource {
       savePlan: async (leaseId, ids, plan) => {
         await this.storage.write((w) => w.put('plans', leaseId, { jobIds: [...ids], plan }), { durable: true });
         this.frozenJobCount.set(leaseId, ids.length);
+        this.savedPlans.set(leaseId, plan);
       },
       commit: (leaseId, ids) => this.commit(leaseId, ids),
       keyOf: (id) => (this.storage.has('jobs', id) ? id : undefined),
@@ -318,21 +325,23 @@ export class QueueEngine implements Queue, RawLeaseSource {
 
   /** One atomic batch: the lease's jobs go and its events arrive in the outbox together. */
   private async commit(leaseId: string, ids: readonly string[]): Promise<void> {
-    const plan = this.storage.get('plans', leaseId);
+    const stored = this.storage.has('plans', leaseId);
+    const events = stored ? (this.savedPlans.get(leaseId) ?? this.storage.get('plans', leaseId)?.plan)?.events : undefined;
     await this.storage.write((w) => {
       for (const id of ids) {
         w.remove('jobs', id);
         w.remove('attempts', id);
         if (this.storage.has('firstErrors', id)) w.remove('firstErrors', id);
       }
-      if (plan) {
+      if (stored) {
         w.remove('plans', leaseId);
-        w.appendOutbox(plan.plan.events);
+        if (events) w.appendOutbox(events);
       }
     });
     this.frozenJobCount.delete(leaseId);
+    this.savedPlans.delete(leaseId);
     for (const id of ids) this.execCounts.delete(id);
-    if (plan && plan.plan.events.length > 0) this.wakeOutbox();
+    if (events && events.length > 0) this.wakeOutbox();
   }
 
   failJob(leaseId: string, jobId: string, error: string): Promise<void> {
@@ -365,6 +374,7 @@ export class QueueEngine implements Queue, RawLeaseSource {
       unfreeze: async (leaseId) => {
         await this.storage.write((w) => w.remove('plans', leaseId));
         this.frozenJobCount.delete(leaseId);
+        this.savedPlans.delete(leaseId);
       },
       // One transaction: a plan left behind by a crash would redeliver the dead jobs' events.
       bury: (ids, error, planId) => this.bury(ids, error, planId),
@@ -402,7 +412,10 @@ export class QueueEngine implements Queue, RawLeaseSource {
         w.remove('plans', planId);
       }
     });
-    if (planId !== undefined) this.frozenJobCount.delete(planId);
+    if (planId !== undefined) {
+      this.frozenJobCount.delete(planId);
+      this.savedPlans.delete(planId);
+    }
     this.deadCount += buried.length;
     for (const id of jobIds) this.execCounts.delete(id);
     for (const d of buried) {

@@ -610,7 +610,8 @@ export function queueContract(name: string, factory: QueueFactory, caps: QueueCa
 
     describe('failJob', () => {
       it('sets one job of an unfrozen lease aside; the others are acked normally', async () => {
-        const h = await setup({ maxAttempts: 2, baseBackoffMs: 100, maxBackoffMs: 1_000 });
+        // A backoff long enough that a busy machine does not reach its end before the next dequeue.
+        const h = await setup({ maxAttempts: 2, baseBackoffMs: 1_500, maxBackoffMs: 3_000 });
         const receipts: string[] = [];
         for (let i = 1; i <= 3; i++) receipts.push((await h.q.enqueue(newJob(`key-fail-000${i}`))).receiptId);
         const lease = await h.q.dequeue(ALL);
@@ -625,7 +626,7 @@ export function queueContract(name: string, factory: QueueFactory, caps: QueueCa
         await h.q.ack(lease!.id);
         expect((await h.q.outbox.read(0, 10)).map((e) => e.event)).toEqual(events);
         expect(h.q.depth()).toBe(1);
-        const retry = await dequeueWithin(h.q, 5_000);
+        const retry = await dequeueWithin(h.q, 15_000);
         expect(retry.jobs.map((j) => j.receiptId)).toEqual([receipts[1]]);
         expect(retry.attempt).toBe(2);
         // Second failure reaches maxAttempts: dead.
