@@ -214,6 +214,8 @@ function testKeyOf(e: ExecutionInput): string {
 
 /** Index of the first attempt a retryOfIndex chain leads back to (cycles and bad indexes stop it). */
 function rootIndex(executions: readonly ExecutionInput[], index: number): number {
+  // Most executions are first attempts: no chain to walk, nothing to allocate.
+  if (executions[index]!.retryOfIndex === undefined) return index;
   let i = index;
   const seen = new Set<number>([i]);
   for (;;) {

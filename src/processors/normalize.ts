@@ -1,4 +1,5 @@
-// `normalize` processor: cleans execution inputs and recomputes the run's counts from them.
+// `normalize` processor: cleans execution inputs and recomputes the run's counts from them when that
+// changed what they count.
 import { z } from 'zod';
 import { dropIgnored, normalizeExecution } from '../domain/normalize.js';
 import { compileIgnore } from '../domain/ignore-globs.js';
@@ -40,10 +41,20 @@ export const normalizeProcessorFactory = defineProcessor({
           // The project's `ignore` (service.yml, or its settings): matching test files are left
           // out before identity and scoring.
           const isIgnored = matcherFor((await host.projectConfig(item.job.projectId)).config.ignore);
-          for (const e of b.executions) normalizeExecution(e);
+          // The run was built from these executions at assembly: it is built again only when what
+          // it counts changed (a name that identifies the test, an attempt, a duration, a dropped test).
+          let changed = false;
+          for (const e of b.executions) {
+            const { filePath, suite, title, attempt, durationMs } = e;
+            normalizeExecution(e);
+            if (e.filePath !== filePath || e.suite !== suite || e.title !== title || e.attempt !== attempt || e.durationMs !== durationMs) changed = true;
+          }
+          const before = b.executions.length;
           b.executions = dropIgnored(b.executions, isIgnored);
           await y.tick(b.executions.length);
-          item.run = buildRun({ projectId: item.job.projectId, receiptId: item.job.receiptId, source: item.job.source, batch: b, receivedAt: item.job.receivedAt });
+          if (changed || b.executions.length !== before) {
+            item.run = buildRun({ projectId: item.job.projectId, receiptId: item.job.receiptId, source: item.job.source, batch: b, receivedAt: item.job.receivedAt });
+          }
         }
       },
     };
