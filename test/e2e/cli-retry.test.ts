@@ -4,13 +4,13 @@
 // until one passes, at most N times; the attempts join the run, marked `flakehouse.verify: retry`, so
 // the gate has same-code evidence: a flaky test that failed once on a PR and passed its retry is a
 // known flake there, and one that failed once without the retry is unproven.
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { runCliProcess, type CliResult } from '../helpers/process.js';
+import { commitRepo } from '../helpers/git-repo.js';
 
 const root = fs.mkdtempSync(path.join(tmpdir(), 'fh-e2e-retry-'));
 const repo = path.join(root, 'repo');
@@ -38,16 +38,8 @@ process.exit(failed ? 1 : 0);
 
 beforeAll(async () => {
   td = await startTestDaemon({ env: { SERVICE_RATE_LIMIT_MAX: '100000' } });
-  fs.mkdirSync(repo, { recursive: true });
   fs.mkdirSync(counters, { recursive: true });
-  fs.writeFileSync(path.join(repo, 'suite.js'), SUITE);
-  const git = (...args: string[]): string => execFileSync('git', args, { cwd: repo, encoding: 'utf8' });
-  git('init', '-q', '-b', 'main');
-  git('config', 'user.email', 'dev@example.com');
-  git('config', 'user.name', 'Dev');
-  git('config', 'commit.gpgsign', 'false');
-  git('add', 'suite.js');
-  git('commit', '-q', '-m', 'the suite');
+  commitRepo(repo, { 'suite.js': SUITE }, 'the suite');
 }, 60_000);
 
 afterAll(async () => {

@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { REPO_ROOT, runCliProcess, type CliResult } from '../helpers/process.js';
 import { jestSample } from '../helpers/jest-sample.js';
+import { commitRepo } from '../helpers/git-repo.js';
 
 const root = fs.mkdtempSync(path.join(tmpdir(), 'fh-e2e-verify-'));
 const repo = path.join(root, 'repo');
@@ -46,16 +47,8 @@ process.exit(failed ? 1 : 0);
 
 beforeAll(async () => {
   td = await startTestDaemon({ env: { SERVICE_RATE_LIMIT_MAX: '100000' } });
-  fs.mkdirSync(repo, { recursive: true });
   fs.mkdirSync(counters, { recursive: true });
-  fs.writeFileSync(path.join(repo, 'suite.js'), SUITE);
-  const git = (...args: string[]): string => execFileSync('git', args, { cwd: repo, encoding: 'utf8' });
-  git('init', '-q', '-b', 'main');
-  git('config', 'user.email', 'dev@example.com');
-  git('config', 'user.name', 'Dev');
-  git('config', 'commit.gpgsign', 'false');
-  git('add', 'suite.js');
-  git('commit', '-q', '-m', 'the suite');
+  commitRepo(repo, { 'suite.js': SUITE }, 'the suite');
 }, 60_000);
 
 afterAll(async () => {

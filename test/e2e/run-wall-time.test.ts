@@ -3,7 +3,6 @@
 // re-runs a failing test, each re-run sleeping too: the stored run's duration covers the command and
 // its re-runs (it was the 10 ms of the report's one test case), and the run page's procedure marks
 // the re-run attempts `retry`.
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -12,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AppRouter } from '../../src/api/trpc.js';
 import { startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { runCliProcess } from '../helpers/process.js';
+import { commitRepo } from '../helpers/git-repo.js';
 
 const root = fs.mkdtempSync(path.join(tmpdir(), 'fh-e2e-wall-'));
 const repo = path.join(root, 'repo');
@@ -41,16 +41,8 @@ process.exit(failed ? 1 : 0);
 
 beforeAll(async () => {
   td = await startTestDaemon({ env: { SERVICE_RATE_LIMIT_MAX: '100000' } });
-  fs.mkdirSync(repo, { recursive: true });
   fs.mkdirSync(counters, { recursive: true });
-  fs.writeFileSync(path.join(repo, 'suite.js'), SUITE);
-  const git = (...args: string[]): string => execFileSync('git', args, { cwd: repo, encoding: 'utf8' });
-  git('init', '-q', '-b', 'main');
-  git('config', 'user.email', 'dev@example.com');
-  git('config', 'user.name', 'Dev');
-  git('config', 'commit.gpgsign', 'false');
-  git('add', 'suite.js');
-  git('commit', '-q', '-m', 'the suite');
+  commitRepo(repo, { 'suite.js': SUITE }, 'the suite');
 }, 60_000);
 
 afterAll(async () => {
