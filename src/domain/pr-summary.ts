@@ -28,6 +28,8 @@ export interface CommitRun {
   idempotencyKey: string;
   /** The CI run (`provider:ciRunId`; '' when none was sent): without a commit, the runs of one CI run are one version of the code. */
   ciRunKey?: string;
+  /** The CI job and its matrix values ('' when the client sent neither): another job of the same CI run is another job. */
+  ciJobKey?: string;
 }
 
 /** The commit the runs name, merged. */
@@ -99,16 +101,19 @@ export interface JobOfRun {
   source?: string;
   /** The CI run (`provider:ciRunId`): another workflow on the same commit is another job. */
   ciRunKey?: string;
+  /** The CI job and matrix leg the run named (ciJobName, ciJobMatrix): another job of the CI run is another job. */
+  ciJobKey?: string;
 }
 
 /**
- * A job of the commit: its source, its CI run and its shard. A re-run of a job (GitHub's "re-run
- * failed jobs" keeps the CI run id; a local re-run has none) is the same job and replaces the run
- * before it; a matrix or shard of another number, another workflow, or a report another receiver
- * took (a JUnit upload beside a native run) is another job, and its status stands.
+ * A job of the commit: its source, its CI run, its CI job and matrix leg (when the client named
+ * them), and its shard. A re-run of a job (GitHub's "re-run failed jobs" keeps the CI run id; a
+ * local re-run has none) is the same job and replaces the run before it; another CI job or matrix
+ * leg, a shard of another number, another workflow, or a report another receiver took (a JUnit
+ * upload beside a native run) is another job, and its status stands.
  */
 export function jobKey(r: JobOfRun): string {
-  return [r.source ?? '', r.ciRunKey ?? '', r.shardIndex, r.shardTotal ?? 0].join('\u0000');
+  return [r.source ?? '', r.ciRunKey ?? '', r.ciJobKey ?? '', r.shardIndex, r.shardTotal ?? 0].join('\u0000');
 }
 
 /**

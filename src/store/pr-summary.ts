@@ -63,6 +63,8 @@ interface RunRow {
   idempotency_key: string;
   ci_provider: string;
   ci_run_id: string;
+  ci_job_name: string;
+  ci_job_matrix: string;
 }
 
 interface FailingRow {
@@ -87,7 +89,8 @@ export class PrSummaryRepo {
    */
   async commitRuns(projectId: string, sha: string): Promise<CommitRun[]> {
     const rows = await this.store.query<RunRow>(
-      `SELECT id, commit_sha, branch, base_branch, merge_base, pr_number, status, shard_index, shard_total, toUnixTimestamp64Milli(started_at) AS started_ms, source, has_run_span, idempotency_key, ci_provider, ci_run_id
+      `SELECT id, commit_sha, branch, base_branch, merge_base, pr_number, status, shard_index, shard_total, toUnixTimestamp64Milli(started_at) AS started_ms, source, has_run_span, idempotency_key, ci_provider, ci_run_id,
+              ci_job_name, ci_job_matrix
        FROM ${this.store.table('runs')} FINAL
        WHERE project_id = {projectId:UUID} AND length(commit_sha) >= 7
          AND (startsWith(commit_sha, {sha:String}) OR startsWith({sha:String}, commit_sha))
@@ -110,6 +113,9 @@ export class PrSummaryRepo {
       hasRunSpan: toNumber(r.has_run_span) === 1,
       idempotencyKey: r.idempotency_key,
       ciRunKey: r.ci_run_id ? `${r.ci_provider}:${r.ci_run_id}` : '',
+      // The CI job and its matrix leg (migration 017; '' from older clients): a Vitest job and a
+      // Jest job of one CI run are two jobs of the commit.
+      ciJobKey: r.ci_job_name || r.ci_job_matrix ? `${r.ci_job_name}\u0000${r.ci_job_matrix}` : '',
     }));
   }
 

@@ -83,6 +83,15 @@ describe('re-runs are counted per CI job', () => {
     expect(h.cost.ciSpend).toBeCloseTo(18 * CI_MINUTE, 4);
   });
 
+  it('the pull request counts the same jobs: commit 1 is four jobs, and the failed Vitest job is not hidden by the newer passing ones', async () => {
+    const gate = await td.request('GET', `/v1/runs/gate?commitSha=${sha(1)}`);
+    expect(gate.status, gate.text).toBe(200);
+    expect(gate.json.gate).toMatchObject({ jobs: 4, runStatus: 'failed' });
+    // Commit 2: the same two jobs run twice each, two jobs; commit 3 (no job named): one.
+    expect((await td.request('GET', `/v1/runs/gate?commitSha=${sha(2)}`)).json.gate).toMatchObject({ jobs: 2 });
+    expect((await td.request('GET', `/v1/runs/gate?commitSha=${sha(3)}`)).json.gate).toMatchObject({ jobs: 1 });
+  });
+
   it('breaks runs, re-runs and CI time down by job', async () => {
     const h = (await td.request('GET', '/v1/health?days=7')).json;
     const byJob = Object.fromEntries(

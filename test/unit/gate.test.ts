@@ -251,12 +251,17 @@ describe('a commit of several runs', () => {
     expect(mergeRunStatus([])).toBe('passed');
   });
 
-  it('takes each job’s latest run (source, CI run, shard): a newer passing job never hides an older failing one (issue 39)', () => {
+  it('takes each job’s latest run (source, CI run, CI job and matrix leg, shard): a newer passing job never hides an older failing one', () => {
     const failedJob = { shardIndex: 0, source: 'native', ciRunKey: 'github_actions:1', status: 'failed' as const, startedAt: 1 };
     // Another receiver's report on the same shard: another job.
     expect(mergeRunStatus([failedJob, { shardIndex: 0, source: 'junit', ciRunKey: 'github_actions:1', status: 'passed', startedAt: 2 }])).toBe('failed');
     // Another workflow on the same commit: another job.
     expect(mergeRunStatus([failedJob, { shardIndex: 0, source: 'native', ciRunKey: 'github_actions:2', status: 'passed', startedAt: 2 }])).toBe('failed');
+    // Another CI job of the same CI run (a Vitest job and a Jest job of one workflow run), or another matrix leg: another job.
+    const vitest = { ...failedJob, source: 'otlp', ciJobKey: 'vitest\u0000' };
+    expect(mergeRunStatus([vitest, { ...vitest, ciJobKey: 'jest\u0000', status: 'passed', startedAt: 2 }])).toBe('failed');
+    expect(mergeRunStatus([vitest, { ...vitest, ciJobKey: 'vitest\u0000{"node":"22"}', status: 'passed', startedAt: 2 }])).toBe('failed');
+    expect(mergeRunStatus([vitest, { ...vitest, status: 'passed', startedAt: 2 }])).toBe('passed');
     // A re-run of the same job replaces it.
     expect(mergeRunStatus([failedJob, { ...failedJob, status: 'passed', startedAt: 2 }])).toBe('passed');
     const merged = mergeCommitRuns([
@@ -264,6 +269,11 @@ describe('a commit of several runs', () => {
       run({ id: 'a', source: 'native', status: 'failed', startedAt: 1000 }),
     ]);
     expect(merged).toMatchObject({ runStatus: 'failed', jobs: 2 });
+    const twoJobs = mergeCommitRuns([
+      run({ id: 'jest', source: 'otlp', hasRunSpan: true, ciRunKey: 'github_actions:5', ciJobKey: 'jest\u0000', status: 'passed', startedAt: 2000 }),
+      run({ id: 'vitest', source: 'otlp', hasRunSpan: true, ciRunKey: 'github_actions:5', ciJobKey: 'vitest\u0000', status: 'failed', startedAt: 1000 }),
+    ]);
+    expect(twoJobs).toMatchObject({ runStatus: 'failed', jobs: 2, runIds: ['jest', 'vitest'] });
   });
 
   it('the one summary: blocked whenever the gate blocks, whatever the runs say; counts disjoint, adding up both ways', () => {
