@@ -1,4 +1,4 @@
-// `npm run bench -- ingest [--clients 32] [--seconds 15] [--batch 100] [--rate 10000] [--thread true|false] [--pipeline FILE] [--junit-cases 100000]`
+// `npm run bench -- ingest [--only junit|saturation] [--clients 32] [--seconds 15] [--batch 100] [--rate 10000] [--thread true|false] [--pipeline FILE] [--junit-cases 100000]`
 //
 // Starts the daemon as a child process (embedded chDB + lmdb queue), drives it with N concurrent
 // clients posting native batches, and measures in one run every target of docs/benchmarks.md
@@ -159,8 +159,16 @@ export async function run(argv: string[]): Promise<number> {
       'node-args': { type: 'string', default: '' },
       pipeline: { type: 'string' },
       thread: { type: 'string', default: 'true' },
+      // One phase alone, for working on one target: `junit` (the JUnit report's peak RSS) or
+      // `saturation` (closed loop with the runs reader beside it). The targets need the whole run.
+      only: { type: 'string' },
     },
   });
+  if (values.only === 'junit') {
+    const junit = await junitPeakRss(Number(values['junit-cases']), values.pipeline, values.thread);
+    console.log(JSON.stringify({ junitReport: junit }, null, 2));
+    return 0;
+  }
   const clients = Number(values.clients);
   const seconds = Number(values.seconds);
   const batchSize = Number(values.batch);
@@ -283,6 +291,12 @@ export async function run(argv: string[]): Promise<number> {
   })();
   const saturation = await phase('saturation', null);
   const runsReadUnderIngest = await readsDuringSaturation;
+  if (values.only === 'saturation') {
+    console.log(JSON.stringify({ saturation, runsReadUnderIngest, peakRssMb: round(peakRss(pid) / 1024 / 1024), stageMs: (await workerStats()).stageMs }, null, 2));
+    await server.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+    return 0;
+  }
   const loopAfterSaturation = (await workerStats()).eventLoopDelayMs;
   const paced = await phase('paced', Number(values.rate) / batchSize);
   const final = await workerStats();
