@@ -166,3 +166,6 @@ export type SummaryBody = z.infer<typeof summaryResponseSchema>['summary'];
 export type GateTestBody = z.infer<typeof gateTestSchema>;
 export type FixVerificationBody = z.infer<typeof fixVerificationSchema>;
 export type GateBody = Extract<z.infer<typeof gateResponseSchema>, { found: true }>['gate'];
+export type SummaryResponse = z.infer<typeof summaryResponseSchema>;
+export type GateResponse = z.infer<typeof gateResponseSchema>;
+export type BadgesResponse = z.infer<typeof badgesResponseSchema>;

@@ -6,7 +6,10 @@ import type { DomainEvent } from '../domain/events.js';
 import { stableUuid } from '../domain/ids.js';
 import { effectiveQuarantine, type OverrideRow } from '../domain/quarantine.js';
 import type { Outbox } from '../queue/types.js';
+import type { IdentityRepo } from '../store/identities.js';
 import type { TestRepo } from '../store/tests.js';
+import { UUID_RE } from '../domain/ids.js';
+import { errors } from '../errors.js';
 
 export type QuarantineDecision = 'quarantined' | 'released' | 'auto';
 
@@ -58,4 +61,21 @@ export async function decideQuarantine(
     await d.outbox.append([event]);
   }
   return { quarantined: effAfter.quarantined, override: row.override, changed };
+}
+
+/**
+ * POST /v1/tests/:id/quarantine and the `test.quarantine`/`test.release` procedures: a person's
+ * decision on one of the project's tests (404 for an id that is not one).
+ */
+export async function quarantineTest(
+  d: QuarantineDecisionDeps & { identities: Pick<IdentityRepo, 'get'> },
+  projectId: string,
+  testIdentityId: string,
+  decision: QuarantineDecision,
+  reason?: string,
+): Promise<QuarantineDecisionResult> {
+  if (!UUID_RE.test(testIdentityId)) throw errors.notFound('test not found');
+  const testId = testIdentityId.toLowerCase();
+  if (!(await d.identities.get(projectId, testId))) throw errors.notFound('test not found');
+  return decideQuarantine(d, projectId, testId, decision, reason);
 }

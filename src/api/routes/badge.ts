@@ -7,7 +7,7 @@
 // with 200, as shields.io does, rather than a broken image.
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { BADGE_LABELS, BADGE_VARIANTS, HEALTH_WINDOW_DAYS, UNKNOWN_BADGE, badgeFor, badgeSvg, parseBadgeFile, shieldsJson, type Badge, type BadgeFacts, type BadgeFormat } from '../../domain/badge.js';
+import { BADGE_VARIANTS, HEALTH_WINDOW_DAYS, UNKNOWN_BADGE, badgeFor, badgeSvg, parseBadgeFile, shieldsJson, type Badge, type BadgeFacts, type BadgeFormat } from '../../domain/badge.js';
 import { badgesResponseSchema } from '../../domain/pr-schemas.js';
 import { effectiveQuarantine } from '../../domain/quarantine.js';
 import { BadgeFactsRepo } from '../../store/badges.js';
@@ -15,6 +15,7 @@ import type { Store } from '../../store/client.js';
 import { BADGE_TOKEN_RE, type ProjectRepo } from '../../store/projects.js';
 import type { TestRepo } from '../../store/tests.js';
 import { errors } from '../../errors.js';
+import { projectBadges } from '../../usecases/project-badges.js';
 import { defineRoute, type AnyRouteDef } from '../route.js';
 
 /** How long a badge may be cached by browsers and proxies (GitHub's camo honours it). */
@@ -102,21 +103,7 @@ export function badgeRoutes(d: BadgeRouteDeps): AnyRouteDef[] {
       tags: ['badges'],
       auth: { kind: 'token', anyOf: ['ingest', 'read'] },
       response: badgesResponseSchema,
-      async handler({ principal }) {
-        const project = await d.projects.byId(principal!.projectId);
-        if (!project) throw errors.notFound('project not found');
-        return {
-          project: project.slug,
-          badgeToken: project.badgeToken,
-          publicApiUrl: d.publicApiUrl ?? null,
-          badges: BADGE_VARIANTS.map((variant) => ({
-            variant,
-            label: BADGE_LABELS[variant],
-            svg: `/badge/${project.badgeToken}/${variant}.svg`,
-            json: `/badge/${project.badgeToken}/${variant}.json`,
-          })),
-        };
-      },
+      handler: ({ principal }) => projectBadges(d, principal!.projectId),
     }),
     defineRoute({
       method: 'POST',

@@ -1,132 +1,14 @@
 // Pull-request routes for CI: GET /v1/runs/summary (the PR comment) and GET /v1/runs/gate (the
-// merge gate) (docs/contract.md §6). How a commit's runs merge is src/domain/pr-summary.ts, the
-// gate's rules src/domain/gate.ts, the markdown src/domain/pr-markdown.ts, the wire shapes
-// src/domain/pr-schemas.ts (the CLI shares all four); the SQL is src/store/pr-summary.ts.
-import { compareGateTests, flakeProof, gateTestOf, round4, verdictOf, BASE_WINDOW_DAYS, NO_BASE_HISTORY, type BaseHistory, type Strictness } from '../../domain/gate.js';
-import { gateMarkdown, summaryMarkdown, type OwnedSummaryTest } from '../../domain/pr-markdown.js';
-import { BASE_BRANCH_RE, COMMIT_SHA_RE, gateQuerySchema, gateResponseSchema, summaryQuerySchema, summaryResponseSchema, type FixVerificationBody, type SummaryTestBody } from '../../domain/pr-schemas.js';
-import { compareTests, countsText, mergeCommitRuns, mergedStatus, prTally, type MergedCommit } from '../../domain/pr-summary.js';
-import { effectiveQuarantine } from '../../domain/quarantine.js';
-import { DEFAULT_SCORE_PARAMS, flakeEvidenceOf } from '../../domain/score.js';
-import { toIso } from '../../domain/time.js';
+// merge gate) (docs/contract.md §6). What they answer is src/usecases/pr-commit.ts, which the
+// dashboard's procedures call too.
+import { gateQuerySchema, gateResponseSchema, summaryQuerySchema, summaryResponseSchema } from '../../domain/pr-schemas.js';
 import type { Store } from '../../store/client.js';
-import type { CodeownersRepo } from '../../store/codeowners.js';
 import { PrSummaryRepo } from '../../store/pr-summary.js';
-import type { TestRepo } from '../../store/tests.js';
-import { errors } from '../../errors.js';
+import { commitGate, commitSummary, type PrCommitDeps } from '../../usecases/pr-commit.js';
 import { defineRoute, type AnyRouteDef } from '../route.js';
 
-export interface PrRouteDeps {
-  store: Store;
-  tests: TestRepo;
-  codeowners: CodeownersRepo;
-  /** The project's `flaky.minSamples` (an established flake flaked over at least that many runs); default 5. */
-  minSamples?: (projectId: string) => Promise<number>;
-}
-
-/** A commit's merged runs and its failing tests, in the summary's order. */
-interface CommitView extends MergedCommit {
-  /** Distinct tests that ran in the commit's runs (markdown headline). */
-  totalTests: number;
-  tests: OwnedSummaryTest[];
-  /** Fixes `flakehouse run --verify-fix` re-ran in the commit's runs. */
-  fixes: FixVerificationBody[];
-}
-
-function commitShaOf(raw: string | undefined): string {
-  const sha = raw?.trim() ?? '';
-  if (!COMMIT_SHA_RE.test(sha)) throw errors.invalidCommitSha();
-  return sha.toLowerCase();
-}
-
-async function loadCommit(d: PrRouteDeps, repo: PrSummaryRepo, projectId: string, sha: string): Promise<CommitView | null> {
-  const commit = mergeCommitRuns(await repo.commitRuns(projectId, sha));
-  if (!commit) return null;
-  const [failing, totalTests, fixRows] = await Promise.all([repo.failingTests(projectId, commit.runIds), repo.testedCount(projectId, commit.runIds), repo.fixVerifications(projectId, commit.runIds)]);
-  const fixes = fixRows.map((f) => ({ testIdentityId: f.testId, filePath: f.filePath, suite: f.suite, title: f.title, runs: f.runs, failed: f.failed, verified: f.runs > 0 && f.failed === 0 }));
-  const ids = failing.map((r) => r.testId);
-  const [states, overrides, owners, minSamples] = await Promise.all([
-    d.tests.states(projectId, ids),
-    d.tests.overrides(projectId, ids),
-    d.codeowners.resolver(projectId),
-    d.minSamples ? d.minSamples(projectId) : Promise.resolve(DEFAULT_SCORE_PARAMS.minSamples),
-  ]);
-  const tests: OwnedSummaryTest[] = [];
-  for (const r of failing) {
-    const status = mergedStatus(r.fails, r.passes, r.flakies);
-    if (status === null) continue;
-    const state = states.get(r.testId) ?? null;
-    const top = state?.reasons[0] ?? null;
-    const testState = state?.state ?? 'new';
-    const since = state?.stateSince ?? null;
-    const newTest = r.newRuns > 0 ? { runs: r.newRuns, failed: r.newFailed } : null;
-    // The one rule for a known flake (src/domain/gate.ts flakeProof).
-    const proof = flakeProof({
-      state: testState,
-      flakySince: testState === 'flaky' ? since : null,
-      commit: { branch: commit.branch, firstRunAt: commit.firstRunAt },
-      failedAttempts: r.fails + r.flakies,
-      attempts: r.fails + r.flakies + r.passes,
-      passedHere: r.passes > 0 || r.flakies > 0,
-      evidence: state ? flakeEvidenceOf(state.model) : null,
-      minSamples,
-    });
-    // A new test that failed its proof is never a known flake (src/domain/gate.ts newTestFailed).
-    const provenFlake = proof !== null && proof.kind !== 'unproven' && !(newTest && newTest.failed > 0);
-    tests.push({
-      testIdentityId: r.testId,
-      filePath: r.filePath,
-      suite: r.suite,
-      title: r.title,
-      status,
-      errorMessage: r.errorMessage === '' ? null : r.errorMessage,
-      score: round4(state?.score ?? 0),
-      quarantined: effectiveQuarantine(state?.auto ?? null, overrides.get(r.testId) ?? null).quarantined,
-      topReason: top?.message ?? null,
-      topReasonCode: top?.code ?? null,
-      state: testState,
-      stateSince: since === null ? null : { commitSha: since.commitSha, branch: since.branch, at: toIso(since.at) },
-      flakeRate: round4(state?.flakeRate ?? 0),
-      knownFlake: provenFlake,
-      flakeProof: proof?.kind ?? null,
-      proofHint: proof?.hint ?? null,
-      newTest,
-      owners: owners(r.filePath),
-    });
-  }
-  tests.sort(compareTests);
-  return { ...commit, totalTests, tests, fixes };
-}
-
-/**
- * The commit judged by the gate against `baseBranch`: its failing tests classified (the gate's
- * order), the verdict, and the one summary every surface shows (src/domain/pr-summary.ts prTally).
- * The summary answer is this at strictness `new` against the commit's own base branch.
- */
-async function judge(repo: PrSummaryRepo, projectId: string, view: CommitView, baseBranch: string, strictness: Strictness) {
-  const [history, forkedAt] = await Promise.all([
-    repo.baseHistory(projectId, baseBranch, view.tests.map((t) => t.testIdentityId), view.runIds, view.firstRunAt, BASE_WINDOW_DAYS),
-    view.mergeBase === null ? Promise.resolve(null) : repo.forkedAt(projectId, baseBranch, view.mergeBase),
-  ]);
-  const baseOf = (testId: string): BaseHistory => {
-    const h = history.get(testId);
-    if (!h) return NO_BASE_HISTORY;
-    // Forked before the break's first failing run: the commit does not contain it.
-    const containsBreak = h.brokenSince === null || forkedAt === null ? null : forkedAt >= h.brokenSince.at;
-    return { ...h, containsBreak };
-  };
-  const tests = view.tests.map((t) => gateTestOf(t, baseOf(t.testIdentityId))).sort(compareGateTests);
-  const verdict = verdictOf(strictness, tests);
-  return { tests, verdict, tally: prTally({ tests, verdict, runStatus: view.runStatus, complete: view.complete }) };
-}
-
-/** The base branch the gate judges against: asked for, else the one the commit's runs sent, else main. */
-function baseBranchOf(view: CommitView, asked: string | undefined): string {
-  return asked ?? (view.baseBranch !== null && BASE_BRANCH_RE.test(view.baseBranch) ? view.baseBranch : 'main');
-}
-
-export function prRoutes(d: PrRouteDeps): AnyRouteDef[] {
-  const repo = new PrSummaryRepo(d.store);
+export function prRoutes({ store, ...rest }: Omit<PrCommitDeps, 'prSummary'> & { store: Store }): AnyRouteDef[] {
+  const d: PrCommitDeps = { ...rest, prSummary: new PrSummaryRepo(store) };
   return [
     defineRoute({
       method: 'GET',
@@ -136,40 +18,7 @@ export function prRoutes(d: PrRouteDeps): AnyRouteDef[] {
       auth: { kind: 'token', anyOf: ['ingest', 'read'] },
       query: summaryQuerySchema,
       response: summaryResponseSchema,
-      async handler({ query, principal }) {
-        const sha = commitShaOf(query.commitSha);
-        const view = await loadCommit(d, repo, principal!.projectId, sha);
-        if (!view) throw errors.notFound(`no run of commit ${sha} was ingested`);
-        const baseBranch = baseBranchOf(view, undefined);
-        const judged = await judge(repo, principal!.projectId, view, baseBranch, 'new');
-        const classification = new Map(judged.tests.map((t) => [t.testIdentityId, t.classification]));
-        const { tally } = judged;
-        return {
-          found: true as const,
-          summary: {
-            commitSha: view.commitSha,
-            branch: view.branch,
-            prNumber: view.prNumber,
-            runStatus: view.runStatus,
-            complete: view.complete,
-            failed: tally.failed,
-            flaky: tally.flaky,
-            status: tally.status,
-            jobs: view.jobs,
-            newFailures: tally.newFailures,
-            brokenOnBase: tally.brokenOnBase,
-            knownFlakes: tally.knownFlakes,
-            quarantined: tally.quarantined,
-            countsText: countsText(tally),
-            verdict: judged.verdict,
-            baseBranch,
-            totalTests: view.totalTests,
-            tests: view.tests.map(publicTest),
-            fixes: view.fixes,
-          },
-          markdown: summaryMarkdown({ ...view, baseBranch, tests: view.tests.map((t) => ({ ...t, classification: classification.get(t.testIdentityId) ?? 'new_failure' })) }, view.runIds.length),
-        };
-      },
+      handler: ({ query, principal }) => commitSummary(d, principal!.projectId, query.commitSha),
     }),
     defineRoute({
       method: 'GET',
@@ -179,65 +28,7 @@ export function prRoutes(d: PrRouteDeps): AnyRouteDef[] {
       auth: { kind: 'token', anyOf: ['ingest', 'read'] },
       query: gateQuerySchema,
       response: gateResponseSchema,
-      async handler({ query, principal }) {
-        const sha = commitShaOf(query.commitSha);
-        if (query.baseBranch !== undefined && !BASE_BRANCH_RE.test(query.baseBranch)) throw errors.invalidBaseBranch();
-        const projectId = principal!.projectId;
-        const view = await loadCommit(d, repo, projectId, sha);
-        if (!view) return { found: false as const };
-        const baseBranch = baseBranchOf(view, query.baseBranch);
-        const { tests, verdict, tally } = await judge(repo, projectId, view, baseBranch, query.strictness);
-        const gate = {
-          commitSha: view.commitSha,
-          branch: view.branch,
-          baseBranch,
-          prNumber: view.prNumber,
-          runStatus: view.runStatus,
-          complete: view.complete,
-          status: tally.status,
-          jobs: view.jobs,
-          failed: tally.failed,
-          flaky: tally.flaky,
-          newFailures: tally.newFailures,
-          knownFlakes: tally.knownFlakes,
-          quarantined: tally.quarantined,
-          countsText: countsText(tally),
-          brokenOnBase: tally.brokenOnBase,
-          strictness: query.strictness,
-          verdict,
-          tests: tests.map((t) => ({
-            ...publicTest(t),
-            classification: t.classification,
-            baseFailRate: t.baseFailRate,
-            baseSampleSize: t.baseSampleSize,
-            brokenSince: t.brokenSince === null ? null : { commitSha: t.brokenSince.commitSha, at: toIso(t.brokenSince.at) },
-          })),
-        };
-        return { found: true as const, gate, markdown: gateMarkdown(gate, view.runIds.length) };
-      },
+      handler: ({ query, principal }) => commitGate(d, principal!.projectId, query),
     }),
   ];
-}
-
-/** A test as the answers carry it: without its owners (the markdown shows them). */
-function publicTest(t: SummaryTestBody): SummaryTestBody {
-  return {
-    testIdentityId: t.testIdentityId,
-    filePath: t.filePath,
-    suite: t.suite,
-    title: t.title,
-    status: t.status,
-    errorMessage: t.errorMessage,
-    score: t.score,
-    quarantined: t.quarantined,
-    topReason: t.topReason,
-    topReasonCode: t.topReasonCode,
-    state: t.state,
-    stateSince: t.stateSince,
-    flakeRate: t.flakeRate,
-    knownFlake: t.knownFlake,
-    flakeProof: t.flakeProof ?? null,
-    proofHint: t.proofHint ?? null,
-    newTest: t.newTest ?? null,
-  };
 }

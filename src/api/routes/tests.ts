@@ -15,7 +15,7 @@ import type { IdentityRepo } from '../../store/identities.js';
 import { artifactViewSchema, withArtifactLinks } from '../../artifacts/links.js';
 import type { ArtifactSigner } from '../../artifacts/s3.js';
 import { errors } from '../../errors.js';
-import { decideQuarantine } from '../../usecases/quarantine-decision.js';
+import { quarantineTest } from '../../usecases/quarantine-decision.js';
 import { defineRoute, type AnyRouteDef } from '../route.js';
 
 const bool = z.union([z.boolean(), z.enum(['true', 'false', '1', '0'])]).transform((v) => v === true || v === 'true' || v === '1');
@@ -362,12 +362,7 @@ export function testRoutes(d: TestRouteDeps): AnyRouteDef[] {
       paramsNotFound: true,
       body: z.object({ decision: z.enum(['quarantined', 'released', 'auto']), reason: z.string().max(200).optional() }),
       response: z.object({ quarantined: z.boolean(), override: z.enum(['quarantined', 'released']).nullable(), changed: z.boolean() }),
-      async handler({ params, body, principal }) {
-        const projectId = principal!.projectId;
-        const testId = params.testIdentityId.toLowerCase();
-        if (!(await d.identities.get(projectId, testId))) throw errors.notFound('test not found');
-        return decideQuarantine(d, projectId, testId, body.decision, body.reason);
-      },
+      handler: ({ params, body, principal }) => quarantineTest(d, principal!.projectId, params.testIdentityId, body.decision, body.reason),
     }),
     defineRoute({
       method: 'PUT',

@@ -15,6 +15,7 @@ import type { TrpcDeps } from './deps.js';
 import { PROCEDURES } from './procedures.js';
 import { restHandler } from './rest-handler.js';
 import { sendTestNotification, type TestChannel } from './send-test.js';
+import { patchProjectSettings } from '../../usecases/project-settings.js';
 
 type Source = 'default' | 'file' | 'settings' | 'env';
 
@@ -26,7 +27,6 @@ function valueAt(config: unknown, key: string): unknown {
 
 export function projectRouter(d: TrpcDeps, p: ProcedureKinds) {
   const badges = restHandler(() => d.routes(), 'GET', '/v1/badges', badgesResponseSchema);
-  const patchSettings = restHandler(() => d.routes(), 'PATCH', '/v1/admin/projects/:slug/settings', z.unknown());
 
   async function slugOf(projectId: string): Promise<string> {
     const project = await d.projects.byId(projectId);
@@ -102,8 +102,8 @@ export function projectRouter(d: TrpcDeps, p: ProcedureKinds) {
     settings: {
       get: p.read.input(PROCEDURES['settings.get'].input).query(({ ctx }) => policy(ctx.projectId)),
       update: p.adminProject.input(PROCEDURES['settings.update'].input).mutation(async ({ ctx, input }) => {
-        // The PATCH route's handler validates (400 naming the path) and writes.
-        await patchSettings(undefined, { params: { slug: ctx.projectSlug }, body: input.patch });
+        // As PATCH /v1/admin/projects/:slug/settings: validated (400 naming the path) and written.
+        await patchProjectSettings({ projects: d.projects, configs: d.projectConfigs }, ctx.projectSlug, input.patch);
         return policy(ctx.projectId);
       }),
     },

@@ -1,5 +1,5 @@
 // Procedures of the runs pages, the commit/PR page, RCA and project health.
-import { gateResponseSchema, summaryResponseSchema } from '../../domain/pr-schemas.js';
+import { gateQuerySchema } from '../../domain/pr-schemas.js';
 import { toIso } from '../../domain/time.js';
 import { PrSummaryRepo } from '../../store/pr-summary.js';
 import { SuiteHealthRepo } from '../../store/suite-health.js';
@@ -10,7 +10,7 @@ import { getRun, listRuns, runsQuerySchema } from '../routes/runs.js';
 import type { ProcedureKinds } from './core.js';
 import type { TrpcDeps } from './deps.js';
 import { PROCEDURES } from './procedures.js';
-import { restHandler } from './rest-handler.js';
+import { commitGate, commitSummary, type PrCommitDeps } from '../../usecases/pr-commit.js';
 
 const DAY_MS = 86_400_000;
 const dayOf = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
@@ -19,8 +19,17 @@ export const PR_COMMITS_MAX = 20;
 const ratio = (n: number, of: number): number => (of > 0 ? Math.round((n / of) * 10_000) / 10_000 : 0);
 
 export function runsRouter(d: TrpcDeps, p: ProcedureKinds) {
-  const summary = restHandler(() => d.routes(), 'GET', '/v1/runs/summary', summaryResponseSchema);
-  const gate = restHandler(() => d.routes(), 'GET', '/v1/runs/gate', gateResponseSchema);
+  // Built at the first call: the router's shape is read without dependencies (the OpenAPI document).
+  let pr: PrCommitDeps | undefined;
+  const prDeps = (): PrCommitDeps =>
+    (pr ??= {
+      prSummary: new PrSummaryRepo(d.store),
+      tests: d.tests.tests,
+      codeowners: d.tests.codeowners,
+      minSamples: async (id) => (await d.projectConfigs.get(id)).config.flaky.minSamples,
+    });
+  // The gate's query as GET /v1/runs/gate reads it (an unknown strictness is `new`).
+  const gate = (projectId: string, query: { commitSha: string; baseBranch?: string; strictness?: string }) => commitGate(prDeps(), projectId, gateQuerySchema.parse(query));
 
   return {
     runs: {
@@ -62,10 +71,10 @@ export function runsRouter(d: TrpcDeps, p: ProcedureKinds) {
     pr: {
       // Each commit's verdict is GET /v1/runs/gate's, four commits at a time.
       commits: p.read.input(PROCEDURES['pr.commits'].input).query(async ({ ctx, input }) => {
-        const rows = await new PrSummaryRepo(d.store).prCommits(ctx.projectId, input.prNumber, PR_COMMITS_MAX + 1);
+        const rows = await prDeps().prSummary.prCommits(ctx.projectId, input.prNumber, PR_COMMITS_MAX + 1);
         const shown = rows.slice(0, PR_COMMITS_MAX);
         const commits = await mapLimit(shown, 4, async (c) => {
-          const g = await gate(ctx.principal, { query: { commitSha: c.commitSha, baseBranch: input.baseBranch, strictness: input.strictness } });
+          const g = await gate(ctx.projectId, { commitSha: c.commitSha, baseBranch: input.baseBranch, strictness: input.strictness });
           const gt = g.found ? g.gate : null;
           // The gate's one summary (src/domain/pr-summary.ts prTally): the same status and counts as the commit's page and its comments.
           return {
@@ -102,8 +111,8 @@ export function runsRouter(d: TrpcDeps, p: ProcedureKinds) {
           commitSha = latest.commitSha;
         } else commitSha = input.commitSha;
         const query = { commitSha, baseBranch: input.baseBranch, strictness: input.strictness };
-        // The very handlers of GET /v1/runs/summary and /v1/runs/gate: the page shows what the PR comments say.
-        const [s, g] = await Promise.all([summary(ctx.principal, { query: { commitSha } }), gate(ctx.principal, { query })]);
+        // The very functions of GET /v1/runs/summary and /v1/runs/gate: the page shows what the PR comments say.
+        const [s, g] = await Promise.all([commitSummary(prDeps(), ctx.projectId, commitSha), gate(ctx.projectId, query)]);
         return { commitSha, prNumber: s.summary.prNumber, summary: s.summary, summaryMarkdown: s.markdown, gate: g.found ? g.gate : null, gateMarkdown: g.found ? g.markdown : null };
       }),
     },
