@@ -4,6 +4,7 @@ import { mkdirSync } from 'node:fs';
 import { Readable } from 'node:stream';
 import type { ClickHouseClient, ClickHouseClientConfigOptions, ClickHouseSettings } from '@clickhouse/client';
 import { encodeTsv, type TsvColumns } from './tsv.js';
+import { inlineParams } from './inline-params.js';
 
 export interface StoreOptions {
   /** Embedded chDB data path; used when `url` is unset. */
@@ -32,6 +33,13 @@ export interface Store {
   /** Fully qualified, quoted table name. */
   table(name: string): string;
   query<T>(sql: string, params?: Record<string, unknown>): Promise<T[]>;
+  /**
+   * As `query`, for a request's read (the API's): beside the pipeline's queries, not behind them.
+   * Embedded only (elsewhere `query` already is that): chdb-node runs the bound queries of the whole
+   * process one at a time, and the queries of one connection one at a time, so this runs on read
+   * connections of its own with its parameters written into the SQL (inline-params.ts).
+   */
+  readQuery?<T>(sql: string, params?: Record<string, unknown>): Promise<T[]>;
   /** As `query`, undecoded: JSONEachRow text (the pipeline thread decodes it on its own thread). */
   queryText(sql: string, params?: Record<string, unknown>): Promise<string>;
   command(sql: string, params?: Record<string, unknown>, settings?: ClickHouseSettings): Promise<void>;
@@ -189,7 +197,12 @@ export async function openStore(opts: StoreOptions): Promise<OpenedStore> {
       const rs = await client.exec({ query: `${sql}\nFORMAT JSONEachRow`, query_params: params, abort_signal: signal });
       yield* rs.stream as AsyncIterable<Buffer>;
     },
-    ...(native ? { readSession: (setup: readonly string[]) => native.readSession(setup) } : {}),
+    ...(native
+      ? {
+          readSession: (setup: readonly string[]) => native.readSession(setup),
+          readQuery: async <T>(sql: string, params?: Record<string, unknown>) => parseJsonEachRow<T>(await native.readQuery(sql, params)),
+        }
+      : {}),
     async close() {
       native?.closeAll();
       await client.close();
@@ -233,10 +246,15 @@ export function insertSettings(token: string, clustered: boolean): Record<string
   return settings;
 }
 
+/** Connections for request reads (Store.readQuery). */
+const READ_CONNECTIONS = 2;
+
 type NativeSessions = ((sql: string, params: Record<string, unknown> | undefined, signal: AbortSignal | undefined) => AsyncGenerator<Buffer>) & {
   readSession(setup: readonly string[]): Promise<ReadSession>;
   /** One query's whole JSONEachRow result as text. */
   pointQuery(sql: string, params: Record<string, unknown> | undefined): Promise<string>;
+  /** As `pointQuery`, on a read connection, unbound (Store.readQuery). */
+  readQuery(sql: string, params: Record<string, unknown> | undefined): Promise<string>;
   closeAll(): void;
 };
 
@@ -256,6 +274,27 @@ async function nativeSessions(chdbPath: string | undefined): Promise<NativeSessi
   const { Session } = await import('chdb');
   const open = new Set<InstanceType<typeof Session>>();
   const points = new Session(chdbPath);
+  // Request reads (Store.readQuery): connections opened when first needed (an idle daemon holds
+  // none) and kept; two, so one slow read does not hold up the next request's.
+  const idleReaders: InstanceType<typeof Session>[] = [];
+  let readers = 0;
+  const waitingForReader: ((s: InstanceType<typeof Session>) => void)[] = [];
+  const takeReader = async (): Promise<InstanceType<typeof Session>> => {
+    const idle = idleReaders.pop();
+    if (idle) return idle;
+    if (readers < READ_CONNECTIONS) {
+      readers++;
+      const session = new Session(chdbPath);
+      open.add(session);
+      return session;
+    }
+    return new Promise((resolve) => waitingForReader.push(resolve));
+  };
+  const giveBackReader = (session: InstanceType<typeof Session>) => {
+    const next = waitingForReader.shift();
+    if (next) next(session);
+    else idleReaders.push(session);
+  };
   const run = async function* (sql: string, params: Record<string, unknown> | undefined, signal: AbortSignal | undefined): AsyncGenerator<Buffer> {
     const session = new Session(chdbPath);
     open.add(session);
@@ -300,9 +339,19 @@ async function nativeSessions(chdbPath: string | undefined): Promise<NativeSessi
     async pointQuery(sql: string, params: Record<string, unknown> | undefined) {
       return (await points.queryBindAsync(sql, params ?? {}, { format: 'JSONEachRow' })).text();
     },
+    async readQuery(sql: string, params: Record<string, unknown> | undefined) {
+      const text = inlineParams(sql, params);
+      const session = await takeReader();
+      try {
+        return (await session.queryAsync(text, { format: 'JSONEachRow' })).text();
+      } finally {
+        giveBackReader(session);
+      }
+    },
     closeAll() {
       for (const s of open) s.close();
       open.clear();
+      idleReaders.length = 0;
       points.close();
     },
   });

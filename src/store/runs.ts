@@ -272,6 +272,11 @@ export interface RunListFilter {
 export class RunRepo {
   constructor(private readonly store: Store) {}
 
+  /** A read for a request (the runs list, a run's page): beside the pipeline's queries (Store.readQuery). */
+  private read<T>(sql: string, params: Record<string, unknown>): Promise<T[]> {
+    return this.store.readQuery ? this.store.readQuery<T>(sql, params) : this.store.query<T>(sql, params);
+  }
+
   /** Which attempts of a run `flakehouse run` made itself (src/store/run-verify.ts). */
   verifyMarks(projectId: string, runId: string): Promise<Map<string, VerifyKind>> {
     return runVerifyMarks(this.store, projectId, runId);
@@ -318,7 +323,7 @@ export class RunRepo {
       params.bStarted = f.before.startedAt;
       params.bId = f.before.id;
     }
-    const rows = await this.store.query<RunDbRow>(
+    const rows = await this.read<RunDbRow>(
       `SELECT ${RUN_COLUMNS} FROM ${this.store.table('runs')} FINAL WHERE ${where.join(' AND ')}
        ORDER BY started_at DESC, id DESC LIMIT {limit:UInt32}`,
       params,
@@ -334,7 +339,7 @@ export class RunRepo {
   }
 
   async get(projectId: string, runId: string): Promise<RunDetail | null> {
-    const rows = await this.store.query<RunDbRow & { merge_base: string; ci_job_url: string; repository: string }>(
+    const rows = await this.read<RunDbRow & { merge_base: string; ci_job_url: string; repository: string }>(
       `SELECT ${RUN_COLUMNS}, merge_base, ci_job_url, repository FROM ${this.store.table('runs')} FINAL WHERE project_id = {projectId:UUID} AND id = {runId:UUID} LIMIT 1`,
       { projectId, runId },
     );
@@ -342,7 +347,7 @@ export class RunRepo {
     if (!r) return null;
     // The run_id bloom filter skips the granules of other runs.
     // `quarantined`: a failure `flakehouse run` muted (the execution attribute flakehouse.quarantined, src/domain/mute.ts).
-    const execs = await this.store.query<ExecutedTestRow & { id: string; error_message: string; artifacts: string; quarantined: number | string }>(
+    const execs = await this.read<ExecutedTestRow & { id: string; error_message: string; artifacts: string; quarantined: number | string }>(
       `SELECT id, test_id, file_path, suite, title, status, attempt, duration_ms, error_message, artifacts,
          JSONExtractBool(attributes, 'flakehouse.quarantined') AS quarantined
        FROM ${this.store.table('executions')}
