@@ -3,7 +3,8 @@
 // its pages) must be exactly the unfiltered board's rows that show that owner / that state. The
 // same answers when an owner's files are too many for SQL and the filter runs on the rows read.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { flakyBoard, flakyQuerySchema } from '../../src/api/routes/tests.js';
+import { flakyBoard } from '../../src/usecases/flaky-board.js';
+import { flakyQuerySchema } from '../../src/usecases/test-schemas.js';
 import { ownerMatches } from '../../src/domain/codeowners.js';
 import { CodeownersRepo } from '../../src/store/codeowners.js';
 import { TestRepo } from '../../src/store/tests.js';

@@ -8,7 +8,7 @@ import { BOARD_SORTS } from '../../store/board.js';
 import { SCOPES, type Scope } from '../../store/projects.js';
 import { healthQuerySchema } from '../routes/project-health.js';
 import { runsQuerySchema } from '../routes/runs.js';
-import { flakyQuerySchema, testQuerySchema } from '../routes/tests.js';
+import { flakyQuerySchema, testQuerySchema } from '../../usecases/test-schemas.js';
 import { TEST_STATES } from '../../domain/score.js';
 
 /** Absent input means "all defaults". */

@@ -1,6 +1,5 @@
 // Procedures of the session, the project picker and the settings page (policy, notification
 // channels, tokens, badges).
-import { z } from 'zod';
 import { effectiveAiRca } from '../../config/ai.js';
 import { badgesResponseSchema } from '../../domain/pr-schemas.js';
 import { toIso } from '../../domain/time.js';
