@@ -2,7 +2,7 @@
 // minutes, in the configured currency; a re-run is a later run of the same commit, branch, trigger
 // and shard.
 import { describe, expect, it } from 'vitest';
-import { costOf } from '../../src/api/routes/project-health.js';
+import { costOf } from '../../src/usecases/project-health.js';
 import { serviceConfigSchema } from '../../src/config/service-yml.js';
 import { reRunsOf, type RunKeyRow } from '../../src/store/project-health.js';
 

@@ -16,7 +16,7 @@ import type { Authenticator } from '../auth.js';
 import type { RateLimiter } from '../rate-limit.js';
 import type { RequestCounts } from '../request-counts.js';
 import type { AnyRouteDef } from '../route.js';
-import type { ProjectHealthDeps } from '../routes/project-health.js';
+import type { ProjectHealthDeps } from '../../usecases/project-health.js';
 import type { TestRouteDeps } from '../routes/tests.js';
 import type { SessionStore } from '../session/store.js';
 

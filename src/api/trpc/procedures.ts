@@ -6,7 +6,7 @@ import { RUN_STATUSES } from '../../domain/batch.js';
 import { projectSettingsPatchSchema } from '../../config/project-settings.js';
 import { BOARD_SORTS } from '../../store/board.js';
 import { SCOPES, type Scope } from '../../store/projects.js';
-import { healthQuerySchema } from '../routes/project-health.js';
+import { healthQuerySchema } from '../../usecases/project-health.js';
 import { runsQuerySchema } from '../routes/runs.js';
 import { flakyQuerySchema, testQuerySchema } from '../../usecases/test-schemas.js';
 import { TEST_STATES } from '../../domain/score.js';
