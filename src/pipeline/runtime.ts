@@ -17,6 +17,14 @@ import { processLeaseTree, type RoutablePipeline } from './lease-tree.js';
 import type { PipelineGraph, PipelineSpec } from './graph.js';
 import type { Store } from '../store/client.js';
 
+/**
+ * How much one lease takes by default. A lease's working set is what peaks memory under a backlog:
+ * its records in the pipeline thread and chDB's insert of its rows (measured on the ingest bench,
+ * ~11 KB of engine memory per execution row, on top of ~50 MB per insert), so executions are capped
+ * well below what a backlog offers; per-lease costs (reads, one part per table) stay small at this size.
+ */
+export const DEFAULT_LEASE_LIMITS = { maxJobs: 500, maxExecutions: 5_000 } as const;
+
 /** How often the events dispatcher writes its outbox cursor while delivering a batch (dispatchLoop). */
 const CURSOR_EVERY_MS = 100;
 
@@ -260,7 +268,7 @@ export class PipelineRuntime implements PipelineHandle {
         if (this.stopping) return 'done';
         let lease: Lease | null;
         try {
-          lease = await queue.dequeue({ maxJobs: this.opts.maxLeaseJobs ?? 500, maxExecutions: this.opts.maxLeaseExecutions ?? 20_000 });
+          lease = await queue.dequeue({ maxJobs: this.opts.maxLeaseJobs ?? DEFAULT_LEASE_LIMITS.maxJobs, maxExecutions: this.opts.maxLeaseExecutions ?? DEFAULT_LEASE_LIMITS.maxExecutions });
         } catch (err) {
           if (!this.stopping) this.logger.error({ err }, 'dequeue failed');
           return 'error';
