@@ -1,66 +1,15 @@
-// pipeline.graph: the running pipeline file as receivers → processors → exporters, with what
-// /v1/admin/stats and /metrics know of it (per-component time, worker counters, queue depth,
-// processing lag, dead jobs), for the operators' page.
+// pipeline.graph: the operators' page (src/usecases/pipeline-graph.ts).
+import { pipelineGraph } from '../../usecases/pipeline-graph.js';
 import type { ProcedureKinds } from './core.js';
 import type { TrpcDeps } from './deps.js';
 import { PROCEDURES } from './procedures.js';
 
-const DEAD_SHOWN = 20;
-
 export function pipelineRouter(d: TrpcDeps, p: ProcedureKinds) {
+  // The receivers' side: the route table's `ingest` routes.
+  const ingestRoutes = () => d.routes().filter((r) => r.tags?.includes('ingest'));
   return {
     pipeline: {
-      graph: p.admin.input(PROCEDURES['pipeline.graph'].input).query(async () => {
-        const { graph, runtime, queue, requests } = d.pipeline;
-        const stats = runtime.stats;
-        const components = [...graph.components.entries()].map(([key, c]) => ({
-          key,
-          id: c.id,
-          type: c.type,
-          kind: c.kind,
-          /** Milliseconds the worker spent in this component since start (receivers: none, they answer HTTP). */
-          busyMs: Math.round(stats.stageMs[c.id] ?? 0),
-        }));
-        const slugs = new Map((await d.projects.list()).map((x) => [x.id, x.slug]));
-        const dead = (await queue.deadJobs(DEAD_SHOWN)).map((j) => ({
-          id: j.job.id,
-          receiptId: j.job.receiptId,
-          projectSlug: slugs.get(j.job.projectId) ?? null,
-          source: j.job.source,
-          attempts: j.job.attempts,
-          lastError: j.error,
-          diedAt: new Date(j.diedAt).toISOString(),
-        }));
-        const q = queue.stats();
-        // The receivers' side: answers of the ingest routes (the route table's `ingest` tag) since start.
-        const ingestRoutes = d
-          .routes()
-          .filter((r) => r.tags?.includes('ingest'))
-          .map((r) => ({ method: r.method, url: r.url, ...requests.get(r.method, r.url) }));
-        return {
-          source: graph.source,
-          pipelines: graph.pipelines.map((x) => ({ id: x.id, signal: x.signal, receivers: x.receivers, processors: x.processors, exporters: x.exporters })),
-          components,
-          worker: {
-            leases: stats.leases,
-            jobs: stats.jobs,
-            executions: stats.executions,
-            failures: stats.failures,
-            eventsDelivered: stats.eventsDelivered,
-            eventFailures: stats.eventFailures,
-            stageMs: Object.fromEntries(Object.entries(stats.stageMs).map(([k, v]) => [k, Math.round(v)])),
-          },
-          ingest: ingestRoutes,
-          queue: { ...q, depth: queue.depth() },
-          lag: {
-            count: stats.lag.count,
-            lastMs: stats.lag.count > 0 ? stats.lag.lastMs : null,
-            meanMs: stats.lag.count > 0 ? Math.round(stats.lag.sumMs / stats.lag.count) : null,
-            maxMs: stats.lag.count > 0 ? stats.lag.maxMs : null,
-          },
-          deadJobs: { count: q.dead, newest: dead },
-        };
-      }),
+      graph: p.admin.input(PROCEDURES['pipeline.graph'].input).query(() => pipelineGraph({ ...d.pipeline, projects: d.projects, ingestRoutes })),
     },
   };
 }
