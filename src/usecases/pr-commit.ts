@@ -5,7 +5,7 @@
 // rules src/domain/gate.ts, the markdown src/domain/pr-markdown.ts, the SQL src/store/pr-summary.ts.
 import { compareGateTests, flakeProof, gateTestOf, round4, verdictOf, BASE_WINDOW_DAYS, NO_BASE_HISTORY, type BaseHistory, type Strictness } from '../domain/gate.js';
 import { gateMarkdown, summaryMarkdown, type OwnedSummaryTest } from '../domain/pr-markdown.js';
-import { BASE_BRANCH_RE, COMMIT_SHA_RE, type FixVerificationBody, type GateResponse, type SummaryResponse, type SummaryTestBody } from '../domain/pr-schemas.js';
+import { BASE_BRANCH_RE, COMMIT_SHA_RE, gateQuerySchema, type FixVerificationBody, type GateResponse, type SummaryResponse, type SummaryTestBody } from '../domain/pr-schemas.js';
 import { compareTests, countsText, mergeCommitRuns, mergedStatus, prTally, type MergedCommit } from '../domain/pr-summary.js';
 import { effectiveQuarantine } from '../domain/quarantine.js';
 import { DEFAULT_SCORE_PARAMS, flakeEvidenceOf } from '../domain/score.js';
@@ -197,6 +197,82 @@ export async function commitGate(d: PrCommitDeps, projectId: string, query: { co
     })),
   };
   return { found: true as const, gate, markdown: gateMarkdown(gate, view.runIds.length) };
+}
+
+/** Commits of one PR the PR page lists with their verdicts (each is one gate computation). */
+export const PR_COMMITS_MAX = 20;
+
+/** What the PR page asks of the gate; an unknown or absent strictness is `new`, as GET /v1/runs/gate reads it. */
+export interface PrPageOptions {
+  baseBranch?: string;
+  strictness?: string;
+}
+
+function gateOf(d: PrCommitDeps, projectId: string, commitSha: string, o: PrPageOptions): Promise<GateResponse> {
+  return commitGate(d, projectId, gateQuerySchema.parse({ commitSha, baseBranch: o.baseBranch, strictness: o.strictness }));
+}
+
+/** The PR page's commit list: each commit of the PR, newest first, with the gate's verdict and tally. */
+export async function prCommits(d: PrCommitDeps, projectId: string, prNumber: number, o: PrPageOptions) {
+  const rows = await d.prSummary.prCommits(projectId, prNumber, PR_COMMITS_MAX + 1);
+  const shown = rows.slice(0, PR_COMMITS_MAX);
+  const commits = await mapLimit(shown, 4, async (c) => {
+    const g = await gateOf(d, projectId, c.commitSha, o);
+    const gt = g.found ? g.gate : null;
+    // The gate's one summary (src/domain/pr-summary.ts prTally): the same status and counts as the commit's page and its comments.
+    return {
+      commitSha: c.commitSha,
+      runs: c.runs,
+      firstRunAt: toIso(c.firstRunAt),
+      lastRunAt: toIso(c.lastRunAt),
+      runStatus: gt?.runStatus ?? null,
+      complete: gt?.complete ?? false,
+      status: gt?.status ?? null,
+      failed: gt?.failed ?? 0,
+      flaky: gt?.flaky ?? 0,
+      gate: gt
+        ? {
+            verdict: gt.verdict,
+            baseBranch: gt.baseBranch,
+            strictness: gt.strictness,
+            newFailures: gt.newFailures,
+            knownFlakes: gt.knownFlakes,
+            quarantined: gt.quarantined ?? 0,
+            countsText: gt.countsText ?? '',
+            brokenOnBase: gt.brokenOnBase,
+          }
+        : null,
+    };
+  });
+  return { prNumber, commits, more: rows.length > PR_COMMITS_MAX };
+}
+
+/** The PR page: a commit (or a PR's newest commit) with its summary and gate, each with its comment. */
+export async function prPage(d: PrCommitDeps, projectId: string, which: { commitSha: string } | { prNumber: number }, o: PrPageOptions) {
+  let commitSha: string;
+  if ('prNumber' in which) {
+    const latest = (await d.prSummary.prCommits(projectId, which.prNumber, 1))[0];
+    if (!latest) throw errors.notFound(`no run of PR #${which.prNumber} was ingested`);
+    commitSha = latest.commitSha;
+  } else commitSha = which.commitSha;
+  // The very functions of GET /v1/runs/summary and /v1/runs/gate: the page shows what the PR comments say.
+  const [s, g] = await Promise.all([commitSummary(d, projectId, commitSha), gateOf(d, projectId, commitSha, o)]);
+  return { commitSha, prNumber: s.summary.prNumber, summary: s.summary, summaryMarkdown: s.markdown, gate: g.found ? g.gate : null, gateMarkdown: g.found ? g.markdown : null };
+}
+
+/** `f` over `items` with at most `n` calls in flight; the answers in the items' order. */
+async function mapLimit<T, R>(items: readonly T[], n: number, f: (item: T) => Promise<R>): Promise<R[]> {
+  const out: R[] = new Array<R>(items.length);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(n, items.length) }, async () => {
+      while (next < items.length) {
+        const i = next++;
+        out[i] = await f(items[i]!);
+      }
+    }),
+  );
+  return out;
 }
 
 /** A test as the answers carry it: without its owners (the markdown shows them). */
