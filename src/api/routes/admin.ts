@@ -4,11 +4,14 @@ import { UUID_RE } from '../../domain/ids.js';
 import { SCOPES, SLUG_RE, type ProjectRepo } from '../../store/projects.js';
 import type { Authenticator } from '../auth.js';
 import { errors } from '../../errors.js';
+import { createProjectToken, revokeProjectToken } from '../../usecases/project-tokens.js';
+import { listProjects } from '../../usecases/projects.js';
 import { defineRoute, type AnyRouteDef } from '../route.js';
 
 const scopesSchema = z.array(z.enum(SCOPES)).max(SCOPES.length).default([]);
 
 export function adminRoutes(projects: ProjectRepo, auth: Authenticator): AnyRouteDef[] {
+  const tokens = { projects, onRevoked: (tokenId: string) => auth.forget(tokenId) };
   return [
     defineRoute({
       method: 'POST',
@@ -32,10 +35,7 @@ export function adminRoutes(projects: ProjectRepo, auth: Authenticator): AnyRout
       tags: ['admin'],
       auth: { kind: 'admin' },
       response: z.object({ items: z.array(z.object({ id: z.string(), slug: z.string(), name: z.string(), createdAt: z.string() })) }),
-      async handler() {
-        const items = await projects.list();
-        return { items: items.map(({ id, slug, name, createdAt }) => ({ id, slug, name, createdAt })) };
-      },
+      handler: () => listProjects({ projects }),
     }),
     defineRoute({
       method: 'POST',
@@ -50,8 +50,7 @@ export function adminRoutes(projects: ProjectRepo, auth: Authenticator): AnyRout
       async handler({ params, body }) {
         const project = await projects.bySlug(params.slug);
         if (!project) throw errors.notFound(`project "${params.slug}" not found`);
-        const scopes = [...new Set(body.scopes)];
-        return projects.createToken(project.id, scopes);
+        return createProjectToken(tokens, project.id, body.scopes);
       },
     }),
     defineRoute({
@@ -63,11 +62,7 @@ export function adminRoutes(projects: ProjectRepo, auth: Authenticator): AnyRout
       params: z.object({ id: z.string().regex(UUID_RE) }),
       paramsNotFound: true,
       response: z.object({ revoked: z.literal(true) }),
-      async handler({ params }) {
-        if (!(await projects.revokeToken(params.id))) throw errors.notFound('token not found');
-        auth.forget(params.id);
-        return { revoked: true as const };
-      },
+      handler: ({ params }) => revokeProjectToken(tokens, params.id),
     }),
   ];
 }

@@ -1,10 +1,10 @@
 // "Send test" on the settings page: one message to one channel, now, through the same transports
 // as real notifications (SSRF guard, signed webhooks, SMTP), answered with how it went in words.
 import { randomUUID } from 'node:crypto';
-import type { NotificationSettings } from '../../config/integrations.js';
-import type { NotificationChannelKind } from '../../config/service-yml.js';
-import { discordPayload, emailMessage, signWebhook, slackPayload, type Message } from '../../domain/notifications.js';
-import { DeliveryError, HTTP_TIMEOUT_MS, Mailer, postJson, redactUrl } from '../../exporters/notify/transports.js';
+import type { NotificationSettings } from '../config/integrations.js';
+import type { NotificationChannelKind } from '../config/service-yml.js';
+import { discordPayload, emailMessage, signWebhook, slackPayload, type Message } from '../domain/notifications.js';
+import { DeliveryError, HTTP_TIMEOUT_MS, Mailer, postJson, redactUrl } from '../exporters/notify/transports.js';
 
 export interface TestChannel {
   id: string;
