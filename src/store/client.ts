@@ -127,7 +127,8 @@ export async function openStore(opts: StoreOptions): Promise<OpenedStore> {
   await client.command({
     query: clustered ? `CREATE DATABASE IF NOT EXISTS \`${database}\` ON CLUSTER '${opts.cluster}'` : `CREATE DATABASE IF NOT EXISTS \`${database}\``,
   });
-  const dedupSettings = (token: string) => insertSettings(token, clustered);
+  // Embedded: the pipeline's inserts yield to request reads (PRIORITY); a server schedules its own.
+  const dedupSettings = (token: string) => (embedded ? { ...insertSettings(token, clustered), priority: PRIORITY.pipeline } : insertSettings(token, clustered));
 
   const store: OpenedStore = {
     client,
@@ -249,6 +250,13 @@ export function insertSettings(token: string, clustered: boolean): Record<string
 /** Connections for request reads (Store.readQuery). */
 const READ_CONNECTIONS = 2;
 
+/**
+ * ClickHouse query priorities (the `priority` setting: lower runs first; a query of a lower
+ * priority pauses while one of a higher runs) on the embedded engine, where the pipeline's writes
+ * and point queries share two cores with a request's read: the read goes first.
+ */
+const PRIORITY = { read: 1, pipeline: 2 } as const;
+
 type NativeSessions = ((sql: string, params: Record<string, unknown> | undefined, signal: AbortSignal | undefined) => AsyncGenerator<Buffer>) & {
   readSession(setup: readonly string[]): Promise<ReadSession>;
   /** One query's whole JSONEachRow result as text. */
@@ -274,6 +282,8 @@ async function nativeSessions(chdbPath: string | undefined): Promise<NativeSessi
   const { Session } = await import('chdb');
   const open = new Set<InstanceType<typeof Session>>();
   const points = new Session(chdbPath);
+  // Chiefly the pipeline's reads (and requests' reads not yet on readQuery): after request reads.
+  await points.queryAsync(`SET priority = ${PRIORITY.pipeline}`, { format: 'TSV' });
   // Request reads (Store.readQuery): connections opened when first needed (an idle daemon holds
   // none) and kept; two, so one slow read does not hold up the next request's.
   const idleReaders: InstanceType<typeof Session>[] = [];
@@ -286,6 +296,14 @@ async function nativeSessions(chdbPath: string | undefined): Promise<NativeSessi
       readers++;
       const session = new Session(chdbPath);
       open.add(session);
+      try {
+        await session.queryAsync(`SET priority = ${PRIORITY.read}`, { format: 'TSV' });
+      } catch (err) {
+        readers--;
+        open.delete(session);
+        session.close();
+        throw err;
+      }
       return session;
     }
     return new Promise((resolve) => waitingForReader.push(resolve));

@@ -65,6 +65,12 @@ describe('Store.readQuery', () => {
     expect(() => inlineParams('SELECT {missing:String}', {})).toThrow(/missing/);
   });
 
+  it('runs before the pipeline: a read at a higher priority than the point queries', async () => {
+    const sql = "SELECT toUInt8(getSetting('priority')) AS p";
+    expect(await readQuery(sql, {})).toEqual([{ p: 1 }]);
+    expect(await store.query(sql)).toEqual([{ p: 2 }]);
+  });
+
   it('is not queued behind the bound queries already waiting for the engine', async () => {
     await readQuery('SELECT 1 AS one', {}); // its connection opened before the race
     const order: string[] = [];
