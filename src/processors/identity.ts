@@ -274,9 +274,10 @@ async function legacyTwins(repo: IdentityRepo, projectId: string, fresh: readonl
   const wanted: { fp: string; twins: LegacyTwin[] }[] = [];
   for (const e of fresh) {
     if (paramsHash(e.input.params) !== '') continue;
+    // One id per twin (two hashes: the fingerprint and the id), named by both fields.
     const twins = legacyJUnitTwins({ filePath: e.input.filePath, suite: e.input.suite, title: e.input.title }).map((t) => {
-      const fp = fingerprint(t);
-      return { id: testIdentityId(projectId, fp), from: { id: testIdentityId(projectId, fp), filePath: t.filePath, suite: t.suite, title: t.title, paramsHash: '' } };
+      const id = testIdentityId(projectId, fingerprint(t));
+      return { id, from: { id, filePath: t.filePath, suite: t.suite, title: t.title, paramsHash: '' } };
     });
     if (twins.length > 0) wanted.push({ fp: e.fingerprint, twins });
   }

@@ -111,8 +111,8 @@ export const scoringProcessorFactory = defineProcessor({
     let lastFlush = Date.now();
     return {
       committed(batch) {
-        for (const u of batch.testStates.values()) {
-          const key = `${u.record.projectId}:${u.record.testId}`;
+        // The lease's states are keyed as the cache is: no key is built again.
+        for (const [key, u] of batch.testStates) {
           const dirty = u.persist ? 0 : (cache.dirty(key) ?? 0) + 1;
           cache.set(key, u.record, dirty);
         }
@@ -132,12 +132,16 @@ export const scoringProcessorFactory = defineProcessor({
           // Each project's own flaky.threshold / minSamples (its settings may differ from service.yml).
           const params = scoringPolicy((await host.projectConfig(projectId)).config);
           const stored = new Map<string, TestStateRecord>();
+          // One cache lookup per test: its hit, or undefined for a state to read.
+          const hits = tests.map(([key]) => cache.peek(key));
           const missing: string[] = [];
-          for (const [key, t] of tests) if (!cache.peek(key)) missing.push(t.testId);
+          tests.forEach(([, t], i) => {
+            if (!hits[i]) missing.push(t.testId);
+          });
           if (missing.length > 0) for (const [id, st] of await repo.states(projectId, missing)) stored.set(id, st);
-          for (const [key, t] of tests) {
+          for (const [i, [key, t]] of tests.entries()) {
             const testId = t.testId;
-            const hit = cache.peek(key);
+            const hit = hits[i];
             const prev = hit?.record ?? stored.get(testId) ?? null;
             const update = scoreTest(t, prev, batch, params, hit?.dirty ?? 0);
             batch.testStates.set(key, update);
