@@ -1,12 +1,12 @@
-// What the procedures need from the daemon: the repositories the REST routes use, and the route
-// table itself for the routes whose logic lives in their handler.
+// What the procedures need from the daemon: the repositories and settings the use cases they call
+// take (src/usecases), as the REST routes are given them.
 import type { ArtifactSigner } from '../../artifacts/s3.js';
 import type { AiSettings } from '../../config/ai.js';
 import type { NotificationSettings } from '../../config/integrations.js';
 import type { ProjectConfigs } from '../../config/resolved-project-config.js';
 import type { PipelineGraph } from '../../pipeline/graph.js';
 import type { PipelineHandle } from '../../pipeline/runtime.js';
-import type { Queue } from '../../queue/types.js';
+import type { Outbox, Queue } from '../../queue/types.js';
 import type { ChannelRepo } from '../../store/channels.js';
 import type { Store } from '../../store/client.js';
 import type { ProjectRepo } from '../../store/projects.js';
@@ -33,8 +33,12 @@ export interface TrpcDeps {
   projects: ProjectRepo;
   projectConfigs: ProjectConfigs;
   channels: ChannelRepo;
-  /** The route table: procedures call the REST handlers of routes whose logic lives there. */
-  routes: () => readonly AnyRouteDef[];
+  /** Where a person's quarantine decision writes its `quarantine.changed` event. */
+  outbox: Pick<Outbox, 'append'>;
+  /** SERVICE_PUBLIC_API_URL: where badge URLs point. */
+  publicApiUrl?: string;
+  /** The ingest routes (the pipeline page's receivers' side). */
+  ingestRoutes: () => readonly Pick<AnyRouteDef, 'method' | 'url'>[];
   /** Sessions, to end the ones of a revoked token; null when the dashboard is off. */
   sessions: SessionStore | null;
   notifications: NotificationSettings;

@@ -5,11 +5,9 @@ import type { TrpcDeps } from './deps.js';
 import { PROCEDURES } from './procedures.js';
 
 export function pipelineRouter(d: TrpcDeps, p: ProcedureKinds) {
-  // The receivers' side: the route table's `ingest` routes.
-  const ingestRoutes = () => d.routes().filter((r) => r.tags?.includes('ingest'));
   return {
     pipeline: {
-      graph: p.admin.input(PROCEDURES['pipeline.graph'].input).query(() => pipelineGraph({ ...d.pipeline, projects: d.projects, ingestRoutes })),
+      graph: p.admin.input(PROCEDURES['pipeline.graph'].input).query(() => pipelineGraph({ ...d.pipeline, projects: d.projects, ingestRoutes: d.ingestRoutes })),
     },
   };
 }

@@ -1,6 +1,5 @@
 // Procedures of the session, the project picker and the settings page (policy, notification
 // channels, tokens, badges).
-import { badgesResponseSchema } from '../../domain/pr-schemas.js';
 import { toIso } from '../../domain/time.js';
 import { SCOPES } from '../../store/projects.js';
 import { effectiveScopes } from '../auth.js';
@@ -8,7 +7,7 @@ import { errors } from '../../errors.js';
 import type { ProcedureKinds } from './core.js';
 import type { TrpcDeps } from './deps.js';
 import { PROCEDURES } from './procedures.js';
-import { restHandler } from './rest-handler.js';
+import { projectBadges } from '../../usecases/project-badges.js';
 import { projectChannels, sendTestToChannel } from '../../usecases/project-channels.js';
 import { projectPolicy } from '../../usecases/project-policy.js';
 import { patchProjectSettings } from '../../usecases/project-settings.js';
@@ -16,7 +15,6 @@ import { createProjectToken, projectTokens, revokeProjectToken } from '../../use
 import { listProjects } from '../../usecases/projects.js';
 
 export function projectRouter(d: TrpcDeps, p: ProcedureKinds) {
-  const badges = restHandler(() => d.routes(), 'GET', '/v1/badges', badgesResponseSchema);
 
   async function slugOf(projectId: string): Promise<string> {
     const project = await d.projects.byId(projectId);
@@ -66,7 +64,7 @@ export function projectRouter(d: TrpcDeps, p: ProcedureKinds) {
       revoke: p.admin.input(PROCEDURES['tokens.revoke'].input).mutation(({ input }) => revokeProjectToken(tokens, input.tokenId)),
     },
     badges: {
-      get: p.read.input(PROCEDURES['badges.get'].input).query(({ ctx }) => badges(ctx.principal)),
+      get: p.read.input(PROCEDURES['badges.get'].input).query(({ ctx }) => projectBadges({ projects: d.projects, publicApiUrl: d.publicApiUrl }, ctx.projectId)),
     },
   };
 }

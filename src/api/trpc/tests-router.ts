@@ -1,24 +1,21 @@
 // Procedures of the flaky board, the test page and the execution page.
-import { z } from 'zod';
 import { ClusterRepo } from '../../store/clusters.js';
 import { ExecutionRepo } from '../../store/executions.js';
 import { QuarantineLogRepo } from '../../store/quarantine-log.js';
 import { flakyBoard } from '../../usecases/flaky-board.js';
 import { testPage } from '../../usecases/test-page.js';
+import { quarantineTest } from '../../usecases/quarantine-decision.js';
 import { testClusters, testHistory, testQuarantineLog, type TestActivityDeps } from '../../usecases/test-activity.js';
 import { errorClusters } from '../../usecases/error-clusters.js';
 import { executionDetail, type ExecutionDetailDeps } from '../../usecases/execution-detail.js';
 import type { ProcedureKinds } from './core.js';
 import type { TrpcDeps } from './deps.js';
 import { PROCEDURES } from './procedures.js';
-import { restHandler } from './rest-handler.js';
-
-const quarantineAnswer = z.object({ quarantined: z.boolean(), override: z.enum(['quarantined', 'released']).nullable(), changed: z.boolean() });
 
 export function testsRouter(d: TrpcDeps, p: ProcedureKinds) {
   const tests = { ...d.tests, artifacts: d.artifacts };
   const boardDeps = { ...d.tests, cost: async (projectId: string) => (await d.projectConfigs.get(projectId)).config.cost };
-  const quarantine = restHandler(() => d.routes(), 'POST', '/v1/tests/:testIdentityId/quarantine', quarantineAnswer);
+  const decisions = () => ({ tests: d.tests.tests, identities: d.tests.identities, outbox: d.outbox });
 
   // Built at the first call: the router's shape is read without dependencies (the OpenAPI document).
   let activityDeps: TestActivityDeps | undefined;
@@ -39,10 +36,10 @@ export function testsRouter(d: TrpcDeps, p: ProcedureKinds) {
       clusters: p.read.input(PROCEDURES['test.clusters'].input).query(({ ctx, input }) => testClusters(activity(), ctx.projectId, input.testIdentityId, input.days, Date.now())),
       quarantine: p.quarantine
         .input(PROCEDURES['test.quarantine'].input)
-        .mutation(({ ctx, input }) => quarantine(ctx.principal, { params: { testIdentityId: input.testIdentityId }, body: { decision: 'quarantined', reason: input.reason } })),
+        .mutation(({ ctx, input }) => quarantineTest(decisions(), ctx.projectId, input.testIdentityId, 'quarantined', input.reason)),
       release: p.quarantine
         .input(PROCEDURES['test.release'].input)
-        .mutation(({ ctx, input }) => quarantine(ctx.principal, { params: { testIdentityId: input.testIdentityId }, body: { decision: 'released', reason: input.reason } })),
+        .mutation(({ ctx, input }) => quarantineTest(decisions(), ctx.projectId, input.testIdentityId, 'released', input.reason)),
     },
     execution: {
       get: p.read.input(PROCEDURES['execution.get'].input).query(({ ctx, input }) => executionDetail(execution(), ctx.projectId, input.executionId)),
