@@ -20,6 +20,7 @@ import { PipelineRuntime } from '../runtime.js';
 import type { MainCalls, ToMain, WorkerCalls } from './protocol.js';
 import { remoteQueue, remoteStore } from './remote.js';
 import { RpcClient, serveRpc } from './rpc.js';
+import { startHeapTrim } from './heap-trim.js';
 
 /** Niceness of the pipeline thread (0 is the HTTP thread's; 19 the lowest). */
 const PIPELINE_NICE = 10;
@@ -43,6 +44,7 @@ const port = parentPort;
 if (!port) throw new Error('worker.ts runs as a worker thread');
 const data = workerData as PipelineThreadData;
 lowerThreadPriority(PIPELINE_NICE);
+startHeapTrim(); // garbage collected before V8's large-machine limits let it pile up (./heap-trim.ts)
 const post = (m: ToMain): void => port.postMessage(m);
 
 // Log lines go to the main thread, which writes them to its own destination (one stream, in order

@@ -1,0 +1,78 @@
+import v8 from 'node:v8';
+import { describe, expect, it } from 'vitest';
+import { HeapTrimmer, exposeGc, nextTrimAt, type HeapAccess } from '../../src/pipeline/thread/heap-trim.js';
+
+const MB = 1024 * 1024;
+
+/** A heap whose use the test sets, and which a collection brings down to what is live. */
+function fakeHeap(): HeapAccess & { used: number; live: number; at: number; collected: number } {
+  const h = {
+    used: 0,
+    live: 0,
+    at: 0,
+    collected: 0,
+    usedBytes: () => h.used,
+    collect: () => {
+      h.collected++;
+      h.used = h.live;
+    },
+    now: () => h.at,
+  };
+  return h;
+}
+
+describe('heap trim', () => {
+  const policy = { floorBytes: 100 * MB, growth: 2, minGapMs: 1_000 };
+
+  it('collects once the heap passes the floor, then at twice what was live', () => {
+    const heap = fakeHeap();
+    const trimmer = new HeapTrimmer(heap, policy);
+    heap.used = 99 * MB;
+    trimmer.check();
+    expect(heap.collected).toBe(0);
+
+    heap.used = 120 * MB;
+    heap.live = 80 * MB;
+    trimmer.check();
+    expect(heap.collected).toBe(1);
+    expect(heap.used).toBe(80 * MB);
+
+    // Next due at 160 MB (2 x 80 live), not at the floor.
+    heap.at += 5_000;
+    heap.used = 150 * MB;
+    trimmer.check();
+    expect(heap.collected).toBe(1);
+    heap.used = 170 * MB;
+    trimmer.check();
+    expect(heap.collected).toBe(2);
+  });
+
+  it('never collects twice within the minimum gap, however full the heap', () => {
+    const heap = fakeHeap();
+    const trimmer = new HeapTrimmer(heap, policy);
+    heap.used = 500 * MB;
+    trimmer.check();
+    heap.used = 500 * MB;
+    heap.at += 999;
+    trimmer.check();
+    expect(heap.collected).toBe(1);
+    heap.at += 1;
+    trimmer.check();
+    expect(heap.collected).toBe(2);
+  });
+
+  it('keeps the floor when little is live', () => {
+    expect(nextTrimAt(10 * MB, policy)).toBe(100 * MB);
+    expect(nextTrimAt(70 * MB, policy)).toBe(140 * MB);
+  });
+
+  it("exposes V8's collection without --expose-gc: garbage no longer counted after it", () => {
+    const gc = exposeGc();
+    let junk: { i: number; s: string }[] | null = Array.from({ length: 200_000 }, (_, i) => ({ i, s: `garbage-${i}` }));
+    const withJunk = v8.getHeapStatistics().used_heap_size;
+    expect(junk.length).toBe(200_000);
+    junk = null;
+    gc();
+    expect(v8.getHeapStatistics().used_heap_size).toBeLessThan(withJunk - 5 * MB);
+  });
+});
