@@ -2,6 +2,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { sha256Hex } from '../domain/ids.js';
 import { toNumber, type Store } from './client.js';
+import { requestRead } from './request-read.js';
 
 import type { Scope } from '../domain/tokens.js';
 export { SCOPES, type Scope } from '../domain/tokens.js';
@@ -175,7 +176,9 @@ export class ProjectRepo {
   }
 
   async principalByHash(hash: string): Promise<(TokenPrincipal & { revoked: boolean }) | null> {
-    const rows = await this.store.query<{ id: string; project_id: string; scopes: Scope[]; revoked: number }>(
+    // Every request's token check (until cached): a request's read, not queued behind the pipeline's.
+    const rows = await requestRead<{ id: string; project_id: string; scopes: Scope[]; revoked: number }>(
+      this.store,
       `SELECT id, project_id, scopes, revoked_at IS NOT NULL AS revoked FROM ${this.store.table('tokens')} FINAL WHERE token_hash = {hash:String} LIMIT 1`,
       { hash },
     );

@@ -7,6 +7,7 @@ import { toIso } from '../domain/time.js';
 import { githubCommitUrl } from '../domain/commit-url.js';
 import { jobMatrixText, parseJobMatrixText, type JobMatrix } from '../domain/ci-job.js';
 import type { Store } from './client.js';
+import { requestRead } from './request-read.js';
 import { toNumber } from './numbers.js';
 import { executionsWithReport } from './rca.js';
 import { chTime } from './time.js';
@@ -274,7 +275,7 @@ export class RunRepo {
 
   /** A read for a request (the runs list, a run's page): beside the pipeline's queries (Store.readQuery). */
   private read<T>(sql: string, params: Record<string, unknown>): Promise<T[]> {
-    return this.store.readQuery ? this.store.readQuery<T>(sql, params) : this.store.query<T>(sql, params);
+    return requestRead<T>(this.store, sql, params);
   }
 
   /** Which attempts of a run `flakehouse run` made itself (src/store/run-verify.ts). */
