@@ -26,6 +26,7 @@ import type { IngestBatch } from '../src/domain/batch.js';
 import { startServerProcess, bootstrapToken } from '../test/helpers/process.js';
 import { junitXml } from './junit-large.js';
 import { gzipSync } from 'node:zlib';
+import { Worker } from 'node:worker_threads';
 
 
 /** A native batch of `size` executions over `tests` distinct tests (bench/scale-out.ts sends the same). */
@@ -274,21 +275,8 @@ export async function run(argv: string[]): Promise<number> {
   }
 
   // One reader beside the writers: the runs page's request, one after another, while clients post.
-  const readStop = performance.now() + seconds * 1000;
-  const readsDuringSaturation = (async () => {
-    const ms: number[] = [];
-    let failed = 0;
-    while (performance.now() < readStop) {
-      const s = performance.now();
-      const res = await fetch(`${server.url}/v1/runs?limit=50`, { headers: { authorization: `Bearer ${token}` } });
-      await res.arrayBuffer();
-      if (res.status === 200) ms.push(performance.now() - s);
-      else failed++;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    ms.sort((a, b) => a - b);
-    return { requests: ms.length, failed, ms: { p50: round(percentile(ms, 50)), p95: round(percentile(ms, 95)), max: round(ms[ms.length - 1] ?? 0) } };
-  })();
+  // On a thread of its own, so its latencies are the daemon's, not the 32 clients' event loop's.
+  const readsDuringSaturation = runsReader(server.url, token, seconds * 1000);
   const saturation = await phase('saturation', null);
   const runsReadUnderIngest = await readsDuringSaturation;
   if (values.only === 'saturation') {
@@ -404,6 +392,35 @@ async function junitPeakRss(cases: number, pipeline: string | undefined, thread:
     await server.stop();
     rmSync(dataDir, { recursive: true, force: true });
   }
+}
+
+/** GET /v1/runs?limit=50 every 100 ms for `ms`, from a worker thread: the latencies' p50/p95/max. */
+async function runsReader(url: string, token: string, ms: number): Promise<{ requests: number; failed: number; ms: { p50: number; p95: number; max: number } }> {
+  const code = `
+    const { parentPort, workerData: { url, token, ms } } = require('node:worker_threads');
+    (async () => {
+      const stop = performance.now() + ms;
+      const times = [];
+      let failed = 0;
+      while (performance.now() < stop) {
+        const s = performance.now();
+        const res = await fetch(url + '/v1/runs?limit=50', { headers: { authorization: 'Bearer ' + token } });
+        await res.arrayBuffer();
+        if (res.status === 200) times.push(performance.now() - s);
+        else failed++;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      parentPort.postMessage({ times, failed });
+    })();
+  `;
+  const worker = new Worker(code, { eval: true, workerData: { url, token, ms } });
+  const { times, failed } = await new Promise<{ times: number[]; failed: number }>((resolve, reject) => {
+    worker.once('message', resolve);
+    worker.once('error', reject);
+  });
+  await worker.terminate();
+  times.sort((a, b) => a - b);
+  return { requests: times.length, failed, ms: { p50: round(percentile(times, 50)), p95: round(percentile(times, 95)), max: round(times[times.length - 1] ?? 0) } };
 }
 
 function round(n: number): number {
