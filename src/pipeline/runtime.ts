@@ -19,11 +19,14 @@ import type { Store } from '../store/client.js';
 
 /**
  * How much one lease takes by default. Under a backlog every lease is full, and its working set (its
- * records in the pipeline thread, chDB's insert of its rows) is what peaks memory: draining the same
- * 50,000-80,000-execution backlog peaked at 904-1031 MB RSS with 20,000 executions a lease and at
- * 827-869 MB with 5,000, for about the same worker time in all (more, smaller inserts; less planning).
+ * records in the pipeline thread, chDB's insert of its rows) is what peaks memory. Measured on 2
+ * cores with `npm run bench -- ingest` (single runs, noise about ±20 %), 20,000 / 10,000 / 5,000
+ * executions a lease: saturation peak RSS 1,352 / 1,253 / 1,211 MB at about the same throughput; one
+ * 100,000-case JUnit report 1,554 / 1,438 / 1,370 MB, stored in 84 / 97 / 184 s. Smaller leases cost
+ * a report in parts more, because the identity stage's stitch lookup grows with the run stored so
+ * far (issue 40's notes): 10,000 keeps most of the memory bound at the time a report took before.
  */
-export const DEFAULT_LEASE_LIMITS = { maxJobs: 500, maxExecutions: 5_000 } as const;
+export const DEFAULT_LEASE_LIMITS = { maxJobs: 500, maxExecutions: 10_000 } as const;
 
 /** How often the events dispatcher writes its outbox cursor while delivering a batch (dispatchLoop). */
 const CURSOR_EVERY_MS = 100;
