@@ -17,14 +17,16 @@ import type { RateLimiter } from '../rate-limit.js';
 import type { RequestCounts } from '../request-counts.js';
 import type { AnyRouteDef } from '../route.js';
 import type { ProjectHealthDeps } from '../../usecases/project-health.js';
-import type { TestRouteDeps } from '../routes/tests.js';
+import type { CodeownersRepo } from '../../store/codeowners.js';
+import type { IdentityRepo } from '../../store/identities.js';
+import type { TestRepo } from '../../store/tests.js';
 import type { SessionStore } from '../session/store.js';
 
 export interface TrpcDeps {
   auth: Authenticator;
   rateLimiter: RateLimiter;
   runs: RunRepo;
-  tests: Pick<TestRouteDeps, 'tests' | 'identities' | 'codeowners'>;
+  tests: { tests: TestRepo; identities: IdentityRepo; codeowners: CodeownersRepo };
   health: ProjectHealthDeps;
   rca: RcaRepo;
   /** Signs artifact download URLs, as the REST routes do; null: refs without URLs. */

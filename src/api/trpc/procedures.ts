@@ -7,7 +7,7 @@ import { projectSettingsPatchSchema } from '../../config/project-settings.js';
 import { BOARD_SORTS } from '../../store/board.js';
 import { SCOPES, type Scope } from '../../store/projects.js';
 import { healthQuerySchema } from '../../usecases/project-health.js';
-import { runsQuerySchema } from '../routes/runs.js';
+import { runsQuerySchema } from '../../usecases/runs.js';
 import { flakyQuerySchema, testQuerySchema } from '../../usecases/test-schemas.js';
 import { TEST_STATES } from '../../domain/score.js';
 

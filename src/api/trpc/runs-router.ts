@@ -3,7 +3,7 @@ import { PrSummaryRepo } from '../../store/pr-summary.js';
 import { SuiteHealthRepo } from '../../store/suite-health.js';
 import { projectHealth } from '../../usecases/project-health.js';
 import { rcaForExecution } from '../../usecases/execution-rca.js';
-import { getRun, listRuns } from '../routes/runs.js';
+import { getRun, listRuns } from '../../usecases/runs.js';
 import type { ProcedureKinds } from './core.js';
 import type { TrpcDeps } from './deps.js';
 import { PROCEDURES } from './procedures.js';
