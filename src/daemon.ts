@@ -14,6 +14,7 @@ import { RcaRepo } from './store/rca.js';
 import { Authenticator } from './api/auth.js';
 import { RateLimiter } from './api/rate-limit.js';
 import { adminRoutes } from './api/routes/admin.js';
+import type { ProjectTokensDeps } from './usecases/project-tokens.js';
 import { deadJobRoutes } from './api/routes/dead-jobs.js';
 import { settingsRoutes } from './api/routes/settings.js';
 import { ProjectConfigs } from './config/resolved-project-config.js';
@@ -186,6 +187,14 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   };
   // Bearer tokens, or a dashboard session cookie (parsed for every request, so registered first).
   const callers = await setupSessions(app, auth, dashboard);
+  // A revoked token is refused at once: its cached principal forgotten, its dashboard sessions ended.
+  const tokens: ProjectTokensDeps = {
+    projects,
+    onRevoked: (tokenId) => {
+      auth.forget(tokenId);
+      callers.sessions?.endToken(tokenId);
+    },
+  };
   // Per-project policy for the pipeline and the API: service.yml < project settings < environment.
   const projectConfigs = new ProjectConfigs(store, opts.service, logger);
   const tests = new TestRepo(store);
@@ -209,7 +218,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     ...artifactRoutes({ signer: artifacts, projectArtifactsEnabled: async (id) => (await projectConfigs.get(id)).config.artifacts.enabled }),
     ...prRoutes({ store, tests, codeowners, minSamples: async (id) => (await projectConfigs.get(id)).config.flaky.minSamples }),
     ...projectHealthRoutes(healthDeps),
-    ...adminRoutes(projects, auth),
+    ...adminRoutes(projects, tokens),
     ...identityMergeRoutes({ ...twinMerge, projects }),
     ...deadJobRoutes(queue, projects),
     ...settingsRoutes(projects, projectConfigs),
@@ -291,7 +300,6 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   app.routes.add(openApiRoute(() => app.routes.routes, { procedures: { path: TRPC_PREFIX, maxBatch: TRPC_MAX_BATCH, list: PROCEDURES } }));
   const pipelineView = { graph, runtime, queue, requests: requestCounts };
   const router = createAppRouter({
-    auth,
     rateLimiter,
     runs,
     tests: { tests, identities, codeowners },
@@ -305,7 +313,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     outbox: queue.outbox,
     publicApiUrl: settings.publicApiUrl,
     ingestRoutes: () => app.routes.routes.filter((r) => r.tags?.includes('ingest')),
-    sessions: callers.sessions,
+    tokens,
     notifications: settings.notifications,
     ai: settings.ai,
     pipeline: pipelineView,

@@ -2,16 +2,15 @@
 import { z } from 'zod';
 import { UUID_RE } from '../../domain/ids.js';
 import { SCOPES, SLUG_RE, type ProjectRepo } from '../../store/projects.js';
-import type { Authenticator } from '../auth.js';
 import { errors } from '../../errors.js';
-import { createProjectToken, revokeProjectToken } from '../../usecases/project-tokens.js';
+import { createProjectToken, revokeProjectToken, type ProjectTokensDeps } from '../../usecases/project-tokens.js';
 import { listProjects } from '../../usecases/projects.js';
 import { defineRoute, type AnyRouteDef } from '../route.js';
 
 const scopesSchema = z.array(z.enum(SCOPES)).max(SCOPES.length).default([]);
 
-export function adminRoutes(projects: ProjectRepo, auth: Authenticator): AnyRouteDef[] {
-  const tokens = { projects, onRevoked: (tokenId: string) => auth.forget(tokenId) };
+/** `tokens`: a project's tokens as the settings page's procedures have them (one revocation for both). */
+export function adminRoutes(projects: ProjectRepo, tokens: ProjectTokensDeps): AnyRouteDef[] {
   return [
     defineRoute({
       method: 'POST',

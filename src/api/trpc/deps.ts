@@ -12,7 +12,6 @@ import type { Store } from '../../store/client.js';
 import type { ProjectRepo } from '../../store/projects.js';
 import type { RcaRepo } from '../../store/rca.js';
 import type { RunRepo } from '../../store/runs.js';
-import type { Authenticator } from '../auth.js';
 import type { RateLimiter } from '../rate-limit.js';
 import type { RequestCounts } from '../request-counts.js';
 import type { AnyRouteDef } from '../route.js';
@@ -20,10 +19,9 @@ import type { ProjectHealthDeps } from '../../usecases/project-health.js';
 import type { CodeownersRepo } from '../../store/codeowners.js';
 import type { IdentityRepo } from '../../store/identities.js';
 import type { TestRepo } from '../../store/tests.js';
-import type { SessionStore } from '../session/store.js';
+import type { ProjectTokensDeps } from '../../usecases/project-tokens.js';
 
 export interface TrpcDeps {
-  auth: Authenticator;
   rateLimiter: RateLimiter;
   runs: RunRepo;
   tests: { tests: TestRepo; identities: IdentityRepo; codeowners: CodeownersRepo };
@@ -41,8 +39,8 @@ export interface TrpcDeps {
   publicApiUrl?: string;
   /** The ingest routes (the pipeline page's receivers' side). */
   ingestRoutes: () => readonly Pick<AnyRouteDef, 'method' | 'url'>[];
-  /** Sessions, to end the ones of a revoked token; null when the dashboard is off. */
-  sessions: SessionStore | null;
+  /** A project's tokens, and what a revocation forgets (the cached principal, the token's sessions). */
+  tokens: ProjectTokensDeps;
   notifications: NotificationSettings;
   /** The instance's AI provider (SERVICE_AI_PROVIDER and its settings); undefined: RCA is off whatever `ai.rca` says. */
   ai: AiSettings | undefined;

@@ -23,14 +23,7 @@ export function projectRouter(d: TrpcDeps, p: ProcedureKinds) {
   }
   const policy = { projects: d.projects, configs: d.projectConfigs, ai: d.ai };
   const channels = { channels: d.channels, notifications: d.notifications };
-  const tokens = {
-    projects: d.projects,
-    onRevoked: (tokenId: string) => {
-      d.auth.forget(tokenId);
-      // Its dashboard sessions end now (each request re-checks the token anyway).
-      d.sessions?.endToken(tokenId);
-    },
-  };
+  const tokens = d.tokens;
 
   return {
     session: {
