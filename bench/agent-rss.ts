@@ -1,6 +1,6 @@
 // `npm run bench -- agent-rss [--runs 200] [--executions 50] [--idle-ms 3000] [--from-sources] [--compare-daemon]`
 //
-// What an agent (`flakehouse serve --pipeline pipelines/agent.yaml`: no store, src/agent.ts) costs
+// What an agent (`flakehouse serve --pipeline pipelines/agent.yaml`: no store, src/main/agent.ts) costs
 // in memory: the resident set (VmRSS of /proc/<pid>/status) of the real process after it has been
 // idle for --idle-ms since listening, right after forwarding --runs native batches of --executions
 // each, and idle again after that; VmHWM is the peak. The gateway is an OTLP/HTTP sink in this

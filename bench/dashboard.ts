@@ -28,8 +28,8 @@ import { gzipSync } from 'node:zlib';
 import type { Page } from 'playwright-core';
 import { loadServerSettings } from '../src/config/daemon-env.js';
 import { loadServiceConfig } from '../src/config/service-yml.js';
-import { startDaemon } from '../src/daemon.js';
-import { createLogger } from '../src/logger.js';
+import { startDaemon } from '../src/main/daemon.js';
+import { createLogger } from '../src/telemetry/logger.js';
 import { CHROMIUM_PATH, launchChromium, type PageGlobals } from '../test/browser/helpers/browser.js';
 import { RESULTS_DIR } from './results.js';
 

@@ -41,17 +41,10 @@ const ENTRIES = {
  * check catches it if it drags a server package in.
  */
 const SERVER_MODULES = [
-  'daemon.ts',
-  'agent.ts',
+  'main/',
+  'builtin/',
   'agent/',
-  'ingest-process.ts',
   'tokens/',
-  'pipeline-file.ts',
-  'stored-project-settings.ts',
-  'builtin-components.ts',
-  'builtin-processing.ts',
-  'builtin-receivers.ts',
-  'intake.ts',
   'ingest/',
   'otlp/',
   'pipeline/',
@@ -66,7 +59,6 @@ const SERVER_MODULES = [
   'telemetry/',
   'artifacts/',
   'project-export/',
-  'logger.ts',
 ];
 
 /** Packages that must never be in the client: the engine, the server, storage, cloud SDKs, build tools. */

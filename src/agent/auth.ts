@@ -8,7 +8,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import { Authenticator, bearer } from '../api/auth.js';
-import { errors } from '../errors.js';
+import { errors } from '../errors/catalogue.js';
 import { sha256Hex } from '../domain/ids.js';
 import type { ProjectRepo, TokenPrincipal } from '../store/projects.js';
 
@@ -62,7 +62,7 @@ export function resolveAgentToken(opts: { token?: string; dataDir: string; annou
     if (kept) return { token: kept, file };
     opts.logger.warn({ file }, 'the agent token file is empty: generating a new token');
   }
-  // The form of a project token: a log line that holds it by mistake is redacted (src/log-redaction.ts).
+  // The form of a project token: a log line that holds it by mistake is redacted (src/domain/log-redaction.ts).
   const token = `fh_${randomBytes(24).toString('hex')}`;
   writeFileSync(file, `${token}\n`, { mode: 0o600 });
   opts.announce('');

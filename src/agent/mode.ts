@@ -1,6 +1,6 @@
 // Agent mode is chosen by the graph, not by a flag: a pipeline file none of whose components needs
 // the store (each factory declares `needsStore`, src/pipeline/component.ts) runs as an agent
-// (src/agent.ts), with no database; any other runs as the full daemon (src/daemon.ts).
+// (src/main/agent.ts), with no database; any other runs as the full daemon (src/main/daemon.ts).
 import type { PipelineGraph } from '../pipeline/graph.js';
 
 /**

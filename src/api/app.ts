@@ -10,7 +10,7 @@ import { registerBodySlots } from './body-slots.js';
 import { capConnections } from './connection-caps.js';
 import { drainOnClose } from './drain.js';
 import { checkDeclaredLength, decodingPipeline, KEEP_ALIVE_TIMEOUT_MS, ListenerDoor, MAX_HEADER_BYTES } from '../ingest/door.js';
-import { ApiError, errors } from '../errors.js';
+import { ApiError, errors } from '../errors/catalogue.js';
 import { answerAndClose, SECURITY_HEADERS } from './raw-answer.js';
 import { authenticatedAtDoor, RouteTable, type RouteDeps } from './route.js';
 

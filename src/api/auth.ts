@@ -5,7 +5,7 @@ import { timingSafeEqual } from 'node:crypto';
 import { sha256Hex } from '../domain/ids.js';
 import type { ProjectRepo, Scope, TokenPrincipal } from '../store/projects.js';
 import { TOKEN_RE } from '../domain/tokens.js';
-import { errors } from '../errors.js';
+import { errors } from '../errors/catalogue.js';
 
 const TTL_MS = 10_000;
 const MAX_CACHE = 10_000;

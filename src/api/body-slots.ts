@@ -1,7 +1,7 @@
 // The body-slot budget (src/ingest/body-slots.ts) on fastify's request cycle: a request takes a
 // slot before fastify reads its body and gives it back once the body is decoded.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { errors } from '../errors.js';
+import { errors } from '../errors/catalogue.js';
 import type { BodySlots, SlotClaim } from '../ingest/body-slots.js';
 
 export { BodySlots } from '../ingest/body-slots.js';

@@ -3,7 +3,7 @@
 // parser is attached, so it can send no request and costs no header buffer.
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
-import { errors } from '../errors.js';
+import { errors } from '../errors/catalogue.js';
 import { REFUSED_GRACE_MS, type ConnectionBudget } from '../ingest/door.js';
 import { rawAnswer } from './raw-answer.js';
 

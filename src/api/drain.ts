@@ -22,7 +22,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyInstance } from 'fastify';
-import { errors } from '../errors.js';
+import { errors } from '../errors/catalogue.js';
 import { SHUTDOWN_DRAIN_MS } from '../ingest/door.js';
 import { answerAndClose } from './raw-answer.js';
 

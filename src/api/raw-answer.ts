@@ -3,7 +3,7 @@
 // other answer, and `connection: close`, since the socket ends right after.
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
-import type { ApiError } from '../errors.js';
+import type { ApiError } from '../errors/catalogue.js';
 
 export const SECURITY_HEADERS: Record<string, string> = {
   'x-content-type-options': 'nosniff',

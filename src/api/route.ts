@@ -1,4 +1,4 @@
-// One route table: every route is declared with its auth, zod schemas and handler (src/route-def.ts), registered on
+// One route table: every route is declared with its auth, zod schemas and handler (src/pipeline/route-def.ts), registered on
 // fastify from here, and (later) documented in /openapi.json from the same declarations.
 //
 // Check order on every route (docs/contract.md §2, §6): auth 401 → scope 403 → rate limit 429 →
@@ -10,14 +10,14 @@ import type { z } from 'zod';
 import type { TokenPrincipal } from '../store/projects.js';
 import { requireAnyScope, type Authenticator } from './auth.js';
 import type { IngestAdmission } from '../ingest/service.js';
-import { ApiError, errors, zodIssues } from '../errors.js';
+import { ApiError, errors, zodIssues } from '../errors/catalogue.js';
 import { admitCaller } from '../ingest/door.js';
 import type { RateLimiter } from './rate-limit.js';
-import type { AnyRouteDef, RouteDef } from '../route-def.js';
+import type { AnyRouteDef, RouteDef } from '../pipeline/route-def.js';
 
-// What a route is (its declaration) lives below the API layer, in src/route-def.ts: receivers
+// What a route is (its declaration) lives below the API layer, in src/pipeline/route-def.ts: receivers
 // declare their ingest routes there without importing this registration.
-export { defineRoute, type AnyRouteDef, type RouteAuth, type RouteContext, type RouteDef } from '../route-def.js';
+export { defineRoute, type AnyRouteDef, type RouteAuth, type RouteContext, type RouteDef } from '../pipeline/route-def.js';
 
 export interface RouteDeps {
   auth: Authenticator;

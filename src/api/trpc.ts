@@ -4,7 +4,7 @@
 // The router is assembled from its areas in src/api/trpc/; checks per call are in trpc/core.ts.
 import { fastifyTRPCPlugin, type CreateFastifyContextOptions, type FastifyTRPCPluginOptions } from '@trpc/server/adapters/fastify';
 import type { FastifyInstance } from 'fastify';
-import { ApiError } from '../errors.js';
+import { ApiError } from '../errors/catalogue.js';
 import { checkCsrf, type CallerAuth } from './session/caller.js';
 import { PROJECT_HEADER, procedureKinds, t, type TrpcContext } from './trpc/core.js';
 import type { TrpcDeps } from './trpc/deps.js';

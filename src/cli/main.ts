@@ -13,7 +13,7 @@ import type { RetentionWindows } from '../domain/retention.js';
 // the pipeline graph are server code, loaded by `serve` and `validate` when they run.
 import type { PipelineConfigError } from '../pipeline/graph.js';
 import type { ReloadResult } from '../pipeline/reload.js';
-import type { Daemon } from '../daemon.js';
+import type { Daemon } from '../main/daemon.js';
 import { SCOPES, type Scope } from '../domain/tokens.js';
 import { processIo, type CliIo } from './io.js';
 import { UsageError } from './usage-error.js';
@@ -152,7 +152,7 @@ async function serve(args: string[], env: NodeJS.ProcessEnv, cwd: string, io: Cl
   // --role is SERVICE_ROLE, checked (and named in errors) as the variable is.
   const settings = loadServerSettings(values.role !== undefined ? { ...env, SERVICE_ROLE: values.role } : env, cwd);
   const service = loadServiceConfig({ env, cwd });
-  const logger = (await import('../logger.js')).createLogger(settings.logLevel);
+  const logger = (await import('../telemetry/logger.js')).createLogger(settings.logLevel);
   const pipelineFile = values.pipeline ? path.resolve(cwd, values.pipeline) : undefined;
   // SIGHUP re-reads the pipeline file (Daemon.reloadPipeline; docs/pipeline.md "Reload"). Installed
   // before the server listens (SIGHUP's default ends the process); one during the start waits for it.
@@ -172,24 +172,24 @@ async function serve(args: string[], env: NodeJS.ProcessEnv, cwd: string, io: Cl
   // Loaded here, not at the top: the reporter commands run in every CI job and should not pay for
   // loading the server (the engine, fastify, the pipeline) on each start. The graph decides which
   // server: one whose components all declare needsStore: false runs as an agent, with no database
-  // (src/agent.ts; docs/pipeline.md "Agent mode"), and never loads the daemon's modules.
-  const graph = (await import('../pipeline-file.js')).loadGraph(pipelineFile, cwd, env);
+  // (src/main/agent.ts; docs/pipeline.md "Agent mode"), and never loads the daemon's modules.
+  const graph = (await import('../main/pipeline-file.js')).loadGraph(pipelineFile, cwd, env);
   const { storeUsers } = await import('../agent/mode.js');
   const needStore = storeUsers(graph);
   let daemon: { url: string; close(): Promise<void> };
   if (settings.role === 'ingest') {
     // Receivers only: no store, no pipeline; tokens from the snapshot the workers publish (README "Scaling out").
-    const { startIngestProcess } = await import('../ingest-process.js');
+    const { startIngestProcess } = await import('../main/ingest-process.js');
     daemon = await startIngestProcess({ settings, service, logger, graph });
     io.stdout.write(`Flakehouse ingest is listening on ${daemon.url} (queue: ${settings.queue.url})\n`);
   } else if (needStore.length === 0) {
     logger.info({ pipeline: graph.source }, 'agent mode: no component of the pipeline needs the store; starting without a database');
-    const { startAgent } = await import('../agent.js');
+    const { startAgent } = await import('../main/agent.js');
     daemon = await startAgent({ settings, service, logger, graph });
     io.stdout.write(`Flakehouse agent (agent mode, no database) is listening on ${daemon.url} (data: ${settings.dataDir})\n`);
   } else {
     logger.debug({ pipeline: graph.source, storeUsers: needStore }, 'components that need the store: starting the daemon');
-    const { startDaemon } = await import('../daemon.js');
+    const { startDaemon } = await import('../main/daemon.js');
     // The dashboard is built on the first start when install did not build it (docs/dashboard.md).
     if (settings.dashboard.enabled) await (await import('../api/dashboard/build.js')).ensureDashboardBuilt(logger);
     daemon = await startDaemon({ settings, service, logger, pipelineFile });
@@ -224,7 +224,7 @@ async function serve(args: string[], env: NodeJS.ProcessEnv, cwd: string, io: Cl
 
 async function validate(args: string[], env: NodeJS.ProcessEnv, cwd: string, io: CliIo): Promise<number> {
   const file = args[0] ? path.resolve(cwd, args[0]) : undefined;
-  const { loadGraph } = await import('../daemon.js');
+  const { loadGraph } = await import('../main/daemon.js');
   const graph = loadGraph(file, cwd, env);
   io.stdout.write(`${graph.source}: valid (${graph.pipelines.map((p) => p.id).join(', ')})\n`);
   return 0;

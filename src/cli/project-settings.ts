@@ -41,6 +41,6 @@ export async function fetchProjectSettings(env: NodeJS.ProcessEnv, cwd: string, 
   }
 
   // Straight from storage: a server module, loaded only here (the client package stubs it).
-  const { readStoredProjectSettings } = await import('../stored-project-settings.js');
+  const { readStoredProjectSettings } = await import('../main/stored-project-settings.js');
   return { settings: await readStoredProjectSettings(server, slug, service), via: 'storage' };
 }

@@ -31,7 +31,7 @@ export interface ServerSettings {
     cluster?: string;
   };
   adminToken?: string;
-  /** The bearer token senders present to an agent (a graph that needs no store, src/agent.ts); unset: generated. */
+  /** The bearer token senders present to an agent (a graph that needs no store, src/main/agent.ts); unset: generated. */
   agentToken?: string;
   logLevel: LogLevel;
   /** One `info` line per answered request (SERVICE_LOG_REQUESTS); otherwise request lines are at `debug`. */

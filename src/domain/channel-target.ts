@@ -5,7 +5,7 @@
 // to the channel, so reading the project must not hand it out. Only the admin, who writes the
 // project's settings, sees targets whole (GET /v1/admin/projects/:slug/settings). Email addresses
 // are not credentials and stay whole.
-import { isCredentialName, REDACTED } from '../log-redaction.js';
+import { isCredentialName, REDACTED } from './log-redaction.js';
 
 /**
  * A value that looks generated rather than named: no blanks, mostly URL-safe characters, and long

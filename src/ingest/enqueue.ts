@@ -5,7 +5,7 @@ import type { IngestBatch, IngestSource } from '../domain/batch.js';
 import { sanitizeBatch, UnstorableError } from '../domain/storable.js';
 import type { EnqueueResult } from '../queue/types.js';
 import type { IngestPort, IngestSlots } from '../pipeline/component.js';
-import { errors, type ErrorIssue } from '../errors.js';
+import { errors, type ErrorIssue } from '../errors/catalogue.js';
 
 /**
  * The issue for a batch value the store cannot take, when the batch path alone would not tell the
@@ -44,7 +44,7 @@ export interface EnqueueRequest {
 /**
  * Checks every batch storable, holds a queue slot for each (503/413 when they do not fit), then
  * enqueues them one after the other; resolves with their receipts once all are durable. Throws the
- * catalogue's errors (src/errors.ts).
+ * catalogue's errors (src/errors/catalogue.ts).
  */
 export async function enqueueRequest(ingest: IngestPort, req: EnqueueRequest): Promise<EnqueueResult[]> {
   const receipts: EnqueueResult[] = [];

@@ -5,7 +5,7 @@ import type { IngestBatch, IngestSource } from '../domain/batch.js';
 import type { AdmissionCheck } from '../pipeline/component.js';
 import { isOutOfSpace } from '../domain/storage-errors.js';
 import type { EnqueueResult, NewJob, Queue } from '../queue/types.js';
-import { errors } from '../errors.js';
+import { errors } from '../errors/catalogue.js';
 import type { StorageGuard } from './storage-guard.js';
 
 /**

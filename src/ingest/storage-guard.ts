@@ -5,7 +5,7 @@
 // write. The condition is logged when it starts and when it clears, not per request.
 import { statfsSync } from 'node:fs';
 import type { Logger } from 'pino';
-import { errors } from '../errors.js';
+import { errors } from '../errors/catalogue.js';
 
 export interface StorageStatus {
   /** `full`: ingest answers 507 insufficient_storage until space returns. */

@@ -70,7 +70,7 @@ export type PipelineSettings = Pick<ServerSettings, 'dataDir' | 'clusterThreshol
 
 /**
  * Where a receiver that serves HTTP adds its routes (the API's route table). A route is declared
- * with `defineRoute` (src/route-def.ts); the pipeline carries it to the table without reading it.
+ * with `defineRoute` (src/pipeline/route-def.ts); the pipeline carries it to the table without reading it.
  */
 export interface RouteRegistry {
   add(route: { method: string; url: string }): void;
@@ -84,7 +84,7 @@ export interface IngestPort {
 
 /** The queue slots an ingest request holds (src/ingest's IngestAdmission): one from the door, more as it becomes jobs. */
 export interface IngestSlots {
-  /** Holds `total` slots in all; throws the catalogue's 503 (or 413, src/errors.ts) when they do not fit. */
+  /** Holds `total` slots in all; throws the catalogue's 503 (or 413, src/errors/catalogue.ts) when they do not fit. */
   need(total: number): void;
   release(n?: number): void;
   /** Gives back what is still held (the request failed before enqueueing everything). */
@@ -94,7 +94,7 @@ export interface IngestSlots {
 /**
  * The HTTP ingest routes' door checks, for a receiver with its own listener (OTLP/gRPC): the same
  * tokens, scope, rate limit and queue depth, throwing the catalogue's errors (401/403/429/503,
- * src/errors.ts). Built by src/ingest/door.ts.
+ * src/errors/catalogue.ts). Built by src/ingest/door.ts.
  */
 export interface IngestDoor {
   /** The principal of an `authorization` value (`Bearer <token>`) with scope ingest, counted by the rate limiter. */
@@ -241,7 +241,7 @@ interface FactoryBase<C> {
    * Whether its instances use the store: repositories (`Host.extensions.repositories`), or
    * per-project settings through `Host.projectConfig` beyond service.yml + environment. Undeclared
    * counts as `true`, so a component nobody checked never meets a missing store. A graph whose
-   * every component declares `false` runs as an agent (src/agent.ts, docs/pipeline.md "Agent
+   * every component declares `false` runs as an agent (src/main/agent.ts, docs/pipeline.md "Agent
    * mode"): no database is opened and `Host.extensions.repositories` throws.
    */
   needsStore?: boolean;

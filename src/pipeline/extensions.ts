@@ -1,12 +1,12 @@
 // The service's extensions at run time (the core's side: the types are ./extension.ts and
 // ./storage.ts, the implementations plugins under src/extensions/, registered in
-// src/builtin-components.ts): built from the pipeline file's `extensions` and
+// src/builtin/components.ts): built from the pipeline file's `extensions` and
 // `service.extensions` (src/pipeline/graph.ts, which adds a default `file_storage` when the file
 // enables no storage extension, and a default `clickhouse_storage` when it enables no repositories
 // extension), started before components, shut down after them, and offered to
 // components as `Host.extensions`. Built where processors and exporters run: the pipeline thread
 // (src/pipeline/thread/worker.ts), or the main thread with SERVICE_PIPELINE_THREAD=false
-// (src/daemon.ts). A reload keeps them: a file whose extensions differ is refused (restart).
+// (src/main/daemon.ts). A reload keeps them: a file whose extensions differ is refused (restart).
 import type { Logger } from 'pino';
 import type { Repositories } from '../store/repositories.js';
 import type { Store } from '../store/client.js';

@@ -4,7 +4,7 @@ import type { ExtensionFactory } from './extension.js';
 
 /**
  * A receiver type as a registry that does not build receivers knows it (the pipeline thread's,
- * src/builtin-processing.ts): its name, the signals it feeds and whether it uses the store. Plain
+ * src/builtin/processing.ts): its name, the signals it feeds and whether it uses the store. Plain
  * data, handed to that thread by the one that builds the receivers (Registry.receiverTypes).
  */
 export interface ReceiverType {

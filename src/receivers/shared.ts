@@ -3,10 +3,10 @@
 // are src/ingest's; the route table that runs the route is the API's, reached through the Host.
 import { z } from 'zod';
 import type { IngestBatch, IngestSource } from '../domain/batch.js';
-import { errors } from '../errors.js';
+import { errors } from '../errors/catalogue.js';
 import { enqueueRequest, type UnstorableIssue } from '../ingest/enqueue.js';
 import type { Host, Receiver } from '../pipeline/component.js';
-import { defineRoute, type RouteContext } from '../route-def.js';
+import { defineRoute, type RouteContext } from '../pipeline/route-def.js';
 import { countRefusedBeforeAccept } from '../telemetry/component-stats.js';
 
 export const ingestReceiptSchema = z.object({

@@ -2,7 +2,7 @@
 // looked up in the token snapshot the workers publish (snapshot.ts), never in a store; the admin
 // token is SERVICE_ADMIN_TOKEN as in every role.
 import { Authenticator, bearer } from '../api/auth.js';
-import { errors } from '../errors.js';
+import { errors } from '../errors/catalogue.js';
 import { sha256Hex } from '../domain/ids.js';
 import { TOKEN_RE } from '../domain/tokens.js';
 import type { ProjectRepo, TokenPrincipal } from '../store/projects.js';

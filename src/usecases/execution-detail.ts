@@ -5,7 +5,7 @@ import type { ArtifactSigner } from '../artifacts/s3.js';
 import { UUID_RE } from '../domain/ids.js';
 import type { ExecutionRepo } from '../store/executions.js';
 import type { RcaRepo } from '../store/rca.js';
-import { errors } from '../errors.js';
+import { errors } from '../errors/catalogue.js';
 
 export interface ExecutionDetailDeps {
   executions: Pick<ExecutionRepo, 'get'>;

@@ -4,7 +4,7 @@
 import { z } from 'zod';
 import { UUID_RE } from '../domain/ids.js';
 import type { RcaReport, RcaRepo } from '../store/rca.js';
-import { errors } from '../errors.js';
+import { errors } from '../errors/catalogue.js';
 
 export const rcaReportSchema = z
   .object({

@@ -8,7 +8,7 @@ import type { CodeownersRepo } from '../store/codeowners.js';
 import type { BoardEntry, TestRepo } from '../store/tests.js';
 import type { BoardRow } from '../store/board.js';
 import type { BoardImpact } from '../store/board-impact.js';
-import { errors } from '../errors.js';
+import { errors } from '../errors/catalogue.js';
 import { IMPACT_DEFAULT_DAYS, NO_RECENT_RUNS, round4, stateSinceBody, type flakyBoardSchema, type flakyItemSchema, type flakyQuerySchema } from './test-schemas.js';
 
 export interface FlakyBoardDeps {

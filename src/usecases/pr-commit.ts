@@ -13,7 +13,7 @@ import { toIso } from '../domain/time.js';
 import type { CodeownersRepo } from '../store/codeowners.js';
 import type { PrSummaryRepo } from '../store/pr-summary.js';
 import type { TestRepo } from '../store/tests.js';
-import { errors } from '../errors.js';
+import { errors } from '../errors/catalogue.js';
 
 export interface PrCommitDeps {
   prSummary: PrSummaryRepo;

@@ -3,7 +3,7 @@
 import { BADGE_LABELS, BADGE_VARIANTS } from '../domain/badge.js';
 import type { BadgesResponse } from '../domain/pr-schemas.js';
 import type { ProjectRepo } from '../store/projects.js';
-import { errors } from '../errors.js';
+import { errors } from '../errors/catalogue.js';
 
 export interface ProjectBadgesDeps {
   projects: Pick<ProjectRepo, 'byId'>;

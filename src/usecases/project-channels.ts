@@ -6,7 +6,7 @@ import type { NotificationSettings } from '../config/integrations.js';
 import { readerChannelTarget } from '../domain/channel-target.js';
 import { redactUrl } from '../exporters/notify/transports.js';
 import type { ChannelRepo } from '../store/channels.js';
-import { errors } from '../errors.js';
+import { errors } from '../errors/catalogue.js';
 import { sendTestNotification, type SendTestResult, type TestChannel } from './send-test-notification.js';
 
 export interface ProjectChannelsDeps {

@@ -4,7 +4,7 @@ import { effectiveAiRca, type AiSettings } from '../config/ai.js';
 import type { ProjectConfigs } from '../config/resolved-project-config.js';
 import { toIso } from '../domain/time.js';
 import type { ProjectRepo } from '../store/projects.js';
-import { errors } from '../errors.js';
+import { errors } from '../errors/catalogue.js';
 
 type Source = 'default' | 'file' | 'settings' | 'env';
 

@@ -9,7 +9,7 @@ import { NOTIFICATION_CHANNEL_KINDS, NOTIFICATION_EVENT_TYPES, serviceConfigSche
 import { patchSettings, projectSettingsPatchSchema, projectSettingsSchema, parseSettings, type ResolvedServiceConfig } from '../config/project-settings.js';
 import type { NotificationChannel } from '../store/channels.js';
 import type { ProjectRepo } from '../store/projects.js';
-import { errors, zodIssues } from '../errors.js';
+import { errors, zodIssues } from '../errors/catalogue.js';
 
 const SOURCES = ['default', 'file', 'settings', 'env'] as const;
 

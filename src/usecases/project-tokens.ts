@@ -2,7 +2,7 @@
 // procedures): listed, created (the secret shown once) and revoked.
 import { UUID_RE } from '../domain/ids.js';
 import type { ProjectRepo, Scope } from '../store/projects.js';
-import { errors } from '../errors.js';
+import { errors } from '../errors/catalogue.js';
 
 export interface ProjectTokensDeps {
   projects: Pick<ProjectRepo, 'listTokens' | 'createToken' | 'revokeToken'>;

@@ -9,7 +9,7 @@ import type { Outbox } from '../queue/types.js';
 import type { IdentityRepo } from '../store/identities.js';
 import type { TestRepo } from '../store/tests.js';
 import { UUID_RE } from '../domain/ids.js';
-import { errors } from '../errors.js';
+import { errors } from '../errors/catalogue.js';
 
 export type QuarantineDecision = 'quarantined' | 'released' | 'auto';
 

@@ -8,7 +8,7 @@ import { VERIFY_KINDS, type VerifyKind } from '../domain/verify.js';
 import type { RunDetail, RunRepo } from '../store/runs.js';
 import { artifactViewSchema, withArtifactLinks } from '../artifacts/links.js';
 import type { ArtifactSigner } from '../artifacts/s3.js';
-import { errors } from '../errors.js';
+import { errors } from '../errors/catalogue.js';
 
 // Query strings give strings; procedure inputs may also give epoch milliseconds as numbers.
 const timestampParam = z.union([z.string(), z.number()]).transform((v, ctx) => {

@@ -8,7 +8,7 @@ import type { ClusterRepo } from '../store/clusters.js';
 import type { IdentityRepo } from '../store/identities.js';
 import type { QuarantineLogRepo } from '../store/quarantine-log.js';
 import type { TestRepo } from '../store/tests.js';
-import { errors } from '../errors.js';
+import { errors } from '../errors/catalogue.js';
 
 export interface TestActivityDeps {
   tests: Pick<TestRepo, 'history' | 'pageState' | 'overrides'>;

@@ -9,7 +9,7 @@ import { toIso } from '../domain/time.js';
 import type { CodeownersRepo } from '../store/codeowners.js';
 import type { IdentityRepo } from '../store/identities.js';
 import type { TestRepo } from '../store/tests.js';
-import { errors } from '../errors.js';
+import { errors } from '../errors/catalogue.js';
 import { NO_RECENT_RUNS, round4, stateSinceBody, type testDetailSchema } from './test-schemas.js';
 
 export interface TestPageDeps {

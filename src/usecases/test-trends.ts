@@ -8,7 +8,7 @@ import { toIso } from '../domain/time.js';
 import type { IdentityRepo } from '../store/identities.js';
 import type { TestTrendsRepo } from '../store/test-trends.js';
 import type { TestRepo } from '../store/tests.js';
-import { errors } from '../errors.js';
+import { errors } from '../errors/catalogue.js';
 
 const DAY_MS = 86_400_000;
 const dayOf = (ms: number): string => new Date(ms).toISOString().slice(0, 10);

@@ -1,5 +1,5 @@
 // Agent and gateway as two real processes (`flakehouse serve`), as deployed: the agent runs
-// pipelines/agent.yaml (no store: src/agent.ts) and forwards to the gateway (the full daemon). CI
+// pipelines/agent.yaml (no store: src/main/agent.ts) and forwards to the gateway (the full daemon). CI
 // keeps sending to the agent while the gateway is killed with SIGKILL and later started again on
 // the same port and data dir: every send gets 202, and afterwards every run is at the gateway
 // exactly once. The agent never opens chDB, and takes only its own token (SERVICE_AGENT_TOKEN).

@@ -1,15 +1,15 @@
 // Agent-mode test plumbing, shared by the otlp_http and otlp_grpc forwarding tests: a port free now
 // (so a gateway restarts on the same address), the gateway's runs whose branch starts with a
-// prefix, and the agent itself (src/agent.ts) in this process.
+// prefix, and the agent itself (src/main/agent.ts) in this process.
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
-import { startAgent, type Agent } from '../../src/agent.js';
+import { startAgent, type Agent } from '../../src/main/agent.js';
 import { loadServerSettings } from '../../src/config/daemon-env.js';
 import { loadServiceConfig } from '../../src/config/service-yml.js';
-import { createLogger } from '../../src/logger.js';
-import { loadGraph } from '../../src/pipeline-file.js';
+import { createLogger } from '../../src/telemetry/logger.js';
+import { loadGraph } from '../../src/main/pipeline-file.js';
 import { expect } from 'vitest';
 import { nativeBatch, type TestDaemon } from './daemon.js';
 import { SCRATCH_DIR } from './scratch.js';
@@ -42,7 +42,7 @@ export async function gatewayRuns(gw: Pick<TestDaemon, 'request'>, prefix: strin
 }
 
 /**
- * The agent (src/agent.ts: no store) in this test process, on a pipeline file that needs no store,
+ * The agent (src/main/agent.ts: no store) in this test process, on a pipeline file that needs no store,
  * with its own data dir and a fixed SERVICE_AGENT_TOKEN. `${env:…}` in the file is read from the
  * process environment, as the CLI's `serve` does.
  */

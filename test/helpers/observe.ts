@@ -1,7 +1,7 @@
 // Small handles on a running test daemon: its log lines, and its worker held still.
 import { Writable } from 'node:stream';
 import type { Logger } from 'pino';
-import { createLogger } from '../../src/logger.js';
+import { createLogger } from '../../src/telemetry/logger.js';
 import type { TestDaemon } from './daemon.js';
 
 /** A logger at `info` whose lines (JSON text) collect in `lines`, for tests that assert on logs. */

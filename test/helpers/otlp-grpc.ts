@@ -8,7 +8,7 @@ import { parseDocument } from 'yaml';
 import { ROOT_CONTEXT, SpanStatusCode, trace } from '@opentelemetry/api';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan, type SpanExporter } from '@opentelemetry/sdk-trace-base';
-import { DEFAULT_PIPELINE } from '../../src/daemon.js';
+import { DEFAULT_PIPELINE } from '../../src/main/daemon.js';
 import { EXPORT_PATH, type ExportTraceResponse, traceServiceDefinition } from '../../src/otlp/grpc-service.js';
 import { otlpProtoRoot } from '../../src/otlp/proto.js';
 import { SCRATCH_DIR } from './scratch.js';

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { SMTPServer } from 'smtp-server';
 import { Writable } from 'node:stream';
 import type { Logger } from 'pino';
-import { createLogger } from '../../src/logger.js';
+import { createLogger } from '../../src/telemetry/logger.js';
 
 export interface SinkRequest {
   method: string;

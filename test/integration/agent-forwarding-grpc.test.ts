@@ -1,4 +1,4 @@
-// Agent mode over OTLP/gRPC (docs/pipeline.md "Agent mode"): the agent (src/agent.ts, no store)
+// Agent mode over OTLP/gRPC (docs/pipeline.md "Agent mode"): the agent (src/main/agent.ts, no store)
 // running pipelines/examples/agent-grpc.yaml forwards with the otlp_grpc exporter to a gateway
 // daemon whose otlp receiver listens for gRPC. As over HTTP (agent-forwarding.test.ts): across a gateway outage
 // and restart every run arrives exactly once, because a lease is acked only after the gateway

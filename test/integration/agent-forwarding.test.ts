@@ -1,4 +1,4 @@
-// Agent mode (docs/pipeline.md "Agent mode"): the agent (src/agent.ts, no store) running
+// Agent mode (docs/pipeline.md "Agent mode"): the agent (src/main/agent.ts, no store) running
 // pipelines/agent.yaml forwards what it receives to a gateway daemon with the otlp_http exporter.
 // Senders authenticate with SERVICE_AGENT_TOKEN. CI's runs get 202 from the agent whether or not
 // the gateway is up; across a gateway outage and restart every run arrives at the gateway exactly
@@ -18,8 +18,8 @@ import { leaseSink, type LeaseWrites } from '../../src/pipeline/lease-sink.js';
 import { noStore } from '../../src/agent/no-store.js';
 import type { Host } from '../../src/pipeline/component.js';
 import type { IngestBatch } from '../../src/domain/batch.js';
-import { createLogger } from '../../src/logger.js';
-import { loadGraph } from '../../src/pipeline-file.js';
+import { createLogger } from '../../src/telemetry/logger.js';
+import { loadGraph } from '../../src/main/pipeline-file.js';
 import { storeUsers } from '../../src/agent/mode.js';
 import { build } from 'esbuild';
 
@@ -126,12 +126,12 @@ describe('agent mode: forwarding to a gateway', () => {
     // The decision `serve` makes: pipelines/agent.yaml runs as an agent, the default pipeline does not.
     expect(storeUsers(loadGraph(path.resolve('pipelines/agent.yaml')))).toEqual([]);
     expect(storeUsers(loadGraph())).toEqual(expect.arrayContaining(['processors.identity', 'exporters.clickhouse']));
-    // What src/agent.ts imports, statically or not: no store module, no database client.
-    const { metafile } = await build({ entryPoints: ['src/agent.ts'], bundle: true, write: false, metafile: true, platform: 'node', format: 'esm', packages: 'external', outdir: path.join(dir, 'esbuild'), logLevel: 'silent' });
+    // What src/main/agent.ts imports, statically or not: no store module, no database client.
+    const { metafile } = await build({ entryPoints: ['src/main/agent.ts'], bundle: true, write: false, metafile: true, platform: 'node', format: 'esm', packages: 'external', outdir: path.join(dir, 'esbuild'), logLevel: 'silent' });
     const inputs = Object.keys(metafile.inputs);
     const packages = Object.values(metafile.inputs).flatMap((i) => i.imports.filter((x) => x.external).map((x) => x.path));
     expect(inputs).toContain('src/api/app.ts');
-    expect(inputs.filter((f) => f.startsWith('src/store/') || f === 'src/daemon.ts' || f === 'src/builtin-components.ts')).toEqual([]);
+    expect(inputs.filter((f) => f.startsWith('src/store/') || f === 'src/main/daemon.ts' || f === 'src/builtin/components.ts')).toEqual([]);
     expect(packages.filter((p) => p === 'chdb' || p.startsWith('@clickhouse/'))).toEqual([]);
 
     const body = nativeBatch({ n: 1, resource: { branch: 'auth-0' } });

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureDashboardBuilt, packageRoot } from '../../src/api/dashboard/build.js';
-import { createLogger } from '../../src/logger.js';
+import { createLogger } from '../../src/telemetry/logger.js';
 import { startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
 
 const CSP =

@@ -1,4 +1,4 @@
-// Errors the routes and the app raise through the catalogue (src/errors.ts `errors.*`), checked
+// Errors the routes and the app raise through the catalogue (src/errors/catalogue.ts `errors.*`), checked
 // byte for byte on the wire: moving them into the catalogue must not change a client's view.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nativeBatch, startTestDaemon, type TestDaemon } from '../helpers/daemon.js';

@@ -1,7 +1,7 @@
 // A lease that wrote to ClickHouse but crashed before its ack is redelivered whole (same lease id,
 // same plan) and its writes are deduplicated: every execution is stored exactly once.
 import { afterAll, describe, expect, it } from 'vitest';
-import { createLogger } from '../../src/logger.js';
+import { createLogger } from '../../src/telemetry/logger.js';
 import { loadServiceConfig } from '../../src/config/service-yml.js';
 import { ProjectConfigs } from '../../src/config/resolved-project-config.js';
 import { clickhouseExporterFactory } from '../../src/exporters/clickhouse.js';
@@ -12,7 +12,7 @@ import { WorkBatch } from '../../src/pipeline/work-batch.js';
 import { leaseSink, type LeaseWrites } from '../../src/pipeline/lease-sink.js';
 import { buildHost, pipelineSettings } from '../../src/pipeline/host.js';
 import { defaultRepositoriesSpec, ServiceExtensions } from '../../src/pipeline/extensions.js';
-import { processingRegistry } from '../../src/builtin-processing.js';
+import { processingRegistry } from '../../src/builtin/processing.js';
 import { loadServerSettings } from '../../src/config/daemon-env.js';
 import { nativeBatch, startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
 

@@ -6,7 +6,7 @@ import { Writable } from 'node:stream';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROCEDURES } from '../../src/api/trpc.js';
-import { createLogger } from '../../src/logger.js';
+import { createLogger } from '../../src/telemetry/logger.js';
 import { startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { PROCEDURES_NAMING_A_RECORD, PROCEDURE_EXAMPLES, ROUTE_EXAMPLES, createProject, examplePath, routeKey, type Fixture } from '../helpers/route-examples.js';
 
@@ -58,7 +58,7 @@ describe('isolation and hygiene on every route', () => {
         cb();
       },
     });
-    // The daemon's own logger (src/logger.ts, redaction included) at its most talkative level.
+    // The daemon's own logger (src/telemetry/logger.ts, redaction included) at its most talkative level.
     td = await startTestDaemon({ logger: createLogger('trace', sink) });
 
     // Project A (the bootstrap project `default`): a run with a failure and a retried flake.

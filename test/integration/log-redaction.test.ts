@@ -2,11 +2,11 @@
 // place a client can put them (Bearer header, ?token= and other URL parameters, basic auth,
 // ?password= and X-ClickHouse-Key on /clickhouse, the path, the dashboard's cookie and CSRF
 // header), right and wrong, and not one of them may appear in a line. The rule is the logger's
-// (src/log-redaction.ts), so the test drives the daemon with its own logger at its most talkative.
+// (src/domain/log-redaction.ts), so the test drives the daemon with its own logger at its most talkative.
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLogger } from '../../src/logger.js';
+import { createLogger } from '../../src/telemetry/logger.js';
 import { nativeBatch, startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { createProject } from '../helpers/route-examples.js';
 

@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { connect } from 'nats';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ApiError } from '../../src/errors.js';
+import { ApiError } from '../../src/errors/catalogue.js';
 import { NatsQueue, receiptIdFor, type NatsQueueOptions } from '../../src/queue/nats/index.js';
 import { partitionOf } from '../../src/queue/nats/partition-leases.js';
 import { Receipts } from '../../src/queue/nats/receipts.js';

@@ -4,7 +4,7 @@
 import { Writable } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Logger } from 'pino';
-import { createLogger } from '../../src/logger.js';
+import { createLogger } from '../../src/telemetry/logger.js';
 import { startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
 
 interface Line {

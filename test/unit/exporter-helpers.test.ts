@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { DomainEvent } from '../../src/domain/events.js';
-import { createLogger } from '../../src/logger.js';
+import { createLogger } from '../../src/telemetry/logger.js';
 import type { Host } from '../../src/pipeline/component.js';
 import { BackgroundWorker } from '../../src/pipeline/helpers/background-worker.js';
 import { defineExporter } from '../../src/pipeline/helpers/exporter.js';

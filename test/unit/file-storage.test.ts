@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { open } from 'lmdb';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { builtinRegistry } from '../../src/builtin-components.js';
+import { builtinRegistry } from '../../src/builtin/components.js';
 import type { ChannelSpec, Notification } from '../../src/domain/notifications.js';
 import type { TrackedTest } from '../../src/domain/tracker.js';
 import { NotifyStore, type Delivery } from '../../src/exporters/notify/store.js';
@@ -14,7 +14,7 @@ import { openTrackerState } from '../../src/exporters/tracker/index.js';
 import { FileStorage, fileStorageFactory } from '../../src/extensions/file-storage.js';
 import { defaultStorageSpec, ServiceExtensions } from '../../src/pipeline/extensions.js';
 import type { ExtensionSpec } from '../../src/pipeline/extension.js';
-import { createLogger } from '../../src/logger.js';
+import { createLogger } from '../../src/telemetry/logger.js';
 
 /** The default `file_storage` of the built-in registry (what a file that names no extension gets). */
 function storageSpec(): ExtensionSpec {

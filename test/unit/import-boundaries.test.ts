@@ -138,12 +138,12 @@ describe('the import graph read from src/', () => {
     ]);
     expect(runtimeSpecifiers("// import { x } from './commented.js';\n/* import y from './block.js'; */\nconst glob = 'src/**/*.ts';\nimport { z } from './z.js';")).toEqual(['./z.js']);
     // The walk reaches what the composition roots load: the daemon serves the API and the receivers.
-    const daemon = reachable(graph, 'src/daemon.ts');
+    const daemon = reachable(graph, 'src/main/daemon.ts');
     expect(daemon.has('src/api/route.ts')).toBe(true);
     expect(daemon.has('src/receivers/shared.ts')).toBe(true);
     expect(daemon.has('src/store/client.ts')).toBe(true);
     // A type-only import is no edge: route-def.ts names the store's types without loading it.
-    expect([...reachable(graph, 'src/route-def.ts').keys()].filter(under('src/store'))).toEqual([]);
+    expect([...reachable(graph, 'src/pipeline/route-def.ts').keys()].filter(under('src/store'))).toEqual([]);
   });
 });
 
@@ -171,7 +171,7 @@ describe('import boundaries', () => {
   it('the pipeline thread (src/pipeline/thread/worker.ts) loads no receiver', () => {
     expect(violations(graph, 'src/pipeline/thread/worker.ts', under('src/receivers'))).toEqual([]);
     // …while the registry of the thread that serves ingest has them.
-    expect(violations(graph, 'src/builtin-components.ts', under('src/receivers')).length).toBeGreaterThan(0);
+    expect(violations(graph, 'src/builtin/components.ts', under('src/receivers')).length).toBeGreaterThan(0);
   });
 });
 
@@ -288,7 +288,7 @@ describe('client code (src/cli, src/reporter)', () => {
 
   it('the build script lists the server modules', () => {
     expect(server).toContain('src/store/');
-    expect(server).toContain('src/stored-project-settings.ts');
+    expect(server).toContain('src/main/');
   });
 
   it('loads nothing from src/store, directly or not (a command that needs storage loads a server module dynamically)', () => {

@@ -1,10 +1,10 @@
-// The log's redaction rule (src/log-redaction.ts) and the logger that applies it to every line.
+// The log's redaction rule (src/domain/log-redaction.ts) and the logger that applies it to every line.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { CREDENTIAL_NAMES, CREDENTIAL_SUFFIXES, isCredentialName, redactLogLine, redactText } from '../../src/log-redaction.js';
-import { createLogger } from '../../src/logger.js';
+import { CREDENTIAL_NAMES, CREDENTIAL_SUFFIXES, isCredentialName, redactLogLine, redactText } from '../../src/domain/log-redaction.js';
+import { createLogger } from '../../src/telemetry/logger.js';
 
 const TOKEN = `fh_${'ab12'.repeat(12)}`;
 

@@ -7,7 +7,7 @@ import { compileFilter } from '../../src/domain/filter.js';
 import { keepExecutions } from '../../src/domain/keep-executions.js';
 import { compileFilePattern, compileTextPattern } from '../../src/domain/patterns.js';
 import { sampleKeep } from '../../src/domain/sample.js';
-import { builtinRegistry } from '../../src/builtin-components.js';
+import { builtinRegistry } from '../../src/builtin/components.js';
 import { PipelineConfigError, validatePipelineDoc } from '../../src/pipeline/graph.js';
 
 const resource: BatchResource = { ciProvider: 'github_actions', commitSha: 'abcdef1', branch: 'main', trigger: 'push' };

@@ -4,13 +4,13 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { status as GrpcStatus } from '@grpc/grpc-js';
-import { builtinRegistry } from '../../src/builtin-components.js';
+import { builtinRegistry } from '../../src/builtin/components.js';
 import { PipelineConfigError, validatePipelineDoc } from '../../src/pipeline/graph.js';
-import { DEFAULT_PIPELINE } from '../../src/daemon.js';
+import { DEFAULT_PIPELINE } from '../../src/main/daemon.js';
 import { enabledProtocols, otlpConfigSchema } from '../../src/receivers/otlp/config.js';
 import { grpcStatusOf } from '../../src/receivers/otlp/grpc-status.js';
 import { readRetryDelaySec } from '../../src/otlp/grpc-service.js';
-import { errors } from '../../src/errors.js';
+import { errors } from '../../src/errors/catalogue.js';
 
 function withOtlp(otlp: unknown): unknown {
   const doc = parse(readFileSync(DEFAULT_PIPELINE, 'utf8')) as { receivers: Record<string, unknown> };

@@ -8,7 +8,7 @@ import { otlpGrpcConfigSchema } from '../../src/exporters/otlp-grpc/config.js';
 import { createGrpcSender } from '../../src/exporters/otlp-grpc/send.js';
 import { PermanentExportError, RetryableExportError } from '../../src/exporters/shared/retry.js';
 import { retryStatusDetails, traceServiceDefinition, type ExportTraceResponse } from '../../src/otlp/grpc-service.js';
-import { createLogger } from '../../src/logger.js';
+import { createLogger } from '../../src/telemetry/logger.js';
 
 interface Seen {
   bytes: Buffer;

@@ -124,7 +124,7 @@ describe('otlp_http sender', () => {
   it('retries 503 (honouring Retry-After), gives up on 400 at once', async () => {
     const { createServer } = await import('node:http');
     const { createSender, PermanentExportError } = await import('../../src/exporters/otlp-http/send.js');
-    const { createLogger } = await import('../../src/logger.js');
+    const { createLogger } = await import('../../src/telemetry/logger.js');
     const answers = [503, 200, 400];
     const seen: (string | undefined)[] = [];
     const server = createServer((req, res) => {

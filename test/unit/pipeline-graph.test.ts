@@ -2,8 +2,8 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { builtinRegistry } from '../../src/builtin-components.js';
-import { processingRegistry } from '../../src/builtin-processing.js';
+import { builtinRegistry } from '../../src/builtin/components.js';
+import { processingRegistry } from '../../src/builtin/processing.js';
 import { loadPipelineFile, PipelineConfigError, validatePipelineDoc } from '../../src/pipeline/graph.js';
 
 const REPO_ROOT = path.resolve(import.meta.dirname, '../..');

@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
-import { builtinRegistry } from '../../src/builtin-components.js';
+import { builtinRegistry } from '../../src/builtin/components.js';
 import { validatePipelineDoc, type PipelineGraph } from '../../src/pipeline/graph.js';
 import { reloadRefusal } from '../../src/pipeline/reload.js';
 

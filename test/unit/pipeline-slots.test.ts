@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { builtinRegistry } from '../../src/builtin-components.js';
+import { builtinRegistry } from '../../src/builtin/components.js';
 import { SLOTS, type ProcessorFactory } from '../../src/pipeline/component.js';
 import { loadPipelineFile, PipelineConfigError, validatePipelineDoc } from '../../src/pipeline/graph.js';
 import { defineProcessor } from '../../src/pipeline/helpers/processor.js';

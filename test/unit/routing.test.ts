@@ -1,7 +1,7 @@
 // The `routing` connector: which pipelines a run goes to (src/domain/routing.ts) and what the graph
 // refuses about routed pipelines (src/pipeline/graph.ts checkRoutes, slots across a route).
 import { describe, expect, it } from 'vitest';
-import { builtinRegistry } from '../../src/builtin-components.js';
+import { builtinRegistry } from '../../src/builtin/components.js';
 import { compileRoutes, type RoutedRun } from '../../src/domain/routing.js';
 import { PipelineConfigError, validatePipelineDoc } from '../../src/pipeline/graph.js';
 import type { ExecutionInput } from '../../src/domain/batch.js';

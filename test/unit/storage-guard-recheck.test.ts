@@ -2,7 +2,7 @@
 // space come back without waiting for a write; and the door's replays never spend the probe.
 import { describe, expect, it } from 'vitest';
 import { StorageGuard } from '../../src/ingest/storage-guard.js';
-import { ApiError } from '../../src/errors.js';
+import { ApiError } from '../../src/errors/catalogue.js';
 import { IngestService } from '../../src/ingest/service.js';
 import type { IngestBatch } from '../../src/domain/batch.js';
 import type { EnqueueResult, NewJob, Queue } from '../../src/queue/types.js';

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Logger } from 'pino';
 import { StorageGuard } from '../../src/ingest/storage-guard.js';
-import { ApiError } from '../../src/errors.js';
+import { ApiError } from '../../src/errors/catalogue.js';
 
 function recordingLogger(): { logger: Logger; lines: string[] } {
   const lines: string[] = [];

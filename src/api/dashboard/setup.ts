@@ -6,7 +6,7 @@ import type { S3Settings } from '../../artifacts/s3.js';
 import type { ProjectRepo, TokenPrincipal } from '../../store/projects.js';
 import type { App } from '../app.js';
 import { requireAnyScope, type Authenticator } from '../auth.js';
-import { errors } from '../../errors.js';
+import { errors } from '../../errors/catalogue.js';
 import { adminPrincipal, CallerAuth } from '../session/caller.js';
 import { sessionRoutes } from '../session/routes.js';
 import { SessionStore } from '../session/store.js';

@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { UUID_RE } from '../../domain/ids.js';
 import { SCOPES, SLUG_RE, type ProjectRepo } from '../../store/projects.js';
-import { errors } from '../../errors.js';
+import { errors } from '../../errors/catalogue.js';
 import { createProjectToken, revokeProjectToken, type ProjectTokensDeps } from '../../usecases/project-tokens.js';
 import { listProjects } from '../../usecases/projects.js';
 import { defineRoute, type AnyRouteDef } from '../route.js';

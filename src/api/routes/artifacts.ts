@@ -6,7 +6,7 @@ import { MAX_ARTIFACT_BYTES, MAX_PRESIGN_ITEMS, artifactKey } from '../../artifa
 import { ALLOWED_CONTENT_TYPES, allowedContentType } from '../../domain/content-types.js';
 import type { ArtifactSigner } from '../../artifacts/s3.js';
 import { idempotencyKeySchema } from '../../receivers/native/schema.js';
-import { errors, zodIssues } from '../../errors.js';
+import { errors, zodIssues } from '../../errors/catalogue.js';
 import { defineRoute, type AnyRouteDef } from '../route.js';
 
 export const presignRequestSchema = z.object({

@@ -14,7 +14,7 @@ import { BadgeFactsRepo } from '../../store/badges.js';
 import type { Store } from '../../store/client.js';
 import { BADGE_TOKEN_RE, type ProjectRepo } from '../../store/projects.js';
 import type { TestRepo } from '../../store/tests.js';
-import { errors } from '../../errors.js';
+import { errors } from '../../errors/catalogue.js';
 import { projectBadges } from '../../usecases/project-badges.js';
 import { defineRoute, type AnyRouteDef } from '../route.js';
 

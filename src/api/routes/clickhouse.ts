@@ -37,7 +37,7 @@ import {
 import type { ReadSession, Store } from '../../store/client.js';
 import type { ProjectRepo, TokenPrincipal } from '../../store/projects.js';
 import type { Authenticator } from '../auth.js';
-import { ApiError, errors } from '../../errors.js';
+import { ApiError, errors } from '../../errors/catalogue.js';
 import { defineRoute, type AnyRouteDef } from '../route.js';
 
 export interface SqlEndpointOptions {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineRoute, type AnyRouteDef } from '../route.js';
-import { errors } from '../../errors.js';
+import { errors } from '../../errors/catalogue.js';
 import type { StorageGuard } from '../../ingest/storage-guard.js';
 
 const storageStatusSchema = z

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { UUID_RE } from '../../domain/ids.js';
 import type { DeadJob, DeadJobAction, Queue } from '../../queue/types.js';
 import type { ProjectRepo } from '../../store/projects.js';
-import { errors } from '../../errors.js';
+import { errors } from '../../errors/catalogue.js';
 import { defineRoute, type AnyRouteDef } from '../route.js';
 
 export type DeadLetterQueue = Pick<Queue, 'deadJobs' | 'deadJob' | 'requeueDead' | 'dropDead'>;

@@ -11,7 +11,7 @@ import { projectPrefix } from '../../artifacts/keys.js';
 import type { ArtifactInventory } from '../../project-export/artifacts.js';
 import { exportErrorLine, exportLines, planExport, type ExportPlan } from '../../project-export/project-export.js';
 import type { OpenedStore } from '../../store/client.js';
-import { errors } from '../../errors.js';
+import { errors } from '../../errors/catalogue.js';
 import { defineRoute, type AnyRouteDef } from '../route.js';
 
 /** Level 1: gzip is the export's bottleneck, and level 6 makes the file only ~8% smaller at half the speed. */

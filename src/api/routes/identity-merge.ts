@@ -3,7 +3,7 @@
 import { z } from 'zod';
 import { mergeJUnitTwins, type TwinMergeDeps } from '../../usecases/junit-twin-merge.js';
 import type { ProjectRepo } from '../../store/projects.js';
-import { errors } from '../../errors.js';
+import { errors } from '../../errors/catalogue.js';
 import { defineRoute, type AnyRouteDef } from '../route.js';
 
 const bool = z.union([z.boolean(), z.enum(['true', 'false', '1', '0'])]).transform((v) => v === true || v === 'true' || v === '1');

@@ -8,7 +8,7 @@ import type { CodeownersRepo } from '../../store/codeowners.js';
 import type { TestRepo } from '../../store/tests.js';
 import type { IdentityRepo } from '../../store/identities.js';
 import type { ArtifactSigner } from '../../artifacts/s3.js';
-import { errors } from '../../errors.js';
+import { errors } from '../../errors/catalogue.js';
 import { flakyBoard } from '../../usecases/flaky-board.js';
 import { quarantineTest } from '../../usecases/quarantine-decision.js';
 import { testPage } from '../../usecases/test-page.js';

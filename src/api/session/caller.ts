@@ -5,7 +5,7 @@ import { timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import { SCOPES, TOKEN_RE, type TokenPrincipal } from '../../store/projects.js';
 import { bearer, type Authenticator } from '../auth.js';
-import { errors } from '../../errors.js';
+import { errors } from '../../errors/catalogue.js';
 import { SESSION_COOKIE, type Session, type SessionStore } from './store.js';
 
 export type Caller =

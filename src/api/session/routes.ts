@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { sha256Hex } from '../../domain/ids.js';
 import { SCOPES, TOKEN_RE, type ProjectRepo } from '../../store/projects.js';
 import { effectiveScopes, type Authenticator } from '../auth.js';
-import { ApiError, errors } from '../../errors.js';
+import { ApiError, errors } from '../../errors/catalogue.js';
 import { defineRoute, type AnyRouteDef } from '../route.js';
 import { checkCsrf, cookieOf, requestOrigin, sameOrigin, type CallerAuth } from './caller.js';
 import { SESSION_COOKIE, type Session, type SessionPrincipal, type SessionStore } from './store.js';

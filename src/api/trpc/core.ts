@@ -8,7 +8,7 @@ import { TRPCError, initTRPC, type TRPC_ERROR_CODE_KEY } from '@trpc/server';
 import { z } from 'zod';
 import type { ProjectRepo, Scope, TokenPrincipal } from '../../store/projects.js';
 import { requireAnyScope } from '../auth.js';
-import { ApiError, errors, zodIssues, type ErrorIssue } from '../../errors.js';
+import { ApiError, errors, zodIssues, type ErrorIssue } from '../../errors/catalogue.js';
 import type { RateLimiter } from '../rate-limit.js';
 import { adminPrincipal, type Caller } from '../session/caller.js';
 import type { Session } from '../session/store.js';

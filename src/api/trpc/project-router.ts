@@ -3,7 +3,7 @@
 import { toIso } from '../../domain/time.js';
 import { SCOPES } from '../../store/projects.js';
 import { effectiveScopes } from '../auth.js';
-import { errors } from '../../errors.js';
+import { errors } from '../../errors/catalogue.js';
 import type { ProcedureKinds } from './core.js';
 import type { TrpcDeps } from './deps.js';
 import { PROCEDURES } from './procedures.js';

@@ -1,5 +1,5 @@
 // What NATS errors mean to the queue.
-import { errors, type ApiError } from '../../errors.js';
+import { errors, type ApiError } from '../../errors/catalogue.js';
 
 /**
  * Whether a publish was refused because the stream is at its limits (max_msgs / max_bytes with

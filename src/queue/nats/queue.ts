@@ -58,7 +58,7 @@ import type {
 import { Attempts } from './attempts.js';
 import { DeadLetters, type StoredDead } from './dead-letters.js';
 import { isNotFound, mapPublishError, mapUnavailable } from './errors.js';
-import { errors } from '../../errors.js';
+import { errors } from '../../errors/catalogue.js';
 import { legacyReceiptIdFromSeq, receiptIdFor } from './ids.js';
 import { natsNames, type NatsNames } from './names.js';
 import { NatsOutbox } from './outbox.js';

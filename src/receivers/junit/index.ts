@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { CURRENT_CONTRACT_VERSION, LIMITS, type IngestBatch } from '../../domain/batch.js';
 import { reportPartKey, splitExecutions } from '../../domain/report-parts.js';
 import type { ReceiverFactory } from '../../pipeline/component.js';
-import { errors, zodIssues } from '../../errors.js';
+import { errors, zodIssues } from '../../errors/catalogue.js';
 import { idempotencyKeySchema, resourceSchema } from '../native/schema.js';
 import { ingestReceiptSchema, ingestRoute } from '../shared.js';
 import { parseJUnit } from './parse.js';

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { ReceiverFactory } from '../../pipeline/component.js';
 import { ingestReceiptSchema, ingestRoute } from '../shared.js';
 import { isSupportedContractVersion, nativeBatchSchema, unsupportedContractMessage } from './schema.js';
-import { errors, zodIssues } from '../../errors.js';
+import { errors, zodIssues } from '../../errors/catalogue.js';
 
 export const nativeReceiverFactory: ReceiverFactory<Record<string, never>> = {
   kind: 'receiver',

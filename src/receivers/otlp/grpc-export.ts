@@ -3,7 +3,7 @@
 // order the HTTP ingest route checks the rest (src/api/route.ts): queue depth and memory → decode →
 // storable values → durable enqueue. The answer comes only once every job of the request is on
 // disk, as the HTTP route's 202.
-import { errors } from '../../errors.js';
+import { errors } from '../../errors/catalogue.js';
 import type { IngestDoor, IngestPort } from '../../pipeline/component.js';
 import { enqueueRequest } from '../../ingest/enqueue.js';
 import { decodeOtlpProtobuf, OtlpDecodeError, type OtlpTraceRequest } from './decode.js';

@@ -2,7 +2,7 @@
 // status, as the OTLP spec maps them: a client retries RESOURCE_EXHAUSTED only when the status
 // carries RetryInfo, so only the refusals that say "retry later" (429, 503, 507) carry it; a
 // message over the size caps (413) is RESOURCE_EXHAUSTED without it, final.
-import type { ApiError } from '../../errors.js';
+import type { ApiError } from '../../errors/catalogue.js';
 import { retryStatusDetails } from '../../otlp/grpc-service.js';
 
 /** The gRPC status codes this receiver answers with (grpc/doc/statuscodes.md). */

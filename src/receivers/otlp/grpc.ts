@@ -26,7 +26,7 @@
 import http2, { constants as h2, type IncomingHttpHeaders, type ServerHttp2Session, type ServerHttp2Stream } from 'node:http2';
 import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
-import { ApiError, errors } from '../../errors.js';
+import { ApiError, errors } from '../../errors/catalogue.js';
 import { checkDeclaredLength, decodeBody, KEEP_ALIVE_TIMEOUT_MS, MAX_HEADER_BYTES, REFUSED_GRACE_MS, SHUTDOWN_DRAIN_MS, type ListenerDoor } from '../../ingest/door.js';
 import type { Host, IngestDoor, IngestPort, Receiver } from '../../pipeline/component.js';
 import type { Endpoint } from './config.js';

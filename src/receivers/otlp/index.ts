@@ -5,7 +5,7 @@
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import type { Host, Receiver, ReceiverFactory } from '../../pipeline/component.js';
-import { errors } from '../../errors.js';
+import { errors } from '../../errors/catalogue.js';
 import { ingestReceiptSchema, ingestRoute } from '../shared.js';
 import { decodeOtlpJson, decodeOtlpProtobuf, OtlpDecodeError, type OtlpTraceRequest } from './decode.js';
 import { enabledProtocols, otlpConfigSchema, type Endpoint, type OtlpConfig } from './config.js';

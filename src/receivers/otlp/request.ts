@@ -4,7 +4,7 @@
 import { z } from 'zod';
 import type { IngestBatch } from '../../domain/batch.js';
 import type { UnstorableError } from '../../domain/storable.js';
-import type { ErrorIssue } from '../../errors.js';
+import type { ErrorIssue } from '../../errors/catalogue.js';
 import type { PartialSuccess } from '../../otlp/proto.js';
 import type { OtlpTraceRequest, RejectedSpan } from './decode.js';
 import { mapOtlpToBatches } from './map.js';

@@ -1,11 +1,11 @@
 // pino JSON logs. Credentials never reach a log line, by one rule rather than per route
-// (src/log-redaction.ts): every line the logger writes passes through redactLogLine, which
+// (src/domain/log-redaction.ts): every line the logger writes passes through redactLogLine, which
 // replaces the values of query parameters, headers and fields named like credentials (token,
 // password, key, secret, authorization, cookie, x-clickhouse-key, …) at any depth, and our token
 // format wherever it appears. pino's own `redact` drops the usual header paths before they are
 // even serialized, and the request serializer writes the URL with its credentials redacted.
 import pino, { type Logger } from 'pino';
-import { REDACTED, redactLogLine, redactUrl } from './log-redaction.js';
+import { REDACTED, redactLogLine, redactUrl } from '../domain/log-redaction.js';
 
 /** Headers that carry credentials, as Node names them (lowercase). */
 const CREDENTIAL_HEADERS = ['authorization', 'proxy-authorization', 'cookie', 'set-cookie', 'x-clickhouse-key'];

@@ -2,15 +2,15 @@
 // (under the data dir, or on NATS JetStream with SERVICE_QUEUE_URL), the storage guard in front of
 // it, the ingest service the receivers hand batches to (all three from src/ingest but the queue),
 // and the door checks for receivers that serve their own listener (OTLP/gRPC), wired to the API's
-// authenticator and rate limiter. (An ingest-only process opens its own: src/ingest-process.ts.)
+// authenticator and rate limiter. (An ingest-only process opens its own: src/main/ingest-process.ts.)
 import path from 'node:path';
 import type { Logger } from 'pino';
-import { IngestService } from './ingest/service.js';
-import { StorageGuard } from './ingest/storage-guard.js';
-import type { ServerSettings } from './config/daemon-env.js';
+import { IngestService } from '../ingest/service.js';
+import { StorageGuard } from '../ingest/storage-guard.js';
+import type { ServerSettings } from '../config/daemon-env.js';
 import type { NatsConnection } from 'nats';
-import { EmbeddedQueue } from './queue/embedded.js';
-import type { Queue, RawLeaseSource } from './queue/types.js';
+import { EmbeddedQueue } from '../queue/embedded.js';
+import type { Queue, RawLeaseSource } from '../queue/types.js';
 
 export interface Intake {
   /** Either backend hands leases to the pipeline thread as bytes (RawLeaseSource). */
@@ -54,7 +54,7 @@ export async function openIntake(settings: ServerSettings, logger: Logger): Prom
  * the stream's own limits answer for the queue's room.
  */
 async function openNatsIntake(settings: ServerSettings, url: string, logger: Logger): Promise<Intake> {
-  const { connectNats, natsUnreadiness, openNatsQueue } = await import('./queue/nats/connect.js');
+  const { connectNats, natsUnreadiness, openNatsQueue } = await import('../queue/nats/connect.js');
   const nats = await connectNats(url, `flakehouse-${settings.role}`, logger, settings.queue.connectTimeoutMs);
   let queue;
   try {
@@ -83,4 +83,4 @@ async function openNatsIntake(settings: ServerSettings, url: string, logger: Log
 }
 
 // The door checks for receivers with their own listener, wired to the API's authenticator.
-export { receiverWiring } from './api/ingest-door.js';
+export { receiverWiring } from '../api/ingest-door.js';

@@ -4,63 +4,63 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
-import { buildApp, type App } from './api/app.js';
-import { openApiRoute } from './api/openapi.js';
-import { rcaRoutes } from './api/routes/rca.js';
-import { PROCEDURES, TRPC_MAX_BATCH, TRPC_PREFIX, createAppRouter, registerTrpc } from './api/trpc.js';
-import { setupDashboard, setupSessions } from './api/dashboard/setup.js';
-import { RequestCounts } from './api/request-counts.js';
-import { RcaRepo } from './store/rca.js';
-import { Authenticator } from './api/auth.js';
-import { RateLimiter } from './api/rate-limit.js';
-import { adminRoutes } from './api/routes/admin.js';
-import type { ProjectTokensDeps } from './usecases/project-tokens.js';
-import { deadJobRoutes } from './api/routes/dead-jobs.js';
-import { settingsRoutes } from './api/routes/settings.js';
-import { ProjectConfigs } from './config/resolved-project-config.js';
-import { RetentionSweeper } from './pipeline/retention-sweeper.js';
-import { healthRoutes } from './api/routes/daemon-health.js';
-import { runRoutes } from './api/routes/runs.js';
-import type { S3Settings } from './artifacts/s3.js';
-import type { ServerSettings } from './config/daemon-env.js';
-import type { LoadedServiceConfig } from './config/service-yml.js';
+import { buildApp, type App } from '../api/app.js';
+import { openApiRoute } from '../api/openapi.js';
+import { rcaRoutes } from '../api/routes/rca.js';
+import { PROCEDURES, TRPC_MAX_BATCH, TRPC_PREFIX, createAppRouter, registerTrpc } from '../api/trpc.js';
+import { setupDashboard, setupSessions } from '../api/dashboard/setup.js';
+import { RequestCounts } from '../api/request-counts.js';
+import { RcaRepo } from '../store/rca.js';
+import { Authenticator } from '../api/auth.js';
+import { RateLimiter } from '../api/rate-limit.js';
+import { adminRoutes } from '../api/routes/admin.js';
+import type { ProjectTokensDeps } from '../usecases/project-tokens.js';
+import { deadJobRoutes } from '../api/routes/dead-jobs.js';
+import { settingsRoutes } from '../api/routes/settings.js';
+import { ProjectConfigs } from '../config/resolved-project-config.js';
+import { RetentionSweeper } from '../pipeline/retention-sweeper.js';
+import { healthRoutes } from '../api/routes/daemon-health.js';
+import { runRoutes } from '../api/routes/runs.js';
+import type { S3Settings } from '../artifacts/s3.js';
+import type { ServerSettings } from '../config/daemon-env.js';
+import type { LoadedServiceConfig } from '../config/service-yml.js';
 import { DEFAULT_PIPELINE, displayName, loadGraph } from './pipeline-file.js';
-import { builtinRegistry } from './builtin-components.js';
-import { PipelineRuntime, type PipelineHandle } from './pipeline/runtime.js';
-import { readPipelineFile, reloadRefusal, ReloadablePipeline, type ReloadResult } from './pipeline/reload.js';
-import { buildHost, pipelineSettings } from './pipeline/host.js';
-import { ServiceExtensions } from './pipeline/extensions.js';
-import { PipelineThread } from './pipeline/thread/threaded.js';
-import type { Queue } from './queue/types.js';
+import { builtinRegistry } from '../builtin/components.js';
+import { PipelineRuntime, type PipelineHandle } from '../pipeline/runtime.js';
+import { readPipelineFile, reloadRefusal, ReloadablePipeline, type ReloadResult } from '../pipeline/reload.js';
+import { buildHost, pipelineSettings } from '../pipeline/host.js';
+import { ServiceExtensions } from '../pipeline/extensions.js';
+import { PipelineThread } from '../pipeline/thread/threaded.js';
+import type { Queue } from '../queue/types.js';
 import { openIntake, receiverWiring } from './intake.js';
 import type { NatsConnection } from 'nats';
-import { TokenSnapshotPublisher } from './tokens/snapshot.js';
-import { openStore, type OpenedStore } from './store/client.js';
-import { migrate } from './store/migrate.js';
-import { ProjectRepo, SCOPES } from './store/projects.js';
-import { RunRepo } from './store/runs.js';
-import { statsRoute } from './api/routes/stats.js';
-import { metricsRoute } from './api/routes/metrics.js';
-import { SelfTelemetry } from './telemetry/self-telemetry.js';
-import { executionsExporterIds } from './telemetry/collector-metrics.js';
-import { testRoutes } from './api/routes/tests.js';
-import { quarantineListRoutes } from './api/routes/quarantine-list.js';
-import { prRoutes } from './api/routes/pr.js';
-import { badgeRoutes } from './api/routes/badge.js';
-import { projectHealthRoutes } from './api/routes/project-health.js';
-import { TestRepo } from './store/tests.js';
-import { IdentityRepo } from './store/identities.js';
-import { CodeownersRepo } from './store/codeowners.js';
-import { ChannelRepo } from './store/channels.js';
-import { notificationRoutes } from './api/routes/notifications.js';
-import { artifactRoutes } from './api/routes/artifacts.js';
-import { exportRoutes, RunningExports } from './api/routes/export.js';
-import { splitRoutes } from './api/routes/splits.js';
-import { knownTestRoutes } from './api/routes/known-tests.js';
-import { SqlEndpoint } from './api/routes/clickhouse.js';
-import { redactLiteral } from './log-redaction.js';
-import { identityMergeRoutes } from './api/routes/identity-merge.js';
-import { mergeJUnitTwinsAtStartup, type TwinMergeDeps } from './usecases/junit-twin-merge.js';
+import { TokenSnapshotPublisher } from '../tokens/snapshot.js';
+import { openStore, type OpenedStore } from '../store/client.js';
+import { migrate } from '../store/migrate.js';
+import { ProjectRepo, SCOPES } from '../store/projects.js';
+import { RunRepo } from '../store/runs.js';
+import { statsRoute } from '../api/routes/stats.js';
+import { metricsRoute } from '../api/routes/metrics.js';
+import { SelfTelemetry } from '../telemetry/self-telemetry.js';
+import { executionsExporterIds } from '../telemetry/collector-metrics.js';
+import { testRoutes } from '../api/routes/tests.js';
+import { quarantineListRoutes } from '../api/routes/quarantine-list.js';
+import { prRoutes } from '../api/routes/pr.js';
+import { badgeRoutes } from '../api/routes/badge.js';
+import { projectHealthRoutes } from '../api/routes/project-health.js';
+import { TestRepo } from '../store/tests.js';
+import { IdentityRepo } from '../store/identities.js';
+import { CodeownersRepo } from '../store/codeowners.js';
+import { ChannelRepo } from '../store/channels.js';
+import { notificationRoutes } from '../api/routes/notifications.js';
+import { artifactRoutes } from '../api/routes/artifacts.js';
+import { exportRoutes, RunningExports } from '../api/routes/export.js';
+import { splitRoutes } from '../api/routes/splits.js';
+import { knownTestRoutes } from '../api/routes/known-tests.js';
+import { SqlEndpoint } from '../api/routes/clickhouse.js';
+import { redactLiteral } from '../domain/log-redaction.js';
+import { identityMergeRoutes } from '../api/routes/identity-merge.js';
+import { mergeJUnitTwinsAtStartup, type TwinMergeDeps } from '../usecases/junit-twin-merge.js';
 
 // Moved to ./pipeline-file.ts (the agent loads the graph without this module); re-exported here.
 export { DEFAULT_PIPELINE, loadGraph } from './pipeline-file.js';
@@ -118,9 +118,9 @@ export interface Daemon {
 async function openS3(settings: S3Settings | undefined, work: boolean) {
   if (!settings) return { artifacts: null, artifactInventory: null, artifactPruner: null };
   const [{ openArtifactStore }, { s3Inventory }, { openArtifactPruner }] = await Promise.all([
-    import('./artifacts/s3.js'),
-    import('./project-export/artifacts.js'),
-    import('./artifacts/prune.js'),
+    import('../artifacts/s3.js'),
+    import('../project-export/artifacts.js'),
+    import('../artifacts/prune.js'),
   ]);
   // Retention is worker work: only a process that processes leases prunes.
   return { artifacts: openArtifactStore(settings), artifactInventory: s3Inventory(settings), artifactPruner: work ? openArtifactPruner(settings) : null };
@@ -455,7 +455,7 @@ async function bootstrap(projects: ProjectRepo, dataDir: string, announce: (line
 
 /** Publishes the live project tokens to JetStream KV for `ingest` processes (src/tokens/snapshot.ts). */
 async function startTokenPublisher(nats: NatsConnection, prefix: string, projects: ProjectRepo, logger: Logger): Promise<TokenSnapshotPublisher> {
-  const { openTokenBucket } = await import('./queue/nats/connect.js');
+  const { openTokenBucket } = await import('../queue/nats/connect.js');
   const kv = await openTokenBucket(nats, prefix);
   const publisher = new TokenSnapshotPublisher(kv, projects, { logger: logger.child({ component: 'tokens' }) });
   await publisher.start();

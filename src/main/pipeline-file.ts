@@ -1,13 +1,13 @@
 // The pipeline file, loaded with every built-in component: for `flakehouse serve` (which reads the
 // graph to choose between the daemon and the agent), `validate`, and both composition roots
-// (src/daemon.ts, src/agent.ts). Loading reads and validates YAML and starts nothing; it opens no
+// (src/main/daemon.ts, src/main/agent.ts). Loading reads and validates YAML and starts nothing; it opens no
 // database, so deciding whether one is needed stays cheap.
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { builtinRegistry } from './builtin-components.js';
-import { loadPipelineFile, type PipelineGraph } from './pipeline/graph.js';
+import { builtinRegistry } from '../builtin/components.js';
+import { loadPipelineFile, type PipelineGraph } from '../pipeline/graph.js';
 
-export const DEFAULT_PIPELINE = fileURLToPath(new URL('../pipelines/default.yaml', import.meta.url));
+export const DEFAULT_PIPELINE = fileURLToPath(new URL('../../pipelines/default.yaml', import.meta.url));
 
 /** `cwd` is where errors name the file from: the CLI's working directory. */
 /** `env`: where the file's `${env:NAME}` references are looked up (the CLI passes the one it was given). */

@@ -1,5 +1,5 @@
 // What a log line may not say: one rule, applied by the logger to every line it writes
-// (src/logger.ts), so no route or component has to remember it. Credentials are recognised by
+// (src/telemetry/logger.ts), so no route or component has to remember it. Credentials are recognised by
 // the name they travel under (a query parameter, a header, a field at any depth) and by our own
 // token format wherever it appears; their values become "[redacted]". The rule is stated for
 // operators in docs/operations.md (Logs).

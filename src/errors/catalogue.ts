@@ -3,7 +3,7 @@
 // receivers raise these, and the app (src/api/app.ts) and OTLP/gRPC (receivers/otlp/grpc-status.ts)
 // answer them.
 import type { z } from 'zod';
-import { zodIssuesToMessages } from './config/errors.js';
+import { zodIssuesToMessages } from '../config/errors.js';
 
 export interface ErrorIssue {
   path: string;

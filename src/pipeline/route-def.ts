@@ -5,8 +5,8 @@
 // fastify, the store and src/ingest are type-only.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
-import type { IngestAdmission } from './ingest/service.js';
-import type { Scope, TokenPrincipal } from './store/projects.js';
+import type { IngestAdmission } from '../ingest/service.js';
+import type { Scope, TokenPrincipal } from '../store/projects.js';
 
 export type RouteAuth = { kind: 'none' } | { kind: 'admin' } | { kind: 'token'; anyOf: readonly Scope[] };
 

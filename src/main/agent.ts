@@ -10,34 +10,34 @@
 // process never maps chDB; the agent-rss bench measures what is loaded).
 import { mkdirSync } from 'node:fs';
 import type { Logger } from 'pino';
-import type { App } from './api/app.js';
-import { openFront } from './api/front.js';
-import { RateLimiter } from './api/rate-limit.js';
-import { healthRoutes } from './api/routes/daemon-health.js';
-import { deadJobRoutes } from './api/routes/dead-jobs.js';
-import { metricsRoute } from './api/routes/metrics.js';
-import { statsRoute } from './api/routes/stats.js';
-import type { ServerSettings } from './config/daemon-env.js';
-import type { LoadedServiceConfig } from './config/service-yml.js';
-import { redactLiteral } from './log-redaction.js';
-import type { PipelineGraph } from './pipeline/graph.js';
-import { buildHost, pipelineSettings } from './pipeline/host.js';
-import { PipelineRuntime } from './pipeline/runtime.js';
-import type { Queue } from './queue/types.js';
+import type { App } from '../api/app.js';
+import { openFront } from '../api/front.js';
+import { RateLimiter } from '../api/rate-limit.js';
+import { healthRoutes } from '../api/routes/daemon-health.js';
+import { deadJobRoutes } from '../api/routes/dead-jobs.js';
+import { metricsRoute } from '../api/routes/metrics.js';
+import { statsRoute } from '../api/routes/stats.js';
+import type { ServerSettings } from '../config/daemon-env.js';
+import type { LoadedServiceConfig } from '../config/service-yml.js';
+import { redactLiteral } from '../domain/log-redaction.js';
+import type { PipelineGraph } from '../pipeline/graph.js';
+import { buildHost, pipelineSettings } from '../pipeline/host.js';
+import { PipelineRuntime } from '../pipeline/runtime.js';
+import type { Queue } from '../queue/types.js';
 import { openIntake, receiverWiring } from './intake.js';
-import type { ProjectRepo } from './store/projects.js';
-import type { SelfTelemetry } from './telemetry/self-telemetry.js';
-import { AGENT_PROJECT_ID, AgentAuthenticator, resolveAdminToken, resolveAgentToken } from './agent/auth.js';
-import { storeUsers } from './agent/mode.js';
-import { noStore, storelessExtensions, storelessProjectConfigs } from './agent/no-store.js';
+import type { ProjectRepo } from '../store/projects.js';
+import type { SelfTelemetry } from '../telemetry/self-telemetry.js';
+import { AGENT_PROJECT_ID, AgentAuthenticator, resolveAdminToken, resolveAgentToken } from '../agent/auth.js';
+import { storeUsers } from '../agent/mode.js';
+import { noStore, storelessExtensions, storelessProjectConfigs } from '../agent/no-store.js';
 
-export { AGENT_PROJECT_ID } from './agent/auth.js';
+export { AGENT_PROJECT_ID } from '../agent/auth.js';
 
 export interface AgentOptions {
   settings: ServerSettings;
   service: LoadedServiceConfig;
   logger: Logger;
-  /** The loaded pipeline file (src/pipeline-file.ts `loadGraph`); every component must declare `needsStore: false`. */
+  /** The loaded pipeline file (src/main/pipeline-file.ts `loadGraph`); every component must declare `needsStore: false`. */
   graph: PipelineGraph;
   /** Run the worker loop (default true). False leaves accepted jobs queued, for backpressure tests. */
   work?: boolean;
