@@ -10,11 +10,9 @@ import { rcaRoutes } from '../api/routes/rca.js';
 import { PROCEDURES, TRPC_MAX_BATCH, TRPC_PREFIX, createAppRouter, registerTrpc } from '../api/trpc.js';
 import { setupDashboard, setupSessions } from '../api/dashboard/setup.js';
 import { RequestCounts } from '../api/request-counts.js';
-import { RcaRepo } from '../store/rca.js';
 import { Authenticator } from '../api/auth.js';
 import { RateLimiter } from '../api/rate-limit.js';
 import { adminRoutes } from '../api/routes/admin.js';
-import type { ProjectTokensDeps } from '../usecases/project-tokens.js';
 import { deadJobRoutes } from '../api/routes/dead-jobs.js';
 import { settingsRoutes } from '../api/routes/settings.js';
 import { ProjectConfigs } from '../config/resolved-project-config.js';
@@ -38,7 +36,6 @@ import { TokenSnapshotPublisher } from '../tokens/snapshot.js';
 import { openStore, type OpenedStore } from '../store/client.js';
 import { migrate } from '../store/migrate.js';
 import { ProjectRepo, SCOPES } from '../store/projects.js';
-import { RunRepo } from '../store/runs.js';
 import { statsRoute } from '../api/routes/stats.js';
 import { metricsRoute } from '../api/routes/metrics.js';
 import { SelfTelemetry } from '../telemetry/self-telemetry.js';
@@ -48,10 +45,6 @@ import { quarantineListRoutes } from '../api/routes/quarantine-list.js';
 import { prRoutes } from '../api/routes/pr.js';
 import { badgeRoutes } from '../api/routes/badge.js';
 import { projectHealthRoutes } from '../api/routes/project-health.js';
-import { TestRepo } from '../store/tests.js';
-import { IdentityRepo } from '../store/identities.js';
-import { CodeownersRepo } from '../store/codeowners.js';
-import { ChannelRepo } from '../store/channels.js';
 import { notificationRoutes } from '../api/routes/notifications.js';
 import { artifactRoutes } from '../api/routes/artifacts.js';
 import { exportRoutes, RunningExports } from '../api/routes/export.js';
@@ -61,6 +54,7 @@ import { SqlEndpoint } from '../api/routes/clickhouse.js';
 import { redactLiteral } from '../domain/log-redaction.js';
 import { identityMergeRoutes } from '../api/routes/identity-merge.js';
 import { mergeJUnitTwinsAtStartup, type TwinMergeDeps } from '../usecases/junit-twin-merge.js';
+import { buildApiDeps } from './api-deps.js';
 
 // Moved to ./pipeline-file.ts (the agent loads the graph without this module); re-exported here.
 export { DEFAULT_PIPELINE, loadGraph } from './pipeline-file.js';
@@ -187,43 +181,45 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   };
   // Bearer tokens, or a dashboard session cookie (parsed for every request, so registered first).
   const callers = await setupSessions(app, auth, dashboard);
-  // A revoked token is refused at once: its cached principal forgotten, its dashboard sessions ended.
-  const tokens: ProjectTokensDeps = {
+  // Per-project policy for the pipeline and the API: service.yml < project settings < environment.
+  const projectConfigs = new ProjectConfigs(store, opts.service, logger);
+  const work = opts.work ?? true;
+  const { artifacts, artifactInventory, artifactPruner } = await openS3(settings.s3, work);
+  const runningExports = new RunningExports();
+  // Every operation's dependencies, once: the REST routes and the procedures take their parts.
+  const { useCases, repos } = buildApiDeps({
+    store,
     projects,
+    projectConfigs,
+    service: opts.service.config,
+    outbox: queue.outbox,
+    artifacts,
+    // A revoked token is refused at once: its cached principal forgotten, its dashboard sessions ended.
     onRevoked: (tokenId) => {
       auth.forget(tokenId);
       callers.sessions?.endToken(tokenId);
     },
-  };
-  // Per-project policy for the pipeline and the API: service.yml < project settings < environment.
-  const projectConfigs = new ProjectConfigs(store, opts.service, logger);
-  const tests = new TestRepo(store);
-  const identities = new IdentityRepo(store);
-  const codeowners = new CodeownersRepo(store);
-  const work = opts.work ?? true;
-  const { artifacts, artifactInventory, artifactPruner } = await openS3(settings.s3, work);
-  const runningExports = new RunningExports();
-  const runs = new RunRepo(store);
-  const rca = new RcaRepo(store);
-  const channels = new ChannelRepo(store);
+    publicApiUrl: settings.publicApiUrl,
+    notifications: settings.notifications,
+    ai: settings.ai,
+  });
   // Legacy JUnit twins already stored (src/usecases/junit-twin-merge.ts): merged with no lease in progress.
-  const twinMerge: TwinMergeDeps = { store, tests, identities, outbox: queue.outbox, exclusive: (f) => runtime.exclusive(f) };
-  const healthDeps = { store, tests, codeowners, service: opts.service.config, projectConfig: (projectId: string) => projectConfigs.get(projectId) };
+  const twinMerge: TwinMergeDeps = { store, tests: repos.tests, identities: repos.identities, outbox: queue.outbox, exclusive: (f) => runtime.exclusive(f) };
   for (const r of [
     ...healthRoutes(storage, () => intake.unreadiness()),
-    ...runRoutes(runs, artifacts),
-    ...rcaRoutes(rca),
-    ...testRoutes({ tests, identities, codeowners, outbox: queue.outbox, artifacts, cost: async (id) => (await projectConfigs.get(id)).config.cost }),
-    ...quarantineListRoutes({ store, tests }),
+    ...runRoutes(useCases.runs, artifacts),
+    ...rcaRoutes(useCases.rca),
+    ...testRoutes({ ...useCases, codeowners: repos.codeowners }),
+    ...quarantineListRoutes({ store, tests: repos.tests }),
     ...artifactRoutes({ signer: artifacts, projectArtifactsEnabled: async (id) => (await projectConfigs.get(id)).config.artifacts.enabled }),
-    ...prRoutes({ store, tests, codeowners, minSamples: async (id) => (await projectConfigs.get(id)).config.flaky.minSamples }),
-    ...projectHealthRoutes(healthDeps),
-    ...adminRoutes(projects, tokens),
+    ...prRoutes(useCases.prCommit),
+    ...projectHealthRoutes(useCases.health),
+    ...adminRoutes(projects, useCases.tokens),
     ...identityMergeRoutes({ ...twinMerge, projects }),
     ...deadJobRoutes(queue, projects),
-    ...settingsRoutes(projects, projectConfigs),
-    ...notificationRoutes(channels),
-    ...badgeRoutes({ store, tests, projects, publicApiUrl: settings.publicApiUrl }),
+    ...settingsRoutes(useCases.settings),
+    ...notificationRoutes(repos.channels),
+    ...badgeRoutes({ store, tests: repos.tests, projects, publicApiUrl: settings.publicApiUrl }),
     ...exportRoutes({ store, artifacts: artifactInventory, running: runningExports }),
     ...splitRoutes(store),
     ...knownTestRoutes(store),
@@ -300,22 +296,9 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   app.routes.add(openApiRoute(() => app.routes.routes, { procedures: { path: TRPC_PREFIX, maxBatch: TRPC_MAX_BATCH, list: PROCEDURES } }));
   const pipelineView = { graph, runtime, queue, requests: requestCounts };
   const router = createAppRouter({
+    useCases,
     rateLimiter,
-    runs,
-    tests: { tests, identities, codeowners },
-    health: healthDeps,
-    rca,
-    artifacts,
-    store,
-    projects,
-    projectConfigs,
-    channels,
-    outbox: queue.outbox,
-    publicApiUrl: settings.publicApiUrl,
     ingestRoutes: () => app.routes.routes.filter((r) => r.tags?.includes('ingest')),
-    tokens,
-    notifications: settings.notifications,
-    ai: settings.ai,
     pipeline: pipelineView,
   });
   await registerTrpc(app.fastify, router, callers);

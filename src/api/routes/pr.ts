@@ -2,13 +2,10 @@
 // merge gate) (docs/contract.md §6). What they answer is src/usecases/pr-commit.ts, which the
 // dashboard's procedures call too.
 import { gateQuerySchema, gateResponseSchema, summaryQuerySchema, summaryResponseSchema } from '../../domain/pr-schemas.js';
-import type { Store } from '../../store/client.js';
-import { PrSummaryRepo } from '../../store/pr-summary.js';
 import { commitGate, commitSummary, type PrCommitDeps } from '../../usecases/pr-commit.js';
 import { defineRoute, type AnyRouteDef } from '../route.js';
 
-export function prRoutes({ store, ...rest }: Omit<PrCommitDeps, 'prSummary'> & { store: Store }): AnyRouteDef[] {
-  const d: PrCommitDeps = { ...rest, prSummary: new PrSummaryRepo(store) };
+export function prRoutes(d: PrCommitDeps): AnyRouteDef[] {
   return [
     defineRoute({
       method: 'GET',

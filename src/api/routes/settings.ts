@@ -2,14 +2,11 @@
 // effective policy and each key's source; PUT replaces the document; PATCH deep-merges into it. What
 // they do is src/usecases/project-settings.ts, which the settings page's procedure calls too.
 import { z } from 'zod';
-import type { ProjectConfigs } from '../../config/resolved-project-config.js';
 import { projectSettingsPatchSchema, projectSettingsSchema } from '../../config/project-settings.js';
-import type { ProjectRepo } from '../../store/projects.js';
-import { patchProjectSettings, readProjectSettings, replaceProjectSettings, settingsResponseSchema } from '../../usecases/project-settings.js';
+import { patchProjectSettings, readProjectSettings, replaceProjectSettings, settingsResponseSchema, type ProjectSettingsDeps } from '../../usecases/project-settings.js';
 import { defineRoute, type AnyRouteDef } from '../route.js';
 
-export function settingsRoutes(projects: ProjectRepo, configs: ProjectConfigs): AnyRouteDef[] {
-  const d = { projects, configs };
+export function settingsRoutes(d: ProjectSettingsDeps): AnyRouteDef[] {
   const params = z.object({ slug: z.string() });
   return [
     defineRoute({

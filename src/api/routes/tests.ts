@@ -3,30 +3,19 @@
 // dashboard's procedures call too.
 import { z } from 'zod';
 import { UUID_RE } from '../../domain/ids.js';
-import type { Outbox } from '../../queue/types.js';
 import type { CodeownersRepo } from '../../store/codeowners.js';
-import type { TestRepo } from '../../store/tests.js';
-import type { IdentityRepo } from '../../store/identities.js';
-import type { ArtifactSigner } from '../../artifacts/s3.js';
 import { errors } from '../../errors/catalogue.js';
 import { flakyBoard } from '../../usecases/flaky-board.js';
 import { quarantineTest } from '../../usecases/quarantine-decision.js';
 import { testPage } from '../../usecases/test-page.js';
 import { bool, flakyBoardSchema, flakyQuerySchema, testDetailSchema, testQuerySchema } from '../../usecases/test-schemas.js';
+import type { UseCaseDeps } from '../../usecases/deps.js';
 import { defineRoute, type AnyRouteDef } from '../route.js';
 
 const testParams = z.object({ testIdentityId: z.string().regex(UUID_RE) });
 
-export interface TestRouteDeps {
-  tests: TestRepo;
-  identities: IdentityRepo;
-  codeowners: CodeownersRepo;
-  outbox: Pick<Outbox, 'append'>;
-  /** Signs artifact download URLs on the test page; null or absent: refs are listed without URLs. */
-  artifacts?: ArtifactSigner | null;
-  /** The project's CI-minute rate and currency (its `cost` policy); absent: 0 USD. */
-  cost?: (projectId: string) => Promise<{ ciMinute: number; currency: string }>;
-}
+/** The use cases' dependencies (src/usecases/deps.ts), and the codeowners file the upload replaces. */
+export type TestRouteDeps = Pick<UseCaseDeps, 'board' | 'testPage' | 'decisions'> & { codeowners: Pick<CodeownersRepo, 'put'> };
 
 export function testRoutes(d: TestRouteDeps): AnyRouteDef[] {
   return [
@@ -39,7 +28,7 @@ export function testRoutes(d: TestRouteDeps): AnyRouteDef[] {
       query: flakyQuerySchema,
       response: flakyBoardSchema,
       async handler({ query, principal }) {
-        return flakyBoard(d, principal!.projectId, query);
+        return flakyBoard(d.board, principal!.projectId, query);
       },
     }),
     defineRoute({
@@ -53,7 +42,7 @@ export function testRoutes(d: TestRouteDeps): AnyRouteDef[] {
       query: testQuerySchema,
       response: testDetailSchema,
       async handler({ params, query, principal }) {
-        return testPage(d, principal!.projectId, params.testIdentityId, query.historyLimit);
+        return testPage(d.testPage, principal!.projectId, params.testIdentityId, query.historyLimit);
       },
     }),
     defineRoute({
@@ -66,7 +55,7 @@ export function testRoutes(d: TestRouteDeps): AnyRouteDef[] {
       paramsNotFound: true,
       body: z.object({ decision: z.enum(['quarantined', 'released', 'auto']), reason: z.string().max(200).optional() }),
       response: z.object({ quarantined: z.boolean(), override: z.enum(['quarantined', 'released']).nullable(), changed: z.boolean() }),
-      handler: ({ params, body, principal }) => quarantineTest(d, principal!.projectId, params.testIdentityId, body.decision, body.reason),
+      handler: ({ params, body, principal }) => quarantineTest(d.decisions, principal!.projectId, params.testIdentityId, body.decision, body.reason),
     }),
     defineRoute({
       method: 'PUT',

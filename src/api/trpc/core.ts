@@ -78,7 +78,7 @@ export function toTrpcError(e: unknown): unknown {
 
 export interface ProcedureKindDeps {
   rateLimiter: RateLimiter;
-  projects: ProjectRepo;
+  useCases: { projects: Pick<ProjectRepo, 'bySlug'> };
 }
 
 const SLUG_TTL_MS = 10_000;
@@ -95,7 +95,7 @@ export function procedureKinds(d: ProcedureKindDeps) {
     const now = Date.now();
     const hit = slugs.get(slug);
     if (hit && now - hit.at < SLUG_TTL_MS) return hit.id;
-    const id = (await d.projects.bySlug(slug))?.id ?? null;
+    const id = (await d.useCases.projects.bySlug(slug))?.id ?? null;
     if (slugs.size > 10_000) slugs.clear();
     slugs.set(slug, { at: now, id });
     return id;

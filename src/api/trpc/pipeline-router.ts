@@ -7,7 +7,7 @@ import { PROCEDURES } from './procedures.js';
 export function pipelineRouter(d: TrpcDeps, p: ProcedureKinds) {
   return {
     pipeline: {
-      graph: p.admin.input(PROCEDURES['pipeline.graph'].input).query(() => pipelineGraph({ ...d.pipeline, projects: d.projects, ingestRoutes: d.ingestRoutes })),
+      graph: p.admin.input(PROCEDURES['pipeline.graph'].input).query(() => pipelineGraph({ ...d.pipeline, projects: d.useCases.projects, ingestRoutes: d.ingestRoutes })),
     },
   };
 }

@@ -16,14 +16,13 @@ import { listProjects } from '../../usecases/projects.js';
 
 export function projectRouter(d: TrpcDeps, p: ProcedureKinds) {
 
+  // Read inside each call: the router's shape is read without dependencies (the OpenAPI document).
+  const u = () => d.useCases;
   async function slugOf(projectId: string): Promise<string> {
-    const project = await d.projects.byId(projectId);
+    const project = await u().projects.byId(projectId);
     if (!project) throw errors.notFound('project not found');
     return project.slug;
   }
-  const policy = { projects: d.projects, configs: d.projectConfigs, ai: d.ai };
-  const channels = { channels: d.channels, notifications: d.notifications };
-  const tokens = d.tokens;
 
   return {
     session: {
@@ -37,27 +36,27 @@ export function projectRouter(d: TrpcDeps, p: ProcedureKinds) {
       }),
     },
     projects: {
-      list: p.admin.input(PROCEDURES['projects.list'].input).query(() => listProjects(d)),
+      list: p.admin.input(PROCEDURES['projects.list'].input).query(() => listProjects(u())),
     },
     settings: {
-      get: p.read.input(PROCEDURES['settings.get'].input).query(({ ctx }) => projectPolicy(policy, ctx.projectId)),
+      get: p.read.input(PROCEDURES['settings.get'].input).query(({ ctx }) => projectPolicy(u().policy, ctx.projectId)),
       update: p.adminProject.input(PROCEDURES['settings.update'].input).mutation(async ({ ctx, input }) => {
         // As PATCH /v1/admin/projects/:slug/settings: validated (400 naming the path) and written.
-        await patchProjectSettings({ projects: d.projects, configs: d.projectConfigs }, ctx.projectSlug, input.patch);
-        return projectPolicy(policy, ctx.projectId);
+        await patchProjectSettings(u().settings, ctx.projectSlug, input.patch);
+        return projectPolicy(u().policy, ctx.projectId);
       }),
     },
     channels: {
-      list: p.read.input(PROCEDURES['channels.list'].input).query(({ ctx }) => projectChannels(channels, ctx.projectId, ctx.caller.kind === 'admin')),
-      sendTest: p.adminProject.input(PROCEDURES['channels.sendTest'].input).mutation(({ ctx, input }) => sendTestToChannel(channels, ctx.projectId, ctx.projectSlug, input.channelId)),
+      list: p.read.input(PROCEDURES['channels.list'].input).query(({ ctx }) => projectChannels(u().channels, ctx.projectId, ctx.caller.kind === 'admin')),
+      sendTest: p.adminProject.input(PROCEDURES['channels.sendTest'].input).mutation(({ ctx, input }) => sendTestToChannel(u().channels, ctx.projectId, ctx.projectSlug, input.channelId)),
     },
     tokens: {
-      list: p.adminProject.input(PROCEDURES['tokens.list'].input).query(({ ctx }) => projectTokens(tokens, ctx.projectId)),
-      create: p.adminProject.input(PROCEDURES['tokens.create'].input).mutation(({ ctx, input }) => createProjectToken(tokens, ctx.projectId, input.scopes)),
-      revoke: p.admin.input(PROCEDURES['tokens.revoke'].input).mutation(({ input }) => revokeProjectToken(tokens, input.tokenId)),
+      list: p.adminProject.input(PROCEDURES['tokens.list'].input).query(({ ctx }) => projectTokens(u().tokens, ctx.projectId)),
+      create: p.adminProject.input(PROCEDURES['tokens.create'].input).mutation(({ ctx, input }) => createProjectToken(u().tokens, ctx.projectId, input.scopes)),
+      revoke: p.admin.input(PROCEDURES['tokens.revoke'].input).mutation(({ input }) => revokeProjectToken(u().tokens, input.tokenId)),
     },
     badges: {
-      get: p.read.input(PROCEDURES['badges.get'].input).query(({ ctx }) => projectBadges({ projects: d.projects, publicApiUrl: d.publicApiUrl }, ctx.projectId)),
+      get: p.read.input(PROCEDURES['badges.get'].input).query(({ ctx }) => projectBadges(u().badges, ctx.projectId)),
     },
   };
 }
