@@ -1,4 +1,4 @@
-// The HTTP side every process without the daemon's read API opens (the agent, an ingest process):
+// The HTTP side every serving process opens (src/main/process-parts.ts):
 // self-telemetry (GET /metrics, the OTLP export) and the app whose requests it counts.
 import type { Logger } from 'pino';
 import type { ServerSettings } from '../config/daemon-env.js';
@@ -16,6 +16,10 @@ export async function openFront(opts: {
   /** The queue's counters, read at collection. */
   queueStats: () => QueueStats;
   graph: PipelineGraph;
+  /** The exporters whose queue backlog /metrics reports; default the graph's (a reload updates the daemon's list in place). */
+  queueExporters?: string[];
+  /** Besides self-telemetry: who else counts each request (the daemon's pipeline page). */
+  observe?: (r: { method: string; route: string; status: number; durationMs: number }) => void;
 }): Promise<{ telemetry: SelfTelemetry; app: App }> {
   const { settings, logger } = opts;
   const telemetry = await SelfTelemetry.create({
@@ -23,7 +27,7 @@ export async function openFront(opts: {
     intervalMs: settings.selfOtelIntervalMs,
     logger: logger.child({ component: 'self-telemetry' }),
     queue: opts.queueStats,
-    queueExporters: executionsExporterIds(opts.graph),
+    queueExporters: opts.queueExporters ?? executionsExporterIds(opts.graph),
     queueCapacity: settings.queue.maxDepth,
   });
   const app = buildApp({
@@ -31,7 +35,10 @@ export async function openFront(opts: {
     deps: opts.deps,
     door: settings.door,
     logRequests: settings.logRequests,
-    observe: (r) => telemetry.recordRequest(r),
+    observe: (r) => {
+      telemetry.recordRequest(r);
+      opts.observe?.(r);
+    },
   });
   return { telemetry, app };
 }

@@ -8,15 +8,9 @@
 //
 // Nothing here may import the store, even transitively (test/e2e/agent-gateway.test.ts checks the
 // process never maps chDB; the agent-rss bench measures what is loaded).
-import { mkdirSync } from 'node:fs';
 import type { Logger } from 'pino';
 import type { App } from '../api/app.js';
-import { openFront } from '../api/front.js';
-import { RateLimiter } from '../api/rate-limit.js';
-import { healthRoutes } from '../api/routes/daemon-health.js';
 import { deadJobRoutes } from '../api/routes/dead-jobs.js';
-import { metricsRoute } from '../api/routes/metrics.js';
-import { statsRoute } from '../api/routes/stats.js';
 import type { ServerSettings } from '../config/daemon-env.js';
 import type { LoadedServiceConfig } from '../config/service-yml.js';
 import { redactLiteral } from '../domain/log-redaction.js';
@@ -27,7 +21,8 @@ import type { Queue } from '../queue/types.js';
 import { openIntake, receiverWiring } from './intake.js';
 import type { ProjectRepo } from '../store/projects.js';
 import type { SelfTelemetry } from '../telemetry/self-telemetry.js';
-import { AGENT_PROJECT_ID, AgentAuthenticator, resolveAdminToken, resolveAgentToken } from '../agent/auth.js';
+import { AGENT_PROJECT_ID, AgentAuthenticator, resolveAgentToken } from '../agent/auth.js';
+import { addOperatorRoutes, addRoutes, listen, openDataDir, openServingFront } from './process-parts.js';
 import { storeUsers } from '../agent/mode.js';
 import { noStore, storelessExtensions, storelessProjectConfigs } from '../agent/no-store.js';
 
@@ -70,13 +65,10 @@ export async function startAgent(opts: AgentOptions): Promise<Agent> {
   const users = storeUsers(graph);
   if (users.length > 0) throw new Error(`${graph.source}: cannot run as an agent: ${users.join(', ')} need the store`);
   const announce = opts.announce ?? ((line: string) => process.stdout.write(`${line}\n`));
-  mkdirSync(settings.dataDir, { recursive: true });
-
+  const { adminToken } = openDataDir(settings, logger);
   const agentToken = resolveAgentToken({ token: settings.agentToken, dataDir: settings.dataDir, announce, logger }).token;
-  const adminToken = resolveAdminToken({ token: settings.adminToken, dataDir: settings.dataDir, logger });
-  // Their form is the operator's: only their values can tell them apart in a log line.
+  // Its form is the operator's: only its value can tell it apart in a log line.
   redactLiteral(agentToken);
-  redactLiteral(adminToken);
 
   const intake = await openIntake(settings, logger);
   const { queue, storage, ingest } = intake;
@@ -84,11 +76,19 @@ export async function startAgent(opts: AgentOptions): Promise<Agent> {
   const servesIngest = settings.role !== 'worker';
   const auth = new AgentAuthenticator(agentToken, adminToken);
   // Every sender is the agent's one principal: SERVICE_RATE_LIMIT_MAX is the budget of them all.
-  const rateLimiter = new RateLimiter(settings.rateLimit.max, settings.rateLimit.windowMs, opts.rateLimitClock);
-  const { telemetry, app } = await openFront({ settings, logger, deps: { auth, rateLimiter, admitIngest: () => ingest.admit() }, queueStats: () => queue.stats(), graph });
+  const { app, telemetry, rateLimiter } = await openServingFront({
+    settings,
+    logger,
+    auth,
+    admitIngest: () => ingest.admit(),
+    queue,
+    graph,
+    storage,
+    ...(opts.rateLimitClock ? { rateLimitClock: opts.rateLimitClock } : {}),
+  });
   // The dead letters' listing names each job's project by slug: here there is one.
   const oneProject = { list: async () => [{ id: AGENT_PROJECT_ID, slug: AGENT_PROJECT_ID }] } as unknown as ProjectRepo;
-  for (const r of [...healthRoutes(storage), ...deadJobRoutes(queue, oneProject)]) app.routes.add(r);
+  addRoutes(app, deadJobRoutes(queue, oneProject));
 
   // What receivers get: the route table, the ingest service and the HTTP routes' checks for those with their own listener (OTLP/gRPC).
   const { door, admission, listeners } = receiverWiring(app, auth, rateLimiter, ingest);
@@ -105,18 +105,14 @@ export async function startAgent(opts: AgentOptions): Promise<Agent> {
   // thread would load every module again (SERVICE_PIPELINE_THREAD does not apply here).
   const work = opts.work ?? true;
   const runtime = new PipelineRuntime({ graph, host, store: noStore(), queue, admission, work, role: 'all', pollIntervalMs: settings.queue.pollIntervalMs });
-  app.routes.add(statsRoute(queue, runtime));
-  app.routes.add(metricsRoute(telemetry));
-  if (work) telemetry.attachWorker(() => runtime.stats);
-  telemetry.attachReceivers(() => runtime.receiverStats);
+  addOperatorRoutes(app, telemetry, { queue, runtime, ...(work ? { worker: () => runtime.stats } : {}), receivers: () => runtime.receiverStats });
   await runtime.start();
-  const address = await app.fastify.listen({ port: settings.port, host: settings.host });
-  const port = (app.fastify.server.address() as { port: number }).port;
+  const { url, port, address } = await listen(app, settings);
   logger.info({ address, dataDir: settings.dataDir, pipeline: graph.source }, 'flakehouse agent listening (agent mode: no store)');
 
   let closing: Promise<void> | undefined;
   return {
-    url: `http://127.0.0.1:${port}`,
+    url,
     app,
     port,
     queue,

@@ -1,8 +1,7 @@
 // `flakehouse serve`: API and worker in one process on the embedded default (chDB + on-disk
 // queue under the data dir), or a ClickHouse server by URL.
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { buildApp, type App } from '../api/app.js';
 import { openApiRoute } from '../api/openapi.js';
@@ -11,13 +10,11 @@ import { PROCEDURES, TRPC_MAX_BATCH, TRPC_PREFIX, createAppRouter, registerTrpc 
 import { setupDashboard, setupSessions } from '../api/dashboard/setup.js';
 import { RequestCounts } from '../api/request-counts.js';
 import { Authenticator } from '../api/auth.js';
-import { RateLimiter } from '../api/rate-limit.js';
 import { adminRoutes } from '../api/routes/admin.js';
 import { deadJobRoutes } from '../api/routes/dead-jobs.js';
 import { settingsRoutes } from '../api/routes/settings.js';
 import { ProjectConfigs } from '../config/resolved-project-config.js';
 import { RetentionSweeper } from '../pipeline/retention-sweeper.js';
-import { healthRoutes } from '../api/routes/daemon-health.js';
 import { runRoutes } from '../api/routes/runs.js';
 import type { S3Settings } from '../artifacts/s3.js';
 import type { ServerSettings } from '../config/daemon-env.js';
@@ -36,9 +33,7 @@ import { TokenSnapshotPublisher } from '../tokens/snapshot.js';
 import { openStore, type OpenedStore } from '../store/client.js';
 import { migrate } from '../store/migrate.js';
 import { ProjectRepo, SCOPES } from '../store/projects.js';
-import { statsRoute } from '../api/routes/stats.js';
-import { metricsRoute } from '../api/routes/metrics.js';
-import { SelfTelemetry } from '../telemetry/self-telemetry.js';
+import type { SelfTelemetry } from '../telemetry/self-telemetry.js';
 import { executionsExporterIds } from '../telemetry/collector-metrics.js';
 import { testRoutes } from '../api/routes/tests.js';
 import { quarantineListRoutes } from '../api/routes/quarantine-list.js';
@@ -51,10 +46,10 @@ import { exportRoutes, RunningExports } from '../api/routes/export.js';
 import { splitRoutes } from '../api/routes/splits.js';
 import { knownTestRoutes } from '../api/routes/known-tests.js';
 import { SqlEndpoint } from '../api/routes/clickhouse.js';
-import { redactLiteral } from '../domain/log-redaction.js';
 import { identityMergeRoutes } from '../api/routes/identity-merge.js';
 import { mergeJUnitTwinsAtStartup, type TwinMergeDeps } from '../usecases/junit-twin-merge.js';
 import { buildApiDeps } from './api-deps.js';
+import { addOperatorRoutes, listen, openDataDir, openServingFront } from './process-parts.js';
 
 // Moved to ./pipeline-file.ts (the agent loads the graph without this module); re-exported here.
 export { DEFAULT_PIPELINE, loadGraph } from './pipeline-file.js';
@@ -126,7 +121,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   const graph = loadGraph(opts.pipelineFile);
   // The running graph as /metrics and the dashboard show it: updated in place by a reload.
   const queueExporters = executionsExporterIds(graph);
-  mkdirSync(settings.dataDir, { recursive: true });
+  const { adminToken } = openDataDir(settings, logger);
 
   const store = await openStore({
     chdbPath: opts.chdbPath ?? path.join(settings.dataDir, 'chdb'),
@@ -140,9 +135,6 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   if (applied.length > 0) logger.info({ applied }, 'migrations applied');
 
   const projects = new ProjectRepo(store);
-  const adminToken = resolveAdminToken(settings, logger);
-  // Its form is the operator's: only its value can tell it apart in a log line (a URL path, say).
-  redactLiteral(adminToken);
   const bootstrapToken = await bootstrap(projects, settings.dataDir, announce);
 
   const intake = await openIntake(settings, logger);
@@ -152,26 +144,19 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   // `worker`: the pipeline, the query API and the dashboard; the receivers run in `ingest` processes.
   const servesIngest = settings.role !== 'worker';
   const auth = new Authenticator(projects, adminToken);
-  // One limiter for REST and the procedures: a project's requests count once, whichever way they come.
-  const rateLimiter = new RateLimiter(settings.rateLimit.max, settings.rateLimit.windowMs, opts.rateLimitClock);
-  const telemetry = await SelfTelemetry.create({
-    endpoint: settings.selfOtelEndpoint,
-    intervalMs: settings.selfOtelIntervalMs,
-    logger: logger.child({ component: 'self-telemetry' }),
-    queue: () => queue.stats(),
-    queueExporters,
-    queueCapacity: settings.queue.maxDepth,
-  });
   const requestCounts = new RequestCounts();
-  const app = buildApp({
+  const { app, telemetry, rateLimiter } = await openServingFront({
+    settings,
     logger,
-    deps: { auth, rateLimiter, admitIngest: () => ingest.admit() },
-    door: settings.door,
-    logRequests: settings.logRequests,
-    observe: (r) => {
-      telemetry.recordRequest(r);
-      requestCounts.record(r);
-    },
+    auth,
+    admitIngest: () => ingest.admit(),
+    queue,
+    graph,
+    queueExporters,
+    storage,
+    unreadiness: () => intake.unreadiness(),
+    ...(opts.rateLimitClock ? { rateLimitClock: opts.rateLimitClock } : {}),
+    observe: (r) => requestCounts.record(r),
   });
   const dashboard = {
     ...settings.dashboard,
@@ -206,7 +191,6 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   // Legacy JUnit twins already stored (src/usecases/junit-twin-merge.ts): merged with no lease in progress.
   const twinMerge: TwinMergeDeps = { store, tests: repos.tests, identities: repos.identities, outbox: queue.outbox, exclusive: (f) => runtime.exclusive(f) };
   for (const r of [
-    ...healthRoutes(storage, () => intake.unreadiness()),
     ...runRoutes(useCases.runs, artifacts),
     ...rcaRoutes(useCases.rca),
     ...testRoutes({ ...useCases, codeowners: repos.codeowners }),
@@ -288,11 +272,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
       sql.acceptAnyBody(sqlApp.fastify, '');
     }
   }
-  app.routes.add(statsRoute(queue, runtime));
-  app.routes.add(metricsRoute(telemetry));
   // The worker's counters as the pipeline reports them (mirrored from its thread), read at collection.
-  if (work) telemetry.attachWorker(() => runtime.stats);
-  telemetry.attachReceivers(() => receivers.receiverStats);
+  addOperatorRoutes(app, telemetry, { queue, runtime, ...(work ? { worker: () => runtime.stats } : {}), receivers: () => receivers.receiverStats });
   app.routes.add(openApiRoute(() => app.routes.routes, { procedures: { path: TRPC_PREFIX, maxBatch: TRPC_MAX_BATCH, list: PROCEDURES } }));
   const pipelineView = { graph, runtime, queue, requests: requestCounts };
   const router = createAppRouter({
@@ -331,8 +312,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
         stopping: () => closingTwins,
       })
     : null;
-  const address = await app.fastify.listen({ port: settings.port, host: settings.host });
-  const port = (app.fastify.server.address() as { port: number }).port;
+  const { url, port, address } = await listen(app, settings);
   const sqlPort = sqlApp && settings.sql.port !== undefined ? await listenSql(sqlApp, settings.sql.port, settings.host) : undefined;
   logger.info({ address, dataDir: settings.dataDir, embedded: store.embedded, config: opts.service.file }, 'flakehouse listening');
 
@@ -341,7 +321,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   let reloads: Promise<unknown> = Promise.resolve();
   const pipelineFile = path.resolve(opts.pipelineFile ?? DEFAULT_PIPELINE);
   return {
-    url: `http://127.0.0.1:${port}`,
+    url,
     app,
     port,
     store,
@@ -406,17 +386,6 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
 async function listenSql(sqlApp: App, port: number, host: string): Promise<number> {
   await sqlApp.fastify.listen({ port, host });
   return (sqlApp.fastify.server.address() as { port: number }).port;
-}
-
-/** SERVICE_ADMIN_TOKEN, else a generated one kept in <data dir>/admin-token (0600) for the local CLI. */
-function resolveAdminToken(settings: ServerSettings, logger: Logger): string {
-  if (settings.adminToken) return settings.adminToken;
-  const file = path.join(settings.dataDir, 'admin-token');
-  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
-  const token = `fha_${randomBytes(24).toString('hex')}`;
-  writeFileSync(file, `${token}\n`, { mode: 0o600 });
-  logger.info({ file }, 'generated an admin token (set SERVICE_ADMIN_TOKEN to choose your own)');
-  return token;
 }
 
 /** On an empty data dir: project `default` and one token with every scope, printed once. */

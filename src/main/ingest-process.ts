@@ -7,26 +7,19 @@
 //
 // Nothing here may import the store or the pipeline's processors, even transitively
 // (test/unit/import-boundaries.test.ts).
-import { mkdirSync } from 'node:fs';
 import type { NatsConnection } from 'nats';
 import type { Logger } from 'pino';
 import type { App } from '../api/app.js';
-import { openFront } from '../api/front.js';
-import { RateLimiter } from '../api/rate-limit.js';
-import { healthRoutes } from '../api/routes/daemon-health.js';
-import { metricsRoute } from '../api/routes/metrics.js';
-import { statsRoute } from '../api/routes/stats.js';
 import type { ServerSettings } from '../config/daemon-env.js';
 import type { LoadedServiceConfig } from '../config/service-yml.js';
 import { receiverWiring } from '../api/ingest-door.js';
 import { IngestService } from '../ingest/service.js';
-import { redactLiteral } from '../domain/log-redaction.js';
 import type { PipelineGraph } from '../pipeline/graph.js';
 import { buildHost, pipelineSettings } from '../pipeline/host.js';
 import { PipelineRuntime } from '../pipeline/runtime.js';
 import { connectNats, natsUnreadiness, openNatsQueue, openTokenBucket } from '../queue/nats/connect.js';
 import type { NatsQueue } from '../queue/nats/queue.js';
-import { resolveAdminToken } from '../agent/auth.js';
+import { addOperatorRoutes, listen, openDataDir, openServingFront } from './process-parts.js';
 import { storelessExtensions, storelessProjectConfigs } from '../agent/no-store.js';
 import { TokenSnapshot } from '../tokens/snapshot.js';
 import { SnapshotAuthenticator } from '../tokens/snapshot-authenticator.js';
@@ -55,9 +48,7 @@ export interface IngestProcess {
 export async function startIngestProcess(opts: IngestProcessOptions): Promise<IngestProcess> {
   const { settings, logger, graph } = opts;
   if (!settings.queue.url) throw new Error('the ingest role needs SERVICE_QUEUE_URL (NATS JetStream)');
-  mkdirSync(settings.dataDir, { recursive: true });
-  const adminToken = resolveAdminToken({ token: settings.adminToken, dataDir: settings.dataDir, logger });
-  redactLiteral(adminToken);
+  const { adminToken } = openDataDir(settings, logger);
 
   const nc: NatsConnection = await connectNats(settings.queue.url, 'flakehouse-ingest', logger, settings.queue.connectTimeoutMs);
   let queue: NatsQueue | undefined;
@@ -77,10 +68,17 @@ export async function startIngestProcess(opts: IngestProcessOptions): Promise<In
   const auth = new SnapshotAuthenticator(tokens, adminToken);
   // No storage guard: nothing is written here; the stream's limits answer 503 when NATS is full.
   const ingest = new IngestService(queue, settings.queue.maxDepth);
-  const rateLimiter = new RateLimiter(settings.rateLimit.max, settings.rateLimit.windowMs, opts.rateLimitClock);
   const q = queue;
-  const { telemetry, app } = await openFront({ settings, logger, deps: { auth, rateLimiter, admitIngest: () => ingest.admit() }, queueStats: () => q.stats(), graph });
-  for (const r of healthRoutes(undefined, () => natsUnreadiness(nc))) app.routes.add(r);
+  const { app, telemetry, rateLimiter } = await openServingFront({
+    settings,
+    logger,
+    auth,
+    admitIngest: () => ingest.admit(),
+    queue,
+    graph,
+    unreadiness: () => natsUnreadiness(nc),
+    ...(opts.rateLimitClock ? { rateLimitClock: opts.rateLimitClock } : {}),
+  });
 
   const { door, admission, listeners } = receiverWiring(app, auth, rateLimiter, ingest);
   const host = buildHost({
@@ -93,18 +91,15 @@ export async function startIngestProcess(opts: IngestProcessOptions): Promise<In
   });
   // Receivers only: the processors and exporters of the graph run on the workers.
   const receivers = new PipelineRuntime({ graph, host, queue, admission, work: false, role: 'receivers', pollIntervalMs: settings.queue.pollIntervalMs });
-  app.routes.add(statsRoute(queue, receivers));
-  app.routes.add(metricsRoute(telemetry));
-  telemetry.attachReceivers(() => receivers.receiverStats);
+  addOperatorRoutes(app, telemetry, { queue, runtime: receivers, receivers: () => receivers.receiverStats });
   await receivers.start();
-  const address = await app.fastify.listen({ port: settings.port, host: settings.host });
-  const port = (app.fastify.server.address() as { port: number }).port;
+  const { url, port, address } = await listen(app, settings);
   logger.info({ address, queue: settings.queue.url, prefix: settings.queue.prefix, tokens: tokens.size }, 'flakehouse ingest listening (role ingest: no storage)');
 
   let closing: Promise<void> | undefined;
   const snapshot = tokens;
   return {
-    url: `http://127.0.0.1:${port}`,
+    url,
     app,
     port,
     queue,
