@@ -1,7 +1,7 @@
 // Data generator of the scale benchmark (bench/scale.ts): a year of CI history written straight
 // into ClickHouse with `INSERT … SELECT … FROM numbers(…)`, in chunks so memory stays bounded.
 //
-// Test identities are computed in JS with the daemon's own functions (src/domain/identity.ts), so a
+// Test identities are computed in JS with the daemon's own functions (client/src/contract/identity.ts), so a
 // batch posted later with the same file / suite / title resolves to the generated identity exactly.
 // They go to a helper table `bench_tests` (idx → id, fingerprint, names) that the generator joins.
 //
@@ -16,7 +16,7 @@
 // count, like a sharded suite), evenly spread over 365 days ending two hours ago; two runs per
 // commit (re-runs and shards share a sha), 70% on main, the rest on PR branches.
 import type { Store } from '../src/store/client.js';
-import { fingerprint, testIdentityId } from '../src/domain/identity.js';
+import { fingerprint, testIdentityId } from '../client/src/contract/identity.js';
 
 export const DAY_MS = 86_400_000;
 export const SPAN_MS = 365 * DAY_MS;

@@ -1,6 +1,6 @@
 // `npm run bench -- split [--files 400] [--runs 10] [--trials 30] [--new 0.05] [--seed 1] [--no-store]`
 //
-// Test splitting by history (src/domain/split.ts, POST /v1/splits) against a count split, on a
+// Test splitting by history (client/src/contract/split.ts, POST /v1/splits) against a count split, on a
 // generated suite with a realistic skew: file durations log-normal (median 2 s, σ = 0.8, so the
 // slowest percent take 6× the median), 2 % of the files 10× slower still (integration suites,
 // browser tests), every run's durations jittered (log-normal σ = 0.1) and 2 % of a file's runs 1.5×
@@ -17,7 +17,7 @@
 // call of a build (timings query + plan + insert + read back) and of a later shard's call (read).
 import { parseArgs } from 'node:util';
 import { seededRandom } from '../src/domain/random.js';
-import { balanceRatio, median, planSplit, splitByName } from '../src/domain/split.js';
+import { balanceRatio, median, planSplit, splitByName } from '../client/src/contract/split.js';
 import { nativeBatch, startTestDaemon } from '../test/helpers/daemon.js';
 import { writeResult } from './results.js';
 

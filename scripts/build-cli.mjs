@@ -1,6 +1,7 @@
-// Builds the CLI ahead of time (npm run build:cli): src/ bundled into dist/cli/<build>/ so
-// `flakehouse` starts without transpiling (through tsx every start loads some 300 modules through
-// its hooks). bin/flakehouse.js runs the build only while it is newer than every file in src/.
+// Builds the CLI ahead of time (npm run build:cli): src/ (and the client's client/src/ it imports)
+// bundled into dist/cli/<build>/ so `flakehouse` starts without transpiling (through tsx every
+// start loads some 300 modules through its hooks). bin/flakehouse.js runs the build only while it
+// is newer than every file in those sources.
 // `--if-stale` builds only when there is no such build (the test suite's global setup).
 //
 // Files the sources find next to themselves (migrations, protos, pipelines/default.yaml,
@@ -13,7 +14,7 @@ import { build } from 'esbuild';
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CLI_DIST, CURRENT, SRC, STAMP, freshBuild } from '../bin/built-cli.js';
+import { CLI_DIST, CURRENT, SOURCES, SRC, STAMP, freshBuild } from '../bin/built-cli.js';
 
 // The daemon starts its pipeline thread from src/pipeline/thread/entry.mjs (tsx); the built
 // daemon starts the built worker instead, so a build never mixes with transpiled sources.
@@ -33,7 +34,7 @@ function sourceUrls(outDir) {
     name: 'source-import-meta-url',
     setup(b) {
       b.onLoad({ filter: /\.ts$/ }, (args) => {
-        if (!args.path.startsWith(SRC + path.sep)) return undefined;
+        if (!SOURCES.some((dir) => args.path.startsWith(dir + path.sep))) return undefined;
         let text = readFileSync(args.path, 'utf8');
         if (args.path === THREAD_MODULE) {
           if (!text.includes(THREAD_ENTRY)) throw new Error(`${THREAD_MODULE} no longer contains ${THREAD_ENTRY}: update scripts/build-cli.mjs`);

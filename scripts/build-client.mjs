@@ -23,6 +23,8 @@ import { newestMtime } from '../bin/built-cli.js';
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SRC = path.join(ROOT, 'src');
 export const CLIENT = path.join(ROOT, 'client');
+/** The client's own source: the contract it shares with the server (the rest still in src/). */
+const CLIENT_SRC = path.join(CLIENT, 'src');
 export const CLIENT_DIST = path.join(CLIENT, 'dist');
 /** Written last: its mtime is when the build in client/dist started. */
 const STAMP = path.join(CLIENT_DIST, '.built-at');
@@ -98,7 +100,7 @@ function isServerModule(file) {
 
 /**
  * A source that loads a CommonJS package with `createRequire(import.meta.url)('pkg')` (picomatch,
- * in domain/ignore-globs.ts) would look for node_modules beside the installed client at run time:
+ * in client/src/contract/ignore-globs.ts) would look for node_modules beside the installed client at run time:
  * its calls become plain `require('pkg')`, which esbuild bundles. The build fails on any other use.
  */
 function createRequireBundled() {
@@ -106,7 +108,7 @@ function createRequireBundled() {
     name: 'create-require-bundled',
     setup(b) {
       b.onLoad({ filter: /\.ts$/ }, (args) => {
-        if (!args.path.startsWith(SRC + path.sep)) return undefined;
+        if (!args.path.startsWith(SRC + path.sep) && !args.path.startsWith(CLIENT_SRC + path.sep)) return undefined;
         const text = readFileSync(args.path, 'utf8');
         if (!text.includes('createRequire(')) return undefined;
         const decl = /const (\w+) = createRequire\(import\.meta\.url\);/.exec(text);
@@ -225,7 +227,7 @@ function thirdPartyLicenses(dirs) {
 export function clientBuildIsFresh() {
   try {
     const builtAt = statSync(STAMP).mtimeMs;
-    const inputs = [newestMtime(SRC), statSync(path.join(CLIENT, 'package.json')).mtimeMs, statSync(fileURLToPath(import.meta.url)).mtimeMs];
+    const inputs = [newestMtime(SRC), newestMtime(CLIENT_SRC), statSync(path.join(CLIENT, 'package.json')).mtimeMs, statSync(fileURLToPath(import.meta.url)).mtimeMs];
     return inputs.every((t) => builtAt > t);
   } catch {
     return false;

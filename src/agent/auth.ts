@@ -9,7 +9,7 @@ import path from 'node:path';
 import type { Logger } from 'pino';
 import { Authenticator, bearer } from '../api/auth.js';
 import { errors } from '../errors/catalogue.js';
-import { sha256Hex } from '../domain/ids.js';
+import { sha256Hex } from '../../client/src/contract/ids.js';
 import type { ProjectRepo, TokenPrincipal } from '../store/projects.js';
 
 /**

@@ -2,8 +2,8 @@
 // runtime in place of a store. Only components
 // that declare `needsStore: false` run in an agent (./mode.ts), so neither is expected to be used;
 // if one is, the failure names the component's wrong declaration instead of a null dereference.
-import type { ResolvedServiceConfig } from '../config/project-settings.js';
-import { resolveProjectConfig } from '../config/project-settings.js';
+import type { ResolvedServiceConfig } from '../../client/src/contract/config/project-settings.js';
+import { resolveProjectConfig } from '../../client/src/contract/config/project-settings.js';
 import type { LoadedServiceConfig } from '../config/service-yml.js';
 import type { Store } from '../store/client.js';
 import type { HostExtensions } from '../pipeline/component.js';

@@ -4,7 +4,7 @@
 import type { Socket } from 'node:net';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
-import { LIMITS } from '../domain/batch.js';
+import { LIMITS } from '../../client/src/contract/batch.js';
 import type { DoorSettings } from '../config/daemon-env.js';
 import { registerBodySlots } from './body-slots.js';
 import { capConnections } from './connection-caps.js';

@@ -2,9 +2,9 @@
 // ingest hot path does not query storage per request (a revocation takes effect within the TTL,
 // at once in the process that revoked it).
 import { timingSafeEqual } from 'node:crypto';
-import { sha256Hex } from '../domain/ids.js';
+import { sha256Hex } from '../../client/src/contract/ids.js';
 import type { ProjectRepo, Scope, TokenPrincipal } from '../store/projects.js';
-import { TOKEN_RE } from '../domain/tokens.js';
+import { TOKEN_RE } from '../../client/src/contract/tokens.js';
 import { errors } from '../errors/catalogue.js';
 
 const TTL_MS = 10_000;

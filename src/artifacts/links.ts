@@ -1,7 +1,7 @@
 // Artifact refs as the read API shows them: each stored ref with a short-lived signed download URL
 // (docs/contract.md §6, §8). Only keys under the asking project's own prefix are signed.
 import { z } from 'zod';
-import { isProjectKey } from './keys.js';
+import { isProjectKey } from '../../client/src/contract/artifact-keys.js';
 import type { ArtifactSigner } from './s3.js';
 
 export const artifactViewSchema = z.object({

@@ -2,7 +2,7 @@
 // before a cutoff. By upload time rather than by the executions that reference them, so objects
 // whose batch never arrived (the reporter uploads first) are pruned too.
 import { DeleteObjectsCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
-import { projectPrefix } from './keys.js';
+import { projectPrefix } from '../../client/src/contract/artifact-keys.js';
 import { clientConfig, type S3Settings } from './s3.js';
 
 export interface ArtifactPruner {

@@ -3,7 +3,7 @@
 // people looking at a run. Signing is local (HMAC over the request), no round trip to the store.
 import { GetObjectCommand, S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
 import { S3RequestPresigner, getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import { DOWNLOAD_URL_TTL_SECONDS, UPLOAD_URL_TTL_SECONDS } from './keys.js';
+import { DOWNLOAD_URL_TTL_SECONDS, UPLOAD_URL_TTL_SECONDS } from '../../client/src/contract/artifact-keys.js';
 
 export interface S3Settings {
   bucket: string;

@@ -5,6 +5,7 @@
 import { parseArgs } from 'node:util';
 import { loadReporterSettings } from '../reporter/settings.js';
 import type { CliIo } from './io.js';
+import { INSUFFICIENT_SCOPE, scopeNamedIn } from '../../client/src/contract/error-codes.js';
 import { readRefusal } from './refusal.js';
 import { UsageError } from './usage-error.js';
 
@@ -84,9 +85,9 @@ export class ServiceApi {
       const message = r.message.split(this.token).join('[token]').slice(0, 300);
       const detail = `${r.status} ${r.code}${message ? `: ${message}` : ''}`;
       if (r.status === 401) throw new ServiceRefusal(r.status, r.code, `${this.command}: the server refused SERVICE_TOKEN (${detail})`);
-      if (r.status === 403 && r.code === 'insufficient_scope') {
+      if (r.status === 403 && r.code === INSUFFICIENT_SCOPE) {
         // The server names the scope it wanted (`this token lacks the "read" scope`).
-        const scope = /lacks the "([\w-]+)" scope/.exec(r.message)?.[1] ?? this.scope;
+        const scope = scopeNamedIn(r.message) ?? this.scope;
         throw new ServiceRefusal(r.status, r.code, `${this.command}: SERVICE_TOKEN lacks the ${scope} scope (${detail}); create one with \`flakehouse token create --project SLUG --scopes ${scope}\``);
       }
       throw new ServiceRefusal(r.status, r.code, `${this.command}: Flakehouse answered ${method} ${urlPath.split('?')[0]} with ${detail}`);

@@ -2,19 +2,19 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { ConfigError } from '../config/errors.js';
+import { ConfigError } from '../../client/src/contract/config/errors.js';
 import { loadServerSettings, type ServerSettings } from '../config/daemon-env.js';
 import { redactIntegrationSettings } from '../config/integrations.js';
 import { effectiveAiRca, redactAiSettings } from '../config/ai.js';
 import { loadServiceConfig } from '../config/service-yml.js';
-import { resolveProjectConfig, type ProjectSettings } from '../config/project-settings.js';
-import type { RetentionWindows } from '../domain/retention.js';
+import { resolveProjectConfig, type ProjectSettings } from '../../client/src/contract/config/project-settings.js';
+import type { RetentionWindows } from '../../client/src/contract/retention.js';
 // Type-only: the client package (scripts/build-client.mjs) bundles this module, and the logger and
 // the pipeline graph are server code, loaded by `serve` and `validate` when they run.
 import type { PipelineConfigError } from '../pipeline/graph.js';
 import type { ReloadResult } from '../pipeline/reload.js';
 import type { Daemon } from '../main/daemon.js';
-import { SCOPES, type Scope } from '../domain/tokens.js';
+import { SCOPES, type Scope } from '../../client/src/contract/tokens.js';
 import { processIo, type CliIo } from './io.js';
 import { UsageError } from './usage-error.js';
 

@@ -5,10 +5,10 @@
 import { appendFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import { BADGE_VARIANTS, type BadgeVariant } from '../domain/badge.js';
-import { STRICTNESS, type Strictness } from '../domain/gate.js';
-import { commentMarkdown, gateText, isStickyComment } from '../domain/pr-markdown.js';
-import { BASE_BRANCH_RE, COMMIT_SHA_RE, badgesResponseSchema, gateResponseSchema, summaryResponseSchema, type GateBody, type SummaryBody } from '../domain/pr-schemas.js';
+import { BADGE_VARIANTS, type BadgeVariant } from '../../client/src/contract/badge.js';
+import { STRICTNESS, type Strictness } from '../../client/src/contract/gate.js';
+import { commentMarkdown, gateText, isStickyComment } from '../../client/src/contract/pr-markdown.js';
+import { BASE_BRANCH_RE, COMMIT_SHA_RE, badgesResponseSchema, gateResponseSchema, summaryResponseSchema, type GateBody, type SummaryBody } from '../../client/src/contract/pr-schemas.js';
 import type { CiDetection } from '../reporter/ci-detect.js';
 import { commitFromLastReport, readLastReport, type LastReport } from '../reporter/last-report.js';
 import { detectRunCi } from '../reporter/send.js';

@@ -7,8 +7,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { loadServerSettings } from '../config/daemon-env.js';
 import type { LoadedServiceConfig } from '../config/service-yml.js';
-import { parseSettings, type ProjectSettings } from '../config/project-settings.js';
-import { ProjectSettingsError } from '../config/errors.js';
+import { parseSettings, type ProjectSettings } from '../../client/src/contract/config/project-settings.js';
+import { ProjectSettingsError } from '../../client/src/contract/config/errors.js';
 
 export interface FetchedSettings {
   settings: ProjectSettings;
@@ -16,7 +16,7 @@ export interface FetchedSettings {
   via: 'api' | 'storage';
 }
 
-export { ProjectSettingsError } from '../config/errors.js';
+export { ProjectSettingsError } from '../../client/src/contract/config/errors.js';
 
 export async function fetchProjectSettings(env: NodeJS.ProcessEnv, cwd: string, slug: string, service: LoadedServiceConfig): Promise<FetchedSettings> {
   const server = loadServerSettings(env, cwd);

@@ -1,7 +1,7 @@
 // `flakehouse run [--junit GLOB]… [--root DIR] -- <test command…>`: runs the test command with its
 // output streamed, collects its results (what the reporters hand over, or the JUnit files it
 // wrote), sends them as one run the way `flakehouse report` does, and decides the exit code
-// (src/domain/mute.ts): 0 when the command failed and every failing test is quarantined — those
+// (client/src/contract/mute.ts): 0 when the command failed and every failing test is quarantined — those
 // failures are printed and stored marked `flakehouse.quarantined` —, otherwise the command's own.
 // The server unreachable or refusing, or no results: the command's own code, with a message.
 //
@@ -13,8 +13,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { ConfigError } from '../config/errors.js';
-import { decideMute, describeTest, failingTests, markMuted, matchFailures, type MutedFailure, type MuteVerdict, type QuarantineEntry } from '../domain/mute.js';
+import { ConfigError } from '../../client/src/contract/config/errors.js';
+import { decideMute, describeTest, failingTests, markMuted, matchFailures, type MutedFailure, type MuteVerdict, type QuarantineEntry } from '../../client/src/contract/mute.js';
 import { attachMatchingFiles } from '../reporter/artifacts.js';
 import { fetchQuarantineList, type QuarantineList } from '../reporter/quarantine-cache.js';
 import { RUN_HANDOFF_ENV } from '../reporter/run-handoff.js';
@@ -26,7 +26,7 @@ import { runCommand, type CommandResult } from './run/command.js';
 import { collectResults } from './run/results.js';
 import { UsageError } from './usage-error.js';
 import { verifyTests, type VerifyOptions } from './verify/verify.js';
-import { DEFAULT_RETRY_MAX_TESTS, DEFAULT_VERIFY_BUDGET_S, DEFAULT_VERIFY_FIX_RUNS, DEFAULT_VERIFY_MAX_NEW } from '../domain/verify.js';
+import { DEFAULT_RETRY_MAX_TESTS, DEFAULT_VERIFY_BUDGET_S, DEFAULT_VERIFY_FIX_RUNS, DEFAULT_VERIFY_MAX_NEW } from '../../client/src/contract/verify.js';
 
 export const RUN_USAGE =
   'usage: flakehouse run [--junit GLOB]… [--root DIR] [--attach GLOB]… [--retry-failed N [--retry-max-tests M]] [--verify-new N [--verify-budget SECONDS] [--verify-max-new M]] [--verify-fix [--verify-fix-runs N]] [--rerun \'cmd {file} {name}\'] [--base-branch B] -- <test command…>';

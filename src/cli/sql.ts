@@ -10,6 +10,7 @@ import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { parseArgs } from 'node:util';
 import { loadServerSettings } from '../config/daemon-env.js';
 import { loadServiceConfig } from '../config/service-yml.js';
+import { INSUFFICIENT_SCOPE } from '../../client/src/contract/error-codes.js';
 import { readRefusal } from './refusal.js';
 import type { CliIo } from './io.js';
 import { UsageError } from './usage-error.js';
@@ -107,6 +108,6 @@ async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
 async function refusal(res: Response): Promise<string> {
   const r = await readRefusal(res);
   if (r.status === 401) return `sql: the server refused the credentials (${r.message})`;
-  if (r.status === 403 && r.code === 'insufficient_scope') return `sql: SERVICE_TOKEN lacks the sql scope; create one with \`flakehouse token create --project SLUG --scopes sql\``;
+  if (r.status === 403 && r.code === INSUFFICIENT_SCOPE) return `sql: SERVICE_TOKEN lacks the sql scope; create one with \`flakehouse token create --project SLUG --scopes sql\``;
   return `sql: ${r.status} ${r.code}: ${r.message}`;
 }

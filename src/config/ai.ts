@@ -2,7 +2,7 @@
 // like the rest of ServerSettings, because they hold credentials and belong to the instance.
 // Without SERVICE_AI_PROVIDER there are none and RCA is off, whatever a project's `ai.rca` says.
 import { z } from 'zod';
-import { ConfigError } from './errors.js';
+import { ConfigError } from '../../client/src/contract/config/errors.js';
 import type { Field } from './service-yml.js';
 import { envReader, intField, stringField, urlField } from './service-yml.js';
 

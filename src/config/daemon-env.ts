@@ -3,7 +3,7 @@
 // declared once in VARS, which drives parsing, defaults and SERVER_ENV_VARS (the README table).
 import path from 'node:path';
 import { z } from 'zod';
-import { ConfigError, expected, throwConfigErrors } from './errors.js';
+import { ConfigError, expected, throwConfigErrors } from '../../client/src/contract/config/errors.js';
 import type { Field } from './service-yml.js';
 import { booleanField, intField, numberField, parseEnvValue, readEnv, stringField, urlField } from './service-yml.js';
 import type { S3Settings } from '../artifacts/s3.js';

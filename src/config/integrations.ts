@@ -2,7 +2,7 @@
 // credentials): environment only, like the rest of ServerSettings, because they hold secrets and
 // belong to the instance, not to a repository's service.yml.
 import { z } from 'zod';
-import { ConfigError, describeValue } from './errors.js';
+import { ConfigError, describeValue } from '../../client/src/contract/config/errors.js';
 import type { Field } from './service-yml.js';
 import { NOTIFICATION_EVENT_TYPES, booleanField, envReader, intField, readEnv, stringField, urlField, type NotificationEventType } from './service-yml.js';
 

@@ -7,8 +7,8 @@ import type { Logger } from 'pino';
 import type { Store } from '../store/client.js';
 import { listChannels, type NotificationChannel } from '../store/channels.js';
 import { ProjectSettingsRepo, replaceSettingsChannels, settingsChannels } from '../store/settings.js';
-import { ConfigError } from './errors.js';
-import { parseSettings, resolveProjectConfig, type ProjectSettings, type ResolvedServiceConfig } from './project-settings.js';
+import { ConfigError } from '../../client/src/contract/config/errors.js';
+import { parseSettings, resolveProjectConfig, type ProjectSettings, type ResolvedServiceConfig } from '../../client/src/contract/config/project-settings.js';
 import type { LoadedServiceConfig } from './service-yml.js';
 
 export interface ProjectSettingsState {

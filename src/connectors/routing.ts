@@ -4,7 +4,7 @@
 // inside the same lease (src/pipeline/lease-tree.ts): their processors before the lease's plan is
 // frozen, their exporters before it is acked, so routing keeps exactly-once.
 import { z } from 'zod';
-import { CI_PROVIDERS, TRIGGERS } from '../domain/batch.js';
+import { CI_PROVIDERS, TRIGGERS } from '../../client/src/contract/batch.js';
 import { patternProblem, compileTextPattern } from '../domain/patterns.js';
 import { compileRoutes, routeTargets, type RoutingConfig } from '../domain/routing.js';
 import type { ConnectorFactory } from '../pipeline/component.js';

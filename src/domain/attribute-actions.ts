@@ -10,8 +10,8 @@ import {
   type AttributeValue,
   type BatchResource,
   type ExecutionInput,
-} from './batch.js';
-import { sha256Hex } from './ids.js';
+} from '../../client/src/contract/batch.js';
+import { sha256Hex } from '../../client/src/contract/ids.js';
 
 /** Resource fields a mapping may fill: every optional or placeholder field of the canonical resource. */
 export const RESOURCE_TARGETS = [

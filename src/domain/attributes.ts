@@ -2,7 +2,7 @@
 // allows any JSON value in `attributes` (its jsonRecordSchema), and its clients send nested ones;
 // we keep those as their JSON text so nothing a client sent is lost and every stored value stays
 // a scalar that ClickHouse, the OTLP encoder and the export read alike.
-import type { AttributeValue } from './batch.js';
+import type { AttributeValue } from '../../client/src/contract/batch.js';
 
 /** A scalar as is; an array or object as its JSON text; null (= absent, as everywhere in the contract) as undefined. */
 export function attributeValueOf(value: unknown): AttributeValue | undefined {

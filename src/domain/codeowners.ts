@@ -23,7 +23,7 @@
 // plain string tests). Each rule list is compiled once (cached per array), and rules are indexed
 // by a literal part every match needs — a leading directory, a path segment name or a file-name
 // suffix — so a lookup only tests the rules that can match (50k paths × 500 rules: ~0.1-0.2 s).
-import { normalizeRepoPath, picomatch, type PicomatchOptions } from './ignore-globs.js';
+import { normalizeRepoPath, picomatch, type PicomatchOptions } from '../../client/src/contract/ignore-globs.js';
 
 export interface CodeownersRule {
   /** The pattern as written in the file (escapes kept). */

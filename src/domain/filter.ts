@@ -2,7 +2,7 @@
 // processor: rules match executions (or whole runs); `include`, when given, keeps only what matches
 // one of its rules, then `exclude` drops what matches one of its rules. Within a rule every field
 // given must match (and); a list of rules matches when one does (or). Patterns: ./patterns.ts.
-import type { BatchResource, CiProvider, ExecutionInput, TestStatus, Trigger } from './batch.js';
+import type { BatchResource, CiProvider, ExecutionInput, TestStatus, Trigger } from '../../client/src/contract/batch.js';
 import { compileFilePattern, compileTextPattern, type TextMatcher } from './patterns.js';
 
 export interface ExecutionRule {

@@ -1,6 +1,6 @@
 // Leaving executions out of a decoded batch (`ignore`, the filter and sample processors), before identity
 // gives them ids: `retryOfIndex` is an index into the batch, so the kept ones are re-pointed.
-import type { ExecutionInput } from './batch.js';
+import type { ExecutionInput } from '../../client/src/contract/batch.js';
 
 /**
  * The executions whose `keep[i]` is true, in order, with `retryOfIndex` pointing at the same

@@ -1,6 +1,6 @@
 // Input clean-up before identity: receivers differ in separators and blanks; the rows we store and
 // the fingerprints we compute should not.
-import type { ExecutionInput } from './batch.js';
+import type { ExecutionInput } from '../../client/src/contract/batch.js';
 import { keepExecutions } from './keep-executions.js';
 
 const MAX_TITLE = 2000;

@@ -6,18 +6,10 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import type { DomainEvent } from './events.js';
 
-export const NOTIFICATION_CHANNEL_KINDS = ['slack', 'discord', 'email', 'webhook'] as const;
-export type NotificationChannelKind = (typeof NOTIFICATION_CHANNEL_KINDS)[number];
-
-export const NOTIFICATION_EVENT_TYPES = [
-  'flaky_detected',
-  'quarantine_changed',
-  'rca_ready',
-  'suite_regressed',
-  'suite_slowed',
-  'ai_budget_spent',
-] as const;
-export type NotificationEventType = (typeof NOTIFICATION_EVENT_TYPES)[number];
+// The channel kinds and event types are the client's contract too: service.yml names them and the
+// reporter syncs its channels to the server.
+import { NOTIFICATION_EVENT_TYPES, type NotificationChannelKind, type NotificationEventType } from '../../client/src/contract/notification-kinds.js';
+export { NOTIFICATION_CHANNEL_KINDS, NOTIFICATION_EVENT_TYPES, type NotificationChannelKind, type NotificationEventType } from '../../client/src/contract/notification-kinds.js';
 
 export type NotificationType = NotificationEventType;
 export const NOTIFICATION_TYPES: readonly NotificationType[] = NOTIFICATION_EVENT_TYPES;

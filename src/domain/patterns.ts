@@ -8,7 +8,7 @@
 //   text, `/` included (so `dependabot/*` matches `dependabot/npm_and_yarn/x`), `?` one character,
 //   the rest literal and case-sensitive. Titles and branches are not paths; a path glob would make
 //   `*` stop at every `/` in "GET /users/:id".
-import { compileIgnore } from './ignore-globs.js';
+import { compileIgnore } from '../../client/src/contract/ignore-globs.js';
 
 export type TextMatcher = (value: string) => boolean;
 

@@ -1,9 +1,9 @@
 // Rows as the worker writes them, built from a queued batch by pure functions. Every id is derived
 // from the receipt id, so processing the same job twice produces identical rows.
-import { PLACEHOLDER_BRANCH, PLACEHOLDER_COMMIT, type BatchResource, type ExecutionInput, type IngestBatch, type IngestSource, type RunStatus, type TestStatus } from './batch.js';
-import { stableUuid } from './ids.js';
+import { PLACEHOLDER_BRANCH, PLACEHOLDER_COMMIT, type BatchResource, type ExecutionInput, type IngestBatch, type IngestSource, type RunStatus, type TestStatus } from '../../client/src/contract/batch.js';
+import { stableUuid } from '../../client/src/contract/ids.js';
 import { createHash } from 'node:crypto';
-import { canonicalJson, fingerprint, paramsHash, testIdentityId, testKey } from './identity.js';
+import { canonicalJson, fingerprint, paramsHash, testIdentityId, testKey } from '../../client/src/contract/identity.js';
 
 export interface RunCounts {
   total: number;

@@ -4,7 +4,7 @@
 // became the only behaviour), else to `default_pipelines`. The unit routed is a whole run (one
 // job): splitting a run's executions between pipelines would store the same run twice with
 // partial counts.
-import type { BatchResource, CiProvider, IngestBatch, IngestSource, Trigger } from './batch.js';
+import type { BatchResource, CiProvider, IngestBatch, IngestSource, Trigger } from '../../client/src/contract/batch.js';
 import { compileTextPattern } from './patterns.js';
 
 /** One pattern, or a list of patterns any of which may match. */

@@ -4,8 +4,8 @@
 // flakiness model sees every failure and every flaky test's passing retry. Deterministic: the same
 // run keeps the same tests on every delivery, and one test's attempts are kept or left out together.
 import { createHash } from 'node:crypto';
-import type { ExecutionInput } from './batch.js';
-import { testKey } from './identity.js';
+import type { ExecutionInput } from '../../client/src/contract/batch.js';
+import { testKey } from '../../client/src/contract/identity.js';
 
 export interface SampleConfig {
   /** Share of clean tests kept, 0–100. */

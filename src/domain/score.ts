@@ -54,8 +54,9 @@ export { REASON_CODES, type ReasonCode, type Reason } from './score/reasons.js';
 export { envWeight } from './score/run-outcome.js';
 export type { BranchTrack } from './score/lineage.js';
 
-export const TEST_STATES = ['new', 'healthy', 'flaky', 'broken', 'fixed'] as const;
-export type TestState = (typeof TEST_STATES)[number];
+// The states are the client's contract too (the PR answers carry them).
+import type { TestState } from '../../client/src/contract/test-states.js';
+export { TEST_STATES, type TestState } from '../../client/src/contract/test-states.js';
 
 /** Where a state began: the commit (and branch) of the run it began with. */
 export interface StateSince {
@@ -288,7 +289,7 @@ export function flakeRateOf(s: Pick<ScoreState, 'flakyRuns' | 'gradedRuns'>): nu
 }
 
 /**
- * What the gate weighs of a test's flakiness (src/domain/gate.ts flakeProof): its flaky events and
+ * What the gate weighs of a test's flakiness (client/src/contract/gate.ts flakeProof): its flaky events and
  * graded runs since its evidence began, and the decayed sums its rate comes from.
  */
 export function flakeEvidenceOf(stored: ScoreState): { events: number; runs: number; flakyRuns: number; gradedRuns: number } {

@@ -25,7 +25,7 @@
 // undone by the caller with contradictedAliases.
 // resolveIdentity works test by test; if two incoming tests resolve to the same old identity in
 // one batch, the caller decides (e.g. keep the higher confidence, make the other new).
-import { normalizeTestPath } from './identity.js';
+import { normalizeTestPath } from '../../client/src/contract/identity.js';
 
 export interface KnownIdentity {
   id: string;

@@ -3,7 +3,8 @@
 // receivers raise these, and the app (src/api/app.ts) and OTLP/gRPC (receivers/otlp/grpc-status.ts)
 // answer them.
 import type { z } from 'zod';
-import { zodIssuesToMessages } from '../config/errors.js';
+import { zodIssuesToMessages } from '../../client/src/contract/config/errors.js';
+import { INSUFFICIENT_SCOPE, insufficientScopeMessage } from '../../client/src/contract/error-codes.js';
 
 export interface ErrorIssue {
   path: string;
@@ -39,7 +40,7 @@ export function zodIssues(error: z.ZodError, prefix: readonly (string | number)[
 export const errors = {
   unauthorized: (message = 'a valid bearer token is required') =>
     new ApiError(401, 'unauthorized', message, { headers: { 'www-authenticate': 'Bearer' } }),
-  insufficientScope: (scope: string) => new ApiError(403, 'insufficient_scope', `this token lacks the "${scope}" scope`),
+  insufficientScope: (scope: string) => new ApiError(403, INSUFFICIENT_SCOPE, insufficientScopeMessage(scope)),
   notFound: (what = 'not found') => new ApiError(404, 'not_found', what),
   invalidPayload: (issues: ErrorIssue[], message = 'the request body does not match the schema') =>
     new ApiError(400, 'invalid_payload', message, { issues }),

@@ -10,7 +10,7 @@
 import { Transform, type Readable, type TransformCallback } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import type { DoorSettings } from '../config/daemon-env.js';
-import { LIMITS } from '../domain/batch.js';
+import { LIMITS } from '../../client/src/contract/batch.js';
 import { ApiError, errors } from '../errors/catalogue.js';
 import type { IngestDoor, IngestSlots } from '../pipeline/component.js';
 import { BodySlots } from './body-slots.js';

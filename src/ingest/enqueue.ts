@@ -1,8 +1,8 @@
 // The last steps of every ingest request, over HTTP (src/receivers/shared.ts) or a receiver's own
 // listener (OTLP/gRPC): every batch checked storable, a queue slot held for each, then each batch
 // handed to the ingest port (IngestService.accept: the durable enqueue) in order.
-import type { IngestBatch, IngestSource } from '../domain/batch.js';
-import { sanitizeBatch, UnstorableError } from '../domain/storable.js';
+import type { IngestBatch, IngestSource } from '../../client/src/contract/batch.js';
+import { sanitizeBatch, UnstorableError } from '../../client/src/contract/storable.js';
 import type { EnqueueResult } from '../queue/types.js';
 import type { IngestPort, IngestSlots } from '../pipeline/component.js';
 import { errors, type ErrorIssue } from '../errors/catalogue.js';
@@ -16,7 +16,7 @@ export type UnstorableIssue = (err: UnstorableError, batch: IngestBatch) => Erro
 /**
  * Every batch of a request is checked (and its strings normalised) before any is enqueued: a
  * request is refused whole or accepted whole, and nothing accepted can fail in the worker for its
- * values (src/domain/storable.ts).
+ * values (client/src/contract/storable.ts).
  */
 export function checkStorable(batches: readonly IngestBatch[], spec: { unstorableIssue?: UnstorableIssue | undefined } = {}): void {
   for (const b of batches) {

@@ -1,7 +1,7 @@
 // What every receiver does with a decoded batch: admission (processors' door checks such as the
 // memory_limiter's, then queue depth), then the durable enqueue, unless its key is stored already,
 // behind the storage check.
-import type { IngestBatch, IngestSource } from '../domain/batch.js';
+import type { IngestBatch, IngestSource } from '../../client/src/contract/batch.js';
 import type { AdmissionCheck } from '../pipeline/component.js';
 import { isOutOfSpace } from '../domain/storage-errors.js';
 import type { EnqueueResult, NewJob, Queue } from '../queue/types.js';

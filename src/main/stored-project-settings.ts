@@ -3,9 +3,9 @@
 // module, loaded by a dynamic import from src/cli/project-settings.ts, so the CLI's own modules
 // import nothing from src/store (.oxlintrc.json) and the client package stubs this one.
 import path from 'node:path';
-import { ProjectSettingsError } from '../config/errors.js';
+import { ProjectSettingsError } from '../../client/src/contract/config/errors.js';
 import type { ServerSettings } from '../config/daemon-env.js';
-import type { ProjectSettings } from '../config/project-settings.js';
+import type { ProjectSettings } from '../../client/src/contract/config/project-settings.js';
 import { ProjectConfigs } from '../config/resolved-project-config.js';
 import type { LoadedServiceConfig } from '../config/service-yml.js';
 import { openStore } from '../store/client.js';

@@ -4,11 +4,11 @@
 import type { Logger } from 'pino';
 import type { z } from 'zod';
 import type { DomainEvent } from '../domain/events.js';
-import type { IngestBatch, IngestSource } from '../domain/batch.js';
+import type { IngestBatch, IngestSource } from '../../client/src/contract/batch.js';
 import type { EnqueueResult, Outbox } from '../queue/types.js';
 import type { Repositories } from '../store/repositories.js';
 import type { ServiceConfig } from '../config/service-yml.js';
-import type { ResolvedServiceConfig } from '../config/project-settings.js';
+import type { ResolvedServiceConfig } from '../../client/src/contract/config/project-settings.js';
 import type { ServerSettings } from '../config/daemon-env.js';
 import type { ListenerDoor } from '../ingest/door.js';
 import type { WorkBatch } from './work-batch.js';

@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { LineCounter, parseDocument } from 'yaml';
 import { z } from 'zod';
-import { zodIssuesToMessages } from '../config/errors.js';
+import { zodIssuesToMessages } from '../../client/src/contract/config/errors.js';
 import type { AnyFactory, ComponentKind, ConnectorFactory, Signal, Slot, SlotDeclaration } from './component.js';
 import { SIGNALS } from './component.js';
 import type { Registry } from './registry.js';

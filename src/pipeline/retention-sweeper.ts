@@ -4,8 +4,8 @@
 // window keeps everything. Each sweep logs what it removed per project.
 import type { Logger } from 'pino';
 import type { ArtifactPruner } from '../artifacts/prune.js';
-import type { ResolvedServiceConfig } from '../config/project-settings.js';
-import { cutoffDay, planPrune } from '../domain/retention.js';
+import type { ResolvedServiceConfig } from '../../client/src/contract/config/project-settings.js';
+import { cutoffDay, planPrune } from '../../client/src/contract/retention.js';
 import type { Store } from '../store/client.js';
 import type { Project } from '../store/projects.js';
 import { RetentionRepo } from '../store/retention.js';

@@ -3,7 +3,7 @@
 // before identity: what it drops never gets a test id, a score or a row. The run is recounted over
 // what is left, as with `ignore` (a filtered test is not part of the run).
 import { z } from 'zod';
-import { CI_PROVIDERS, TEST_STATUSES, TRIGGERS } from '../domain/batch.js';
+import { CI_PROVIDERS, TEST_STATUSES, TRIGGERS } from '../../client/src/contract/batch.js';
 import { compileFilter } from '../domain/filter.js';
 import { keepExecutions } from '../domain/keep-executions.js';
 import { compileFilePattern, compileTextPattern, patternProblem, type TextMatcher } from '../domain/patterns.js';

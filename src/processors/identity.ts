@@ -9,14 +9,14 @@
 // test's own fingerprint now runs where its alias ran: the alias is revoked going forward (the
 // fingerprint gets an identity of its own, the old identity its own name back).
 // Before all of that, a test never seen whose pre-fix JUnit reading (its "legacy twin",
-// src/domain/junit-names.ts legacyJUnitTwins) is stored joins that identity: a project that sent
+// client/src/contract/junit-names.ts legacyJUnitTwins) is stored joins that identity: a project that sent
 // Vitest, Playwright or jest-junit JUnit before the receiver read them as the reporters do keeps
 // one test, with the twin's history and quarantine, when the new reading or the reporter first
 // sends it. Such an alias is never revoked: the twins are one test by construction.
 import { z } from 'zod';
-import { stableUuid } from '../domain/ids.js';
-import { canonicalJson, fingerprint, normalizeTestPath, paramsHash, testIdentityId } from '../domain/identity.js';
-import { isLegacyJUnitTwin, legacyJUnitTwins } from '../domain/junit-names.js';
+import { stableUuid } from '../../client/src/contract/ids.js';
+import { canonicalJson, fingerprint, normalizeTestPath, paramsHash, testIdentityId } from '../../client/src/contract/identity.js';
+import { isLegacyJUnitTwin, legacyJUnitTwins } from '../../client/src/contract/junit-names.js';
 import { IdentityCache, buildExecutions, buildIdentity, type ExecutionRecord, type IdentityRecord } from '../domain/records.js';
 import {
   PresenceIndex,

@@ -2,7 +2,7 @@
 // changed what they count.
 import { z } from 'zod';
 import { dropIgnored, normalizeExecution } from '../domain/normalize.js';
-import { compileIgnore } from '../domain/ignore-globs.js';
+import { compileIgnore } from '../../client/src/contract/ignore-globs.js';
 import { buildRun } from '../domain/records.js';
 import { defineProcessor } from '../pipeline/helpers/processor.js';
 import { Yielder } from '../pipeline/yield.js';

@@ -3,7 +3,7 @@
 // (a quarantine must never hide a real break); tests with a person's override are
 // left alone (docs/contract.md §7). Emits `quarantine.changed`.
 import { z } from 'zod';
-import { stableUuid } from '../domain/ids.js';
+import { stableUuid } from '../../client/src/contract/ids.js';
 import { stepQuarantine } from '../domain/quarantine.js';
 import { defineProcessor } from '../pipeline/helpers/processor.js';
 

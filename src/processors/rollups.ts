@@ -3,7 +3,7 @@
 // slowdowns. It compares a suite's day with this lease included against its trailing 14 days and
 // emits suite.regressed / suite.slowed when the lease makes the day cross the line (once a day).
 import { z } from 'zod';
-import { stableUuid } from '../domain/ids.js';
+import { stableUuid } from '../../client/src/contract/ids.js';
 import { suiteAlerts, type SuiteDay } from '../domain/suite-alerts.js';
 import { defineProcessor } from '../pipeline/helpers/processor.js';
 import type { WorkBatch } from '../pipeline/work-batch.js';

@@ -3,15 +3,15 @@
 // state write per touched test: it does not grow with a test's history.
 import { z } from 'zod';
 import type { DomainEvent } from '../domain/events.js';
-import { stableUuid } from '../domain/ids.js';
+import { stableUuid } from '../../client/src/contract/ids.js';
 import { applyObservation, emptyScoreState, scoreOf, type Observation } from '../domain/score.js';
 import { defineProcessor } from '../pipeline/helpers/processor.js';
 import type { TestUpdate, WorkBatch } from '../pipeline/work-batch.js';
 import { Yielder } from '../pipeline/yield.js';
 import type { ServiceConfig } from '../config/service-yml.js';
 import type { TestStateRecord } from '../store/tests.js';
-import type { TestStatus } from '../domain/batch.js';
-import { VERIFY_ATTRIBUTE } from '../domain/verify.js';
+import type { TestStatus } from '../../client/src/contract/batch.js';
+import { VERIFY_ATTRIBUTE } from '../../client/src/contract/verify.js';
 
 /** Smallest score change worth a `score.updated` event (stable tests would otherwise emit one per run). */
 const SCORE_EPSILON = 0.01;

@@ -12,7 +12,7 @@ import { DeadJobOps, deadGroupOf, FailurePolicy, type FailureSink } from './fail
 import { LeaseEngine, type LeasePartition, type TakenLease } from './lease-engine.js';
 import { ReadySets } from './ready-sets.js';
 import type { PlanRecord, QueueStorage } from './storage.js';
-import { uuidv7 } from '../domain/ids.js';
+import { uuidv7 } from '../../client/src/contract/ids.js';
 import type { DomainEvent } from '../domain/events.js';
 import type {
   DeadJob,

@@ -16,7 +16,7 @@
 //  - a dead job's idempotency key is not a duplicate: enqueue says `dead` (the door answers 409)
 //    until the job is requeued or dropped (dropping releases the key);
 //  - ack removes the jobs and appends the lease's events to the outbox in one atomic step.
-import type { IngestBatch, IngestSource } from '../domain/batch.js';
+import type { IngestBatch, IngestSource } from '../../client/src/contract/batch.js';
 import type { DomainEvent } from '../domain/events.js';
 
 export interface NewJob {

@@ -2,7 +2,7 @@
 // decode → batches → durable enqueue → 202 with the receipt). The door's checks and the enqueue
 // are src/ingest's; the route table that runs the route is the API's, reached through the Host.
 import { z } from 'zod';
-import type { IngestBatch, IngestSource } from '../domain/batch.js';
+import type { IngestBatch, IngestSource } from '../../client/src/contract/batch.js';
 import { errors } from '../errors/catalogue.js';
 import { enqueueRequest, type UnstorableIssue } from '../ingest/enqueue.js';
 import type { Host, Receiver } from '../pipeline/component.js';

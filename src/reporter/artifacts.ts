@@ -8,9 +8,9 @@ import http from 'node:http';
 import https from 'node:https';
 import path from 'node:path';
 import { z } from 'zod';
-import { MAX_ARTIFACT_BYTES, MAX_PRESIGN_ITEMS } from '../artifacts/keys.js';
-import { UNKNOWN_CONTENT_TYPE, allowedContentType, contentTypeForFile, normalizeContentType, type AllowedContentType } from '../domain/content-types.js';
-import type { ArtifactRef, ExecutionInput } from '../domain/batch.js';
+import { MAX_ARTIFACT_BYTES, MAX_PRESIGN_ITEMS } from '../../client/src/contract/artifact-keys.js';
+import { UNKNOWN_CONTENT_TYPE, allowedContentType, contentTypeForFile, normalizeContentType, type AllowedContentType } from '../../client/src/contract/content-types.js';
+import type { ArtifactRef, ExecutionInput } from '../../client/src/contract/batch.js';
 import { expandReportPatterns } from './expand-patterns.js';
 
 export interface UploadArtifactsOptions {

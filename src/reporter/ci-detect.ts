@@ -1,7 +1,7 @@
 // Which CI system is running us and what it says about the run: pure, from the environment
 // (plus, on GitHub Actions, the event payload the caller read from GITHUB_EVENT_PATH, since that
 // is the only place a pull request's head commit is given).
-import type { CiProvider, Trigger } from '../domain/batch.js';
+import type { CiProvider, Trigger } from '../../client/src/contract/batch.js';
 
 export interface CiDetection {
   provider: CiProvider;

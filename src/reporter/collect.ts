@@ -3,9 +3,9 @@
 // pass-on-retry. The runner adapters only translate their own result objects into AttemptInput.
 import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
-import type { ArtifactRef, AttributeValue, ExecutionError, ExecutionInput } from '../domain/batch.js';
-import { canonicalJson } from '../domain/identity.js';
-import { UNKNOWN_CONTENT_TYPE, contentTypeForFile } from '../domain/content-types.js';
+import type { ArtifactRef, AttributeValue, ExecutionError, ExecutionInput } from '../../client/src/contract/batch.js';
+import { canonicalJson } from '../../client/src/contract/identity.js';
+import { UNKNOWN_CONTENT_TYPE, contentTypeForFile } from '../../client/src/contract/content-types.js';
 import type { ReporterRun } from './types.js';
 
 /** One attempt of one test, as a runner adapter sees it. */

@@ -2,7 +2,7 @@
 // from its literal leading directories. Shared by `flakehouse report` and artifact attachment.
 import fs from 'node:fs';
 import path from 'node:path';
-import { picomatch } from '../domain/ignore-globs.js';
+import { picomatch } from '../../client/src/contract/ignore-globs.js';
 
 export interface ExpandedPatterns {
   files: string[];

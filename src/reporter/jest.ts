@@ -3,7 +3,7 @@
 // skipped tests only appear in the file's result. The run is sent when Jest completes it. Every
 // hook is guarded (guard.ts): the reporter never changes Jest's exit code.
 import type { AggregatedResult, Config, Reporter, Test, TestCaseResult, TestContext, TestResult } from '@jest/reporters';
-import type { ExecutionError } from '../domain/batch.js';
+import type { ExecutionError } from '../../client/src/contract/batch.js';
 import { RunCollector, errorFromText, splitAttempts, toExecutionError, type AttemptInput } from './collect.js';
 import { HookGuard } from './guard.js';
 import { finishReporterRun } from './run-handoff.js';

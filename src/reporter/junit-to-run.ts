@@ -1,10 +1,10 @@
 // `flakehouse report <files or globs…>`: finds the JUnit XML reports and turns them into one run
-// with the server's own parser (src/receivers/junit/parse.ts), so a report reads the same whether
+// with the server's own parser (client/src/contract/junit/parse.ts), so a report reads the same whether
 // it is posted as XML or sent by the reporter. A report that cannot be used is explained, never fatal.
 import fs from 'node:fs';
 import path from 'node:path';
-import { parseJUnit } from '../receivers/junit/parse.js';
-import type { ExecutionInput } from '../domain/batch.js';
+import { parseJUnit } from '../../client/src/contract/junit/parse.js';
+import type { ExecutionInput } from '../../client/src/contract/batch.js';
 import type { ReporterRun } from './types.js';
 
 export interface ReportFile {

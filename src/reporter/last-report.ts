@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { PLACEHOLDER_COMMIT, type BatchResource } from '../domain/batch.js';
+import { PLACEHOLDER_COMMIT, type BatchResource } from '../../client/src/contract/batch.js';
 
 export const LAST_REPORT_FILE = 'last-report.json';
 /** Repositories remembered per buffer dir; the least recently reported are forgotten first. */

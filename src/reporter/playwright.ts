@@ -3,7 +3,7 @@
 // screenshots, videos); the run is sent from onEnd, which Playwright awaits. Every hook is guarded
 // (guard.ts): the reporter never changes Playwright's exit code.
 import type { FullConfig, FullResult, Reporter, Suite, TestCase, TestError, TestResult } from '@playwright/test/reporter';
-import type { ArtifactRef, ExecutionError } from '../domain/batch.js';
+import type { ArtifactRef, ExecutionError } from '../../client/src/contract/batch.js';
 import { RunCollector, fileArtifact, toExecutionError, type AttemptInput } from './collect.js';
 import { HookGuard } from './guard.js';
 import { finishReporterRun } from './run-handoff.js';

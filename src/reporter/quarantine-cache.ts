@@ -9,7 +9,7 @@ import { networkMessage } from './deliver.js';
 import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import type { QuarantineEntry } from '../domain/mute.js';
+import type { QuarantineEntry } from '../../client/src/contract/mute.js';
 
 export const QUARANTINE_CACHE_DIR = 'quarantine';
 /** One try, short: the list is a small read and a CI job should not wait on a dead server. */

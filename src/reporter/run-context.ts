@@ -2,7 +2,7 @@
 // SERVICE_COMMIT_SHA / SERVICE_BRANCH fallbacks, then placeholders; the merge base the caller found),
 // its idempotency key, and whether sampling lets a passing run through.
 import { createHash } from 'node:crypto';
-import { PLACEHOLDER_BRANCH, PLACEHOLDER_COMMIT, type BatchResource, type ExecutionInput } from '../domain/batch.js';
+import { PLACEHOLDER_BRANCH, PLACEHOLDER_COMMIT, type BatchResource, type ExecutionInput } from '../../client/src/contract/batch.js';
 import type { CiDetection } from './ci-detect.js';
 
 export interface ResourceInputs {

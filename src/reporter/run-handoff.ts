@@ -7,9 +7,9 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { ConfigError } from '../config/errors.js';
-import { describeTest, failingTests, matchFailures } from '../domain/mute.js';
-import type { ExecutionInput } from '../domain/batch.js';
+import { ConfigError } from '../../client/src/contract/config/errors.js';
+import { describeTest, failingTests, matchFailures } from '../../client/src/contract/mute.js';
+import type { ExecutionInput } from '../../client/src/contract/batch.js';
 import { fetchQuarantineList } from './quarantine-cache.js';
 import { sendRun, type SendResult } from './send.js';
 import { loadReporterSettings } from './settings.js';

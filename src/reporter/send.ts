@@ -6,13 +6,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { AggregateConfigError, ConfigError } from '../config/errors.js';
-import { CURRENT_CONTRACT_VERSION, LIMITS, deriveRunStatus, type ExecutionInput, type IngestBatch } from '../domain/batch.js';
+import { AggregateConfigError, ConfigError } from '../../client/src/contract/config/errors.js';
+import { CURRENT_CONTRACT_VERSION, LIMITS, deriveRunStatus, type ExecutionInput, type IngestBatch } from '../../client/src/contract/batch.js';
 import { uploadArtifacts } from './artifacts.js';
 import { RunBuffer, type BufferEntry, type BufferedRequest } from './buffer.js';
 import { detectCi, type CiDetection } from './ci-detect.js';
 import { DEFAULT_RETRY_POLICY, deliver, type DeliveryOutcome, type RetryPolicy } from './deliver.js';
-import { newTraceId } from './trace-id.js';
+import { newTraceId } from '../../client/src/contract/trace-id.js';
 import { syncCodeowners, syncRouting, type PutJson } from './owners-sync.js';
 import { findMergeBase } from './merge-base.js';
 import { idempotencyKeyFor, resolveResource, sampledIn } from './run-context.js';
@@ -242,7 +242,7 @@ async function encodeRequests(batch: IngestBatch, settings: ReporterSettings): P
     gzip ? { bodyBase64: gzipSync(bytes).toString('base64'), contentEncoding: 'gzip' } : { bodyBase64: Buffer.from(bytes).toString('base64') };
   if (settings.transport === 'otlp') {
     // Loaded only for this transport: the OpenTelemetry SDK is most of the reporter's start-up.
-    const { encodeOtlpRun } = await import('./otlp-encode.js');
+    const { encodeOtlpRun } = await import('../../client/src/contract/otlp-encode.js');
     return encodeOtlpRun(batch).map((bytes) => ({ path: '/v1/traces', contentType: 'application/x-protobuf', ...body(bytes) }));
   }
   if (batch.executions.length > LIMITS.maxExecutionsPerBatch) {

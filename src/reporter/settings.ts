@@ -5,7 +5,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
-import { AggregateConfigError, ConfigError, expected, throwConfigErrors } from '../config/errors.js';
+import { AggregateConfigError, ConfigError, expected, throwConfigErrors } from '../../client/src/contract/config/errors.js';
 import {
   envReader,
   intField,
@@ -18,8 +18,8 @@ import {
   type NotificationEventType,
   type ServiceConfigSource,
 } from '../config/service-yml.js';
-import { LIMITS } from '../domain/batch.js';
-import { jobMatrixFrom, type JobMatrix } from '../domain/ci-job.js';
+import { LIMITS } from '../../client/src/contract/batch.js';
+import { jobMatrixFrom, type JobMatrix } from '../../client/src/contract/ci-job.js';
 
 export const TRANSPORTS = ['otlp', 'json'] as const;
 export type Transport = (typeof TRANSPORTS)[number];

@@ -1,8 +1,8 @@
 // What a reporter hands to sendRun; its own module so the run builders (collect, junit-to-run) need not import the sender.
-import type { BatchResource, ExecutionInput } from '../domain/batch.js';
+import type { BatchResource, ExecutionInput } from '../../client/src/contract/batch.js';
 
 export interface ReporterRun {
-  /** Canonical shape from src/domain/batch.ts (times in epoch ms); artifacts[].path = local file path. */
+  /** Canonical shape from client/src/contract/batch.ts (times in epoch ms); artifacts[].path = local file path. */
   executions: ExecutionInput[];
   startedAt: number;
   finishedAt?: number;

@@ -5,7 +5,7 @@
 // never changes the runner's exit code (tested on Vitest 3.2, 4.1 and 5: test/e2e/runner-matrix.test.ts).
 import path from 'node:path';
 import type { Reporter, TestCase, TestModule, TestSpecification, Vitest } from 'vitest/node';
-import type { ArtifactRef, ExecutionError } from '../domain/batch.js';
+import type { ArtifactRef, ExecutionError } from '../../client/src/contract/batch.js';
 import { RunCollector, fileArtifact, splitAttempts, toExecutionError, type AttemptInput } from './collect.js';
 import { HookGuard, callIfPresent } from './guard.js';
 import { finishReporterRun } from './run-handoff.js';

@@ -1,4 +1,4 @@
-// What the README badges are drawn from (src/domain/badge.ts): the tests flagged flaky or
+// What the README badges are drawn from (client/src/contract/badge.ts): the tests flagged flaky or
 // quarantined by the scorer, and graded versus passed executions over a recent window.
 import { toNumber, type Store } from './client.js';
 import { notMergedSql } from './test-merges.js';

@@ -10,7 +10,7 @@
 //   time divided evenly among the tests whose final attempt failed in the failed run.
 // One query; bounded to a page's test ids, or over every test of the project when the board sorts
 // by impact (then joined onto the board query as `i_*` columns).
-import { PLACEHOLDER_COMMIT } from '../domain/batch.js';
+import { PLACEHOLDER_COMMIT } from '../../client/src/contract/batch.js';
 import type { Store } from './client.js';
 import { toNumber } from './numbers.js';
 

@@ -4,7 +4,7 @@
 // `listChannels`.
 import { randomBytes, randomInt } from 'node:crypto';
 import type { NotificationChannelKind, NotificationEventType } from '../config/service-yml.js';
-import { stableUuid } from '../domain/ids.js';
+import { stableUuid } from '../../client/src/contract/ids.js';
 import { toNumber, type Store } from './client.js';
 
 export const CHANNEL_SOURCES = ['config', 'settings'] as const;

@@ -1,7 +1,7 @@
 // Error clusters as the dashboard lists them: failing executions grouped by their cluster
 // (assigned by the signature processor), with occurrences, tests affected, first and last seen,
 // an example, and the cluster's RCA analysis when there is one.
-import { toIso } from '../domain/time.js';
+import { toIso } from '../../client/src/contract/time.js';
 import { toNumber, type Store } from './client.js';
 
 export interface ClusterSummary {

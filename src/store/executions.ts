@@ -1,7 +1,7 @@
 // One execution as its dashboard page shows it: the error and stack, every attempt of the same
 // test in the same run, and its stored artifact refs (signed by the caller).
-import type { TestStatus } from '../domain/batch.js';
-import { toIso } from '../domain/time.js';
+import type { TestStatus } from '../../client/src/contract/batch.js';
+import { toIso } from '../../client/src/contract/time.js';
 import { parseStoredArtifacts } from '../artifacts/links.js';
 import type { Store } from './client.js';
 import { toNumber } from './numbers.js';

@@ -1,5 +1,5 @@
 // Test identities, their aliases (other fingerprints that resolve to them) and stitch history.
-import { toIso } from '../domain/time.js';
+import { toIso } from '../../client/src/contract/time.js';
 import type { AliasRun, KnownIdentity, RunRef } from '../domain/stitch.js';
 import { toNumber, type Store } from './client.js';
 import { TestMergeRepo } from './test-merges.js';

@@ -1,8 +1,8 @@
 // What GET /v1/runs/summary and /v1/runs/gate read: the runs of one commit, its failing tests
 // merged over those runs, and the base branch's recent history of those tests.
-import type { RunStatus } from '../domain/batch.js';
-import { baseStreak, type BaseHistory } from '../domain/gate.js';
-import type { CommitRun } from '../domain/pr-summary.js';
+import type { RunStatus } from '../../client/src/contract/batch.js';
+import { baseStreak, type BaseHistory } from '../../client/src/contract/gate.js';
+import type { CommitRun } from '../../client/src/contract/pr-summary.js';
 import { toNumber, type Store } from './client.js';
 import { keptTestIdSql, mergedIdsWithSql, testsAndMergedInSql } from './test-merges.js';
 
@@ -44,7 +44,7 @@ export interface PrCommitRow {
   lastRunAt: number;
 }
 
-/** The verification mark of an execution (src/domain/verify.ts VERIFY_ATTRIBUTE). */
+/** The verification mark of an execution (client/src/contract/verify.ts VERIFY_ATTRIBUTE). */
 const VERIFY_KIND = `JSONExtractString(attributes, 'flakehouse.verify')`;
 
 interface RunRow {

@@ -4,7 +4,7 @@
 //
 // Every method takes `ownerIds`: null for the whole project, else only those tests (an owner's).
 import { notMergedSql } from './test-merges.js';
-import { PLACEHOLDER_COMMIT } from '../domain/batch.js';
+import { PLACEHOLDER_COMMIT } from '../../client/src/contract/batch.js';
 import { toNumber, type Store } from './client.js';
 
 type Num = number | string;

@@ -1,11 +1,11 @@
 // Projects and API tokens. Tokens are `fh_` + 48 hex chars, shown once; only the SHA-256 is kept.
 import { randomBytes, randomUUID } from 'node:crypto';
-import { sha256Hex } from '../domain/ids.js';
+import { sha256Hex } from '../../client/src/contract/ids.js';
 import { toNumber, type Store } from './client.js';
 import { requestRead } from './request-read.js';
 
-import type { Scope } from '../domain/tokens.js';
-export { SCOPES, type Scope } from '../domain/tokens.js';
+import type { Scope } from '../../client/src/contract/tokens.js';
+export { SCOPES, type Scope } from '../../client/src/contract/tokens.js';
 
 export interface Project {
   id: string;
@@ -27,7 +27,7 @@ export function generateToken(): string {
   return `fh_${randomBytes(24).toString('hex')}`;
 }
 
-export { TOKEN_RE } from '../domain/tokens.js';
+export { TOKEN_RE } from '../../client/src/contract/tokens.js';
 
 /** Badge tokens are public, read-only capabilities for one project's badges: kept as-is (the CLI
  * prints the snippet again later), 128 random bits so they cannot be guessed. */

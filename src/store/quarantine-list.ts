@@ -2,15 +2,15 @@
 // the reporters): people's quarantines and the scorer's automatic ones, combined as everywhere
 // else (src/domain/quarantine.ts effectiveQuarantine), with each test's identity keys and the
 // fingerprints of its aliases (a moved or renamed test still matches under its current name).
-import type { QuarantineEntry } from '../domain/mute.js';
+import type { QuarantineEntry } from '../../client/src/contract/mute.js';
 import { effectiveQuarantine, type AutoState, type OverrideRow } from '../domain/quarantine.js';
-import { toIso } from '../domain/time.js';
+import { toIso } from '../../client/src/contract/time.js';
 import type { Store } from './client.js';
 import { toAuto, type AutoDbRow } from './board-columns.js';
 import type { TestRepo } from './tests.js';
 import { TestMergeRepo, notMergedSql } from './test-merges.js';
 
-/** A quarantined test as the runner matches it (src/domain/mute.ts), with who quarantined it and since when. */
+/** A quarantined test as the runner matches it (client/src/contract/mute.ts), with who quarantined it and since when. */
 export interface QuarantinedTest extends QuarantineEntry {
   /** `manual`: a person's decision; `auto`: the scorer's. */
   source: 'manual' | 'auto';

@@ -1,7 +1,7 @@
 // A test's quarantine over time: the transitions the scorer and people caused (test_health_events:
 // flaked, broke, fixed, quarantined, released), newest last. People's reasons live with their latest
 // decision (quarantine_overrides keeps one row per test), which the caller shows beside the log.
-import { toIso } from '../domain/time.js';
+import { toIso } from '../../client/src/contract/time.js';
 import type { HealthEventKind } from '../domain/processor-outputs.js';
 import { toNumber, type Store } from './client.js';
 

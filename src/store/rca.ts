@@ -2,9 +2,9 @@
 // cluster in `rca_analyses`; a failing execution's report is its cluster's finished analysis, so an
 // execution of a known cluster has a report at once and no model is asked twice. Also the daily
 // token usage per project and the days a budget ran out (migration 010).
-import { stableUuid } from '../domain/ids.js';
+import { stableUuid } from '../../client/src/contract/ids.js';
 import type { HistoryStatus, RcaHistoryEntry } from '../domain/rca.js';
-import { toIso } from '../domain/time.js';
+import { toIso } from '../../client/src/contract/time.js';
 import type { Store } from './client.js';
 import { toNumber } from './numbers.js';
 import { chTime } from './time.js';

@@ -1,4 +1,4 @@
-// Retention deletes (domain/retention.ts decides what). Raw executions live in two tables:
+// Retention deletes (client/src/contract/retention.ts decides what). Raw executions live in two tables:
 // `executions` (PARTITION BY toYYYYMM(day), shared by all projects) and its unpartitioned copy
 // `test_recent` (the test page). The rollups (daily_test_stats, suite_daily, flaky_trends) are
 // materialized-view targets filled at insert time: deleting source rows never touches them, and
@@ -10,7 +10,7 @@
 // its insert-deduplication entries: a lease redelivered later re-inserts its (already expired)
 // rows there, which the next sweep removes again; the rollups stay exact because their own
 // deduplication entries are untouched (checked in chDB 26.7).
-import type { PartitionCell } from '../domain/retention.js';
+import type { PartitionCell } from '../../client/src/contract/retention.js';
 import { toNumber, type Store } from './client.js';
 
 // Partition ids go into ALTER as literals (ClickHouse takes no parameter there): ours are

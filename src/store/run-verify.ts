@@ -1,6 +1,6 @@
 // Which attempts of a run `flakehouse run` made itself: the execution attribute flakehouse.verify
-// (`new`, `fix`, `retry`, src/domain/verify.ts), for the run page (src/api/routes/runs.ts getRun).
-import { VERIFY_KINDS, type VerifyKind } from '../domain/verify.js';
+// (`new`, `fix`, `retry`, client/src/contract/verify.ts), for the run page (src/api/routes/runs.ts getRun).
+import { VERIFY_KINDS, type VerifyKind } from '../../client/src/contract/verify.js';
 import type { Store } from './client.js';
 
 /** Execution id → the verification its attempt belongs to (only marked attempts). */

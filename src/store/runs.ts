@@ -1,11 +1,11 @@
 // Rows in and out of the runs / executions / test_identities / receipts tables.
 import type { ExecutionRecord, IdentityRecord, RunRecord, RunState } from '../domain/records.js';
 import { runVerifyMarks } from './run-verify.js';
-import type { VerifyKind } from '../domain/verify.js';
-import type { CiProvider, RunStatus, Trigger } from '../domain/batch.js';
-import { toIso } from '../domain/time.js';
+import type { VerifyKind } from '../../client/src/contract/verify.js';
+import type { CiProvider, RunStatus, Trigger } from '../../client/src/contract/batch.js';
+import { toIso } from '../../client/src/contract/time.js';
 import { githubCommitUrl } from '../domain/commit-url.js';
-import { jobMatrixText, parseJobMatrixText, type JobMatrix } from '../domain/ci-job.js';
+import { jobMatrixText, parseJobMatrixText, type JobMatrix } from '../../client/src/contract/ci-job.js';
 import type { Store } from './client.js';
 import { requestRead } from './request-read.js';
 import { toNumber } from './numbers.js';
@@ -347,7 +347,7 @@ export class RunRepo {
     const r = rows[0];
     if (!r) return null;
     // The run_id bloom filter skips the granules of other runs.
-    // `quarantined`: a failure `flakehouse run` muted (the execution attribute flakehouse.quarantined, src/domain/mute.ts).
+    // `quarantined`: a failure `flakehouse run` muted (the execution attribute flakehouse.quarantined, client/src/contract/mute.ts).
     const execs = await this.read<ExecutedTestRow & { id: string; error_message: string; artifacts: string; quarantined: number | string }>(
       `SELECT id, test_id, file_path, suite, title, status, attempt, duration_ms, error_message, artifacts,
          JSONExtractBool(attributes, 'flakehouse.quarantined') AS quarantined

@@ -2,7 +2,7 @@
 // dashboard's notification channels are kept apart, in notification_channels (below).
 import { randomBytes, randomInt } from 'node:crypto';
 import type { NotificationChannelKind, NotificationEventType } from '../config/service-yml.js';
-import { stableUuid } from '../domain/ids.js';
+import { stableUuid } from '../../client/src/contract/ids.js';
 import { ChannelRepo, type NotificationChannel } from './channels.js';
 import { toNumber, type Store } from './client.js';
 

@@ -16,13 +16,13 @@
 //   of each other AND the timings changed between the two computations; with the same timings
 //   both computed the same plan anyway (planning is deterministic). Every later call agrees.
 import { randomUUID } from 'node:crypto';
-import type { SplitPlan } from '../domain/split.js';
+import type { SplitPlan } from '../../client/src/contract/split.js';
 import type { Store } from './client.js';
 
 export interface SplitKey {
   buildId: string;
   total: number;
-  /** domain/split.ts filesHash of the canonical file list. */
+  /** client/src/contract/split.ts filesHash of the canonical file list. */
   filesHash: string;
 }
 

@@ -2,7 +2,7 @@
 // merged into which, the SQL that leaves merged-from tests out of the board, the quarantine list and
 // the PR gate, and the kept test's ids for reading its history.
 import type { Store } from './client.js';
-import { stableUuid } from '../domain/ids.js';
+import { stableUuid } from '../../client/src/contract/ids.js';
 import { chTime } from './time.js';
 
 export type MergeReason = 'legacy_junit_twin';

@@ -2,8 +2,8 @@
 // what the test page, the flaky board and the quarantine route show.
 import type { OverrideDecision, OverrideRow } from '../domain/quarantine.js';
 import type { ReasonCode, ScoreState } from '../domain/score.js';
-import type { TestStatus } from '../domain/batch.js';
-import { toIso } from '../domain/time.js';
+import type { TestStatus } from '../../client/src/contract/batch.js';
+import { toIso } from '../../client/src/contract/time.js';
 import type { Store } from './client.js';
 import { toNumber } from './numbers.js';
 import { chTime } from './time.js';

@@ -3,8 +3,8 @@
 // token is SERVICE_ADMIN_TOKEN as in every role.
 import { Authenticator, bearer } from '../api/auth.js';
 import { errors } from '../errors/catalogue.js';
-import { sha256Hex } from '../domain/ids.js';
-import { TOKEN_RE } from '../domain/tokens.js';
+import { sha256Hex } from '../../client/src/contract/ids.js';
+import { TOKEN_RE } from '../../client/src/contract/tokens.js';
 import type { ProjectRepo, TokenPrincipal } from '../store/projects.js';
 import type { TokenSnapshot } from './snapshot.js';
 

@@ -2,7 +2,7 @@
 // root-cause report. An id outside the project is 404.
 import { artifactViews } from '../artifacts/links.js';
 import type { ArtifactSigner } from '../artifacts/s3.js';
-import { UUID_RE } from '../domain/ids.js';
+import { UUID_RE } from '../../client/src/contract/ids.js';
 import type { ExecutionRepo } from '../store/executions.js';
 import type { RcaRepo } from '../store/rca.js';
 import { errors } from '../errors/catalogue.js';

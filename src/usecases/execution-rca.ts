@@ -2,7 +2,7 @@
 // or null while it has none. An execution outside the caller's project is unknown: 404, as for runs
 // and tests, so another project's ids cannot be probed.
 import { z } from 'zod';
-import { UUID_RE } from '../domain/ids.js';
+import { UUID_RE } from '../../client/src/contract/ids.js';
 import type { RcaReport, RcaRepo } from '../store/rca.js';
 import { errors } from '../errors/catalogue.js';
 

@@ -3,7 +3,7 @@
 import type { z } from 'zod';
 import { ownerMatches } from '../domain/codeowners.js';
 import { effectiveQuarantine } from '../domain/quarantine.js';
-import { toIso } from '../domain/time.js';
+import { toIso } from '../../client/src/contract/time.js';
 import type { CodeownersRepo } from '../store/codeowners.js';
 import type { BoardEntry, TestRepo } from '../store/tests.js';
 import type { BoardRow } from '../store/board.js';

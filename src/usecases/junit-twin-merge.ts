@@ -1,5 +1,5 @@
 // Merging legacy JUnit twins already stored (issue 39, "duplicates already stored are stitched").
-// A project that sent both the reporter's results and its JUnit file before src/domain/junit-names.ts
+// A project that sent both the reporter's results and its JUnit file before client/src/contract/junit-names.ts
 // has each such test stored twice: under the names the reporters use (file `src/math.test.ts`, suite
 // `math > division`, title `divides`) and under the pre-fix JUnit reading (file `src/math/test/ts`,
 // suite `src/math.test.ts`, title `math > division > divides`). The identity processor joins a twin
@@ -13,9 +13,9 @@
 //     reads the twin's executions too (store/test-merges.ts). Executions are not moved.
 // Idempotent: a merged twin is not found again.
 import type { Logger } from 'pino';
-import { normalizeTestPath } from '../domain/identity.js';
-import { stableUuid } from '../domain/ids.js';
-import { legacyJUnitTwins } from '../domain/junit-names.js';
+import { normalizeTestPath } from '../../client/src/contract/identity.js';
+import { stableUuid } from '../../client/src/contract/ids.js';
+import { legacyJUnitTwins } from '../../client/src/contract/junit-names.js';
 import { effectiveQuarantine } from '../domain/quarantine.js';
 import { decideQuarantine, type QuarantineDecisionDeps } from './quarantine-decision.js';
 import type { Store } from '../store/client.js';

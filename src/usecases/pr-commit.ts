@@ -1,15 +1,15 @@
 // A commit as a pull request sees it (docs/contract.md §6): its runs merged over shards, jobs and
 // re-runs, its failing tests classified by the gate against a base branch, and the one tally every
 // surface shows. GET /v1/runs/summary, GET /v1/runs/gate, the `pr.summary`/`pr.gate` procedures and
-// the PR page all call these two functions. How runs merge is src/domain/pr-summary.ts, the gate's
-// rules src/domain/gate.ts, the markdown src/domain/pr-markdown.ts, the SQL src/store/pr-summary.ts.
-import { compareGateTests, flakeProof, gateTestOf, round4, verdictOf, BASE_WINDOW_DAYS, NO_BASE_HISTORY, type BaseHistory, type Strictness } from '../domain/gate.js';
-import { gateMarkdown, summaryMarkdown, type OwnedSummaryTest } from '../domain/pr-markdown.js';
-import { BASE_BRANCH_RE, COMMIT_SHA_RE, gateQuerySchema, type FixVerificationBody, type GateResponse, type SummaryResponse, type SummaryTestBody } from '../domain/pr-schemas.js';
-import { compareTests, countsText, mergeCommitRuns, mergedStatus, prTally, type MergedCommit } from '../domain/pr-summary.js';
+// the PR page all call these two functions. How runs merge is client/src/contract/pr-summary.ts, the gate's
+// rules client/src/contract/gate.ts, the markdown client/src/contract/pr-markdown.ts, the SQL src/store/pr-summary.ts.
+import { compareGateTests, flakeProof, gateTestOf, round4, verdictOf, BASE_WINDOW_DAYS, NO_BASE_HISTORY, type BaseHistory, type Strictness } from '../../client/src/contract/gate.js';
+import { gateMarkdown, summaryMarkdown, type OwnedSummaryTest } from '../../client/src/contract/pr-markdown.js';
+import { BASE_BRANCH_RE, COMMIT_SHA_RE, gateQuerySchema, type FixVerificationBody, type GateResponse, type SummaryResponse, type SummaryTestBody } from '../../client/src/contract/pr-schemas.js';
+import { compareTests, countsText, mergeCommitRuns, mergedStatus, prTally, type MergedCommit } from '../../client/src/contract/pr-summary.js';
 import { effectiveQuarantine } from '../domain/quarantine.js';
 import { DEFAULT_SCORE_PARAMS, flakeEvidenceOf } from '../domain/score.js';
-import { toIso } from '../domain/time.js';
+import { toIso } from '../../client/src/contract/time.js';
 import type { CodeownersRepo } from '../store/codeowners.js';
 import type { PrSummaryRepo } from '../store/pr-summary.js';
 import type { TestRepo } from '../store/tests.js';
@@ -59,7 +59,7 @@ async function loadCommit(d: PrCommitDeps, repo: PrSummaryRepo, projectId: strin
     const testState = state?.state ?? 'new';
     const since = state?.stateSince ?? null;
     const newTest = r.newRuns > 0 ? { runs: r.newRuns, failed: r.newFailed } : null;
-    // The one rule for a known flake (src/domain/gate.ts flakeProof).
+    // The one rule for a known flake (client/src/contract/gate.ts flakeProof).
     const proof = flakeProof({
       state: testState,
       flakySince: testState === 'flaky' ? since : null,
@@ -70,7 +70,7 @@ async function loadCommit(d: PrCommitDeps, repo: PrSummaryRepo, projectId: strin
       evidence: state ? flakeEvidenceOf(state.model) : null,
       minSamples,
     });
-    // A new test that failed its proof is never a known flake (src/domain/gate.ts newTestFailed).
+    // A new test that failed its proof is never a known flake (client/src/contract/gate.ts newTestFailed).
     const provenFlake = proof !== null && proof.kind !== 'unproven' && !(newTest && newTest.failed > 0);
     tests.push({
       testIdentityId: r.testId,
@@ -99,7 +99,7 @@ async function loadCommit(d: PrCommitDeps, repo: PrSummaryRepo, projectId: strin
 
 /**
  * The commit judged by the gate against `baseBranch`: its failing tests classified (the gate's
- * order), the verdict, and the one summary every surface shows (src/domain/pr-summary.ts prTally).
+ * order), the verdict, and the one summary every surface shows (client/src/contract/pr-summary.ts prTally).
  * The summary answer is this at strictness `new` against the commit's own base branch.
  */
 async function judge(repo: PrSummaryRepo, projectId: string, view: CommitView, baseBranch: string, strictness: Strictness) {
@@ -219,7 +219,7 @@ export async function prCommits(d: PrCommitDeps, projectId: string, prNumber: nu
   const commits = await mapLimit(shown, 4, async (c) => {
     const g = await gateOf(d, projectId, c.commitSha, o);
     const gt = g.found ? g.gate : null;
-    // The gate's one summary (src/domain/pr-summary.ts prTally): the same status and counts as the commit's page and its comments.
+    // The gate's one summary (client/src/contract/pr-summary.ts prTally): the same status and counts as the commit's page and its comments.
     return {
       commitSha: c.commitSha,
       runs: c.runs,

@@ -1,7 +1,7 @@
 // A project's README badges as `flakehouse badge` and the settings page list them: the badge token
 // and each variant's paths (GET /v1/badges and the `badges.get` procedure).
-import { BADGE_LABELS, BADGE_VARIANTS } from '../domain/badge.js';
-import type { BadgesResponse } from '../domain/pr-schemas.js';
+import { BADGE_LABELS, BADGE_VARIANTS } from '../../client/src/contract/badge.js';
+import type { BadgesResponse } from '../../client/src/contract/pr-schemas.js';
 import type { ProjectRepo } from '../store/projects.js';
 import { errors } from '../errors/catalogue.js';
 

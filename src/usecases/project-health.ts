@@ -10,7 +10,7 @@ import { effectiveQuarantine } from '../domain/quarantine.js';
 import type { ServiceConfig } from '../config/service-yml.js';
 import type { Store } from '../store/client.js';
 import type { CodeownersRepo } from '../store/codeowners.js';
-import { parseJobMatrixText } from '../domain/ci-job.js';
+import { parseJobMatrixText } from '../../client/src/contract/ci-job.js';
 import { jobKey, ProjectHealthRepo, reRunsOf } from '../store/project-health.js';
 import type { TestRepo } from '../store/tests.js';
 

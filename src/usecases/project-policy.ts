@@ -2,7 +2,7 @@
 // key's value as the instance applies it, where it comes from, and whether the page may change it.
 import { effectiveAiRca, type AiSettings } from '../config/ai.js';
 import type { ProjectConfigs } from '../config/resolved-project-config.js';
-import { toIso } from '../domain/time.js';
+import { toIso } from '../../client/src/contract/time.js';
 import type { ProjectRepo } from '../store/projects.js';
 import { errors } from '../errors/catalogue.js';
 

@@ -3,10 +3,10 @@
 // clears a key so it inherits again). Unknown keys and bad values are 400 invalid_payload naming the
 // path. The admin routes (src/api/routes/settings.ts) and the settings page's procedure call these.
 import { z } from 'zod';
-import { ConfigError, AggregateConfigError } from '../config/errors.js';
+import { ConfigError, AggregateConfigError } from '../../client/src/contract/config/errors.js';
 import type { ProjectConfigs, ProjectSettingsState } from '../config/resolved-project-config.js';
 import { NOTIFICATION_CHANNEL_KINDS, NOTIFICATION_EVENT_TYPES, serviceConfigSchema } from '../config/service-yml.js';
-import { patchSettings, projectSettingsPatchSchema, projectSettingsSchema, parseSettings, type ResolvedServiceConfig } from '../config/project-settings.js';
+import { patchSettings, projectSettingsPatchSchema, projectSettingsSchema, parseSettings, type ResolvedServiceConfig } from '../../client/src/contract/config/project-settings.js';
 import type { NotificationChannel } from '../store/channels.js';
 import type { ProjectRepo } from '../store/projects.js';
 import { errors, zodIssues } from '../errors/catalogue.js';

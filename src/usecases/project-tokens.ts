@@ -1,6 +1,6 @@
 // A project's tokens (the admin routes under /v1/admin and the settings page's `tokens.*`
 // procedures): listed, created (the secret shown once) and revoked.
-import { UUID_RE } from '../domain/ids.js';
+import { UUID_RE } from '../../client/src/contract/ids.js';
 import type { ProjectRepo, Scope } from '../store/projects.js';
 import { errors } from '../errors/catalogue.js';
 

@@ -3,12 +3,12 @@
 // one write path, so the override, the `quarantined`/`released` health event (the quarantine log) and
 // the `quarantine.changed` event are written the same way.
 import type { DomainEvent } from '../domain/events.js';
-import { stableUuid } from '../domain/ids.js';
+import { stableUuid } from '../../client/src/contract/ids.js';
 import { effectiveQuarantine, type OverrideRow } from '../domain/quarantine.js';
 import type { Outbox } from '../queue/types.js';
 import type { IdentityRepo } from '../store/identities.js';
 import type { TestRepo } from '../store/tests.js';
-import { UUID_RE } from '../domain/ids.js';
+import { UUID_RE } from '../../client/src/contract/ids.js';
 import { errors } from '../errors/catalogue.js';
 
 export type QuarantineDecision = 'quarantined' | 'released' | 'auto';

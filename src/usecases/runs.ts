@@ -1,10 +1,10 @@
 // The runs list and a run's page (GET /v1/runs, GET /v1/runs/:runId, the `runs.list` and `run.get`
 // procedures; docs/contract.md §6).
 import { z } from 'zod';
-import { RUN_STATUSES } from '../domain/batch.js';
-import { UUID_RE } from '../domain/ids.js';
-import { parseTimestamp } from '../domain/time.js';
-import { VERIFY_KINDS, type VerifyKind } from '../domain/verify.js';
+import { RUN_STATUSES } from '../../client/src/contract/batch.js';
+import { UUID_RE } from '../../client/src/contract/ids.js';
+import { parseTimestamp } from '../../client/src/contract/time.js';
+import { VERIFY_KINDS, type VerifyKind } from '../../client/src/contract/verify.js';
 import type { RunDetail, RunRepo } from '../store/runs.js';
 import { artifactViewSchema, withArtifactLinks } from '../artifacts/links.js';
 import type { ArtifactSigner } from '../artifacts/s3.js';

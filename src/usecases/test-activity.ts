@@ -1,9 +1,9 @@
 // The test page's tabs (the `test.history`, `test.quarantineLog` and `test.clusters` procedures): a
 // test's executions for its status strip, its quarantine log and the error clusters of its failures.
 // An id that is not one of the project's tests is 404, as on the test page.
-import { UUID_RE } from '../domain/ids.js';
+import { UUID_RE } from '../../client/src/contract/ids.js';
 import { effectiveQuarantine } from '../domain/quarantine.js';
-import { toIso } from '../domain/time.js';
+import { toIso } from '../../client/src/contract/time.js';
 import type { ClusterRepo } from '../store/clusters.js';
 import type { IdentityRepo } from '../store/identities.js';
 import type { QuarantineLogRepo } from '../store/quarantine-log.js';

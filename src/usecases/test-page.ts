@@ -3,9 +3,9 @@
 import type { z } from 'zod';
 import { withArtifactLinks } from '../artifacts/links.js';
 import type { ArtifactSigner } from '../artifacts/s3.js';
-import { UUID_RE } from '../domain/ids.js';
+import { UUID_RE } from '../../client/src/contract/ids.js';
 import { effectiveQuarantine } from '../domain/quarantine.js';
-import { toIso } from '../domain/time.js';
+import { toIso } from '../../client/src/contract/time.js';
 import type { CodeownersRepo } from '../store/codeowners.js';
 import type { IdentityRepo } from '../store/identities.js';
 import type { TestRepo } from '../store/tests.js';

@@ -3,7 +3,7 @@
 import { z } from 'zod';
 import { artifactViewSchema } from '../artifacts/links.js';
 import { REASON_CODES, TEST_STATES, type StateSince } from '../domain/score.js';
-import { toIso } from '../domain/time.js';
+import { toIso } from '../../client/src/contract/time.js';
 import { BOARD_SORTS } from '../store/board.js';
 
 /** A query flag: true, false, 1 or 0. */

@@ -3,8 +3,8 @@
 // page's `test.trends`; `flaky.slowed` for the board's rows).
 import { githubCommitUrl } from '../domain/commit-url.js';
 import { BASELINE_DAYS, RECENT_DAYS, durationRegression, durationWindows } from '../domain/duration-regression.js';
-import { UUID_RE } from '../domain/ids.js';
-import { toIso } from '../domain/time.js';
+import { UUID_RE } from '../../client/src/contract/ids.js';
+import { toIso } from '../../client/src/contract/time.js';
 import type { IdentityRepo } from '../store/identities.js';
 import type { TestTrendsRepo } from '../store/test-trends.js';
 import type { TestRepo } from '../store/tests.js';

@@ -17,7 +17,7 @@ import { WorkBatch } from '../../src/pipeline/work-batch.js';
 import { leaseSink, type LeaseWrites } from '../../src/pipeline/lease-sink.js';
 import { noStore } from '../../src/agent/no-store.js';
 import type { Host } from '../../src/pipeline/component.js';
-import type { IngestBatch } from '../../src/domain/batch.js';
+import type { IngestBatch } from '../../client/src/contract/batch.js';
 import { createLogger } from '../../src/telemetry/logger.js';
 import { loadGraph } from '../../src/main/pipeline-file.js';
 import { storeUsers } from '../../src/agent/mode.js';

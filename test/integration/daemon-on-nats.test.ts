@@ -7,7 +7,7 @@ import path from 'node:path';
 import { connect } from 'nats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DomainEvent } from '../../src/domain/events.js';
-import { sha256Hex } from '../../src/domain/ids.js';
+import { sha256Hex } from '../../client/src/contract/ids.js';
 import { snapshotBucketName } from '../../src/tokens/snapshot.js';
 import { nativeBatch, startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { startNatsServer, type NatsServer } from '../helpers/nats.js';

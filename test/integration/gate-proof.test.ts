@@ -4,7 +4,7 @@
 // its rate; anything else is unproven and blocks under `new` (JSON, markdown, the CLI's text).
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { gateText } from '../../src/domain/pr-markdown.js';
+import { gateText } from '../../client/src/contract/pr-markdown.js';
 import { nativeBatch, startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
 
 const MIN = 60_000;

@@ -6,7 +6,7 @@
 import { createTRPCClient, httpLink } from '@trpc/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AppRouter } from '../../src/api/trpc.js';
-import { encodeOtlpRun } from '../../src/reporter/otlp-encode.js';
+import { encodeOtlpRun } from '../../client/src/contract/otlp-encode.js';
 import { nativeBatch, startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
 
 const MIN = 60_000;

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadServiceConfig } from '../../src/config/service-yml.js';
 import { ProjectConfigs } from '../../src/config/resolved-project-config.js';
 import type { DomainEvent } from '../../src/domain/events.js';
-import { fingerprint } from '../../src/domain/identity.js';
+import { fingerprint } from '../../client/src/contract/identity.js';
 import { buildRun } from '../../src/domain/records.js';
 import { titleTokens, tokenJaccard } from '../../src/domain/stitch.js';
 import { clickhouseExporterFactory, processorRows } from '../../src/exporters/clickhouse.js';

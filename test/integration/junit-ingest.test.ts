@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { countFinalStatuses } from '../../src/domain/records.js';
-import { parseJUnit } from '../../src/receivers/junit/parse.js';
+import { parseJUnit } from '../../client/src/contract/junit/parse.js';
 import { startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
 
 const FIXTURES = path.resolve(import.meta.dirname, '../fixtures/junit');

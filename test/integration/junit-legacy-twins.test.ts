@@ -1,5 +1,5 @@
 // Legacy JUnit twins (issue 39, "Duplicates already stored are stitched"), through the real daemon
-// (real chDB, real HTTP). Before src/domain/junit-names.ts, Vitest's JUnit was stored as file
+// (real chDB, real HTTP). Before client/src/contract/junit-names.ts, Vitest's JUnit was stored as file
 // `src/math/test/ts`, suite `src/math.test.ts`, title `math > division > divides`; the reporter and
 // the JUnit receiver now both name it file `src/math.test.ts`, suite `math > division`, title
 // `divides`. The old rows are stored here as the old receiver wrote them (a native batch with its
@@ -8,7 +8,7 @@
 // by the PR gate.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DomainEvent } from '../../src/domain/events.js';
-import { fingerprint } from '../../src/domain/identity.js';
+import { fingerprint } from '../../client/src/contract/identity.js';
 import { nativeBatch, startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
 
 const LEGACY = { filePath: 'src/math/test/ts', suite: 'src/math.test.ts', title: 'math > division > divides' };

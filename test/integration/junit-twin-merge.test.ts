@@ -1,6 +1,6 @@
 // Legacy JUnit twins already stored are merged (issue 39, "duplicates already stored are stitched"),
 // through the real daemon (real chDB, real HTTP). A project that sent both the reporter's results
-// and its JUnit file before src/domain/junit-names.ts has each such test twice: under the reporters'
+// and its JUnit file before client/src/contract/junit-names.ts has each such test twice: under the reporters'
 // names (file `src/math.test.ts`, suite `math > division`, title `divides`) and under the pre-fix
 // JUnit reading (file `src/math/test/ts`, suite `src/math.test.ts`, title `math > division >
 // divides`). Both are stored here through the native API (the reporter's names first, so the
@@ -10,7 +10,7 @@
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DomainEvent } from '../../src/domain/events.js';
-import { fingerprint } from '../../src/domain/identity.js';
+import { fingerprint } from '../../client/src/contract/identity.js';
 import { main } from '../../src/cli/main.js';
 import { nativeBatch, startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { captureLogs } from '../helpers/observe.js';

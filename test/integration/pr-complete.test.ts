@@ -3,8 +3,8 @@
 // taken on half a run (the CLI's --wait waits for `complete`).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DomainEvent } from '../../src/domain/events.js';
-import type { IngestBatch } from '../../src/domain/batch.js';
-import { encodeOtlpRun } from '../../src/reporter/otlp-encode.js';
+import type { IngestBatch } from '../../client/src/contract/batch.js';
+import { encodeOtlpRun } from '../../client/src/contract/otlp-encode.js';
 import { startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
 
 const SHA = 'c0ffee1234567890c0ffee1234567890c0ffee12';

@@ -2,7 +2,7 @@
 // matches on (the fingerprints equal what the client computes from an execution), a strong ETag
 // answered by 304, the ingest or read scope, and released tests gone from the list.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { executionFingerprint } from '../../src/domain/mute.js';
+import { executionFingerprint } from '../../client/src/contract/mute.js';
 import { startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
 
 const T0 = Date.parse('2026-11-01T08:00:00Z');

@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ExecutionInput, IngestBatch, IngestSource } from '../../src/domain/batch.js';
+import type { ExecutionInput, IngestBatch, IngestSource } from '../../client/src/contract/batch.js';
 import type { DomainEvent } from '../../src/domain/events.js';
 import type { DequeueOptions, Job, Lease, NewJob, Queue } from '../../src/queue/types.js';
 

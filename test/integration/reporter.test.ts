@@ -11,7 +11,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
 import { countFinalStatuses } from '../../src/domain/records.js';
-import { parseJUnit } from '../../src/receivers/junit/parse.js';
+import { parseJUnit } from '../../client/src/contract/junit/parse.js';
 import { junitFilesToRun } from '../../src/reporter/junit-to-run.js';
 import { ReportDeliveryError, sendRun } from '../../src/reporter/send.js';
 import type { ReporterRun } from '../../src/reporter/types.js';

@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/client.js';
 import { loadMigrations, migrate } from '../../src/store/migrate.js';
-import { balanceRatio, splitByName } from '../../src/domain/split.js';
+import { balanceRatio, splitByName } from '../../client/src/contract/split.js';
 import { SplitPlanRepo } from '../../src/store/splits.js';
 import { SplitTimings } from '../../src/store/split-timings.js';
 import { createProject } from '../helpers/route-examples.js';

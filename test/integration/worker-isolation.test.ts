@@ -6,7 +6,7 @@
 // failed group until it fails alone. Out-of-space failures are the machine's: never charged, never
 // dead. Both modes of the pipeline (its own thread, the default, and one thread).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { IngestBatch } from '../../src/domain/batch.js';
+import type { IngestBatch } from '../../client/src/contract/batch.js';
 import { startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { captureLogs } from '../helpers/observe.js';
 import { makeBatch } from './queue-contract.js';

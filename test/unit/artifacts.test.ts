@@ -1,13 +1,13 @@
 // Artifact keys, the content-type allow-list, and which executions an `--attach` file belongs to.
 import { describe, expect, it } from 'vitest';
-import { artifactKey, isProjectKey, seg } from '../../src/artifacts/keys.js';
-import { allowedContentType, contentTypeForFile, normalizeContentType } from '../../src/domain/content-types.js';
+import { artifactKey, isProjectKey, seg } from '../../client/src/contract/artifact-keys.js';
+import { allowedContentType, contentTypeForFile, normalizeContentType } from '../../client/src/contract/content-types.js';
 import { S3ArtifactStore } from '../../src/artifacts/s3.js';
 import { loadServerSettings } from '../../src/config/daemon-env.js';
-import type { ExecutionInput, IngestBatch } from '../../src/domain/batch.js';
+import type { ExecutionInput, IngestBatch } from '../../client/src/contract/batch.js';
 import { decodeOtlpJson, decodeOtlpProtobuf } from '../../src/receivers/otlp/decode.js';
 import { mapOtlpToBatches } from '../../src/receivers/otlp/map.js';
-import { encodeOtlpRun } from '../../src/reporter/otlp-encode.js';
+import { encodeOtlpRun } from '../../client/src/contract/otlp-encode.js';
 import { presignedUrlAccepts } from '../helpers/s3.js';
 import { executionsNamedBy } from '../../src/reporter/artifacts.js';
 

@@ -4,12 +4,12 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import protobuf from 'protobufjs';
-import type { ExecutionInput, IngestBatch } from '../../src/domain/batch.js';
-import { canonicalText, fingerprint } from '../../src/domain/identity.js';
-import { STORABLE, UnstorableError, sanitizeBatch } from '../../src/domain/storable.js';
-import { impossibleTimestamp, parseTimestamp, readTimestamp } from '../../src/domain/time.js';
-import { impossibleJUnitTimestamp, parseJUnitTimestamp, secondsToMs } from '../../src/receivers/junit/helpers.js';
-import { parseJUnit } from '../../src/receivers/junit/parse.js';
+import type { ExecutionInput, IngestBatch } from '../../client/src/contract/batch.js';
+import { canonicalText, fingerprint } from '../../client/src/contract/identity.js';
+import { STORABLE, UnstorableError, sanitizeBatch } from '../../client/src/contract/storable.js';
+import { impossibleTimestamp, parseTimestamp, readTimestamp } from '../../client/src/contract/time.js';
+import { impossibleJUnitTimestamp, parseJUnitTimestamp, secondsToMs } from '../../client/src/contract/junit/helpers.js';
+import { parseJUnit } from '../../client/src/contract/junit/parse.js';
 import { nativeBatchSchema } from '../../src/receivers/native/schema.js';
 import { OtlpDecodeError, decodeOtlpJson, decodeOtlpProtobuf } from '../../src/receivers/otlp/decode.js';
 import { partialSuccessOf } from '../../src/receivers/otlp/index.js';
@@ -87,7 +87,7 @@ describe('canonical text (NFC)', () => {
   });
 });
 
-describe('impossible calendar dates (src/domain/time.ts)', () => {
+describe('impossible calendar dates (client/src/contract/time.ts)', () => {
   it('refuses a day the month does not have instead of rolling it over', () => {
     expect(Date.parse('2026-02-30')).toBe(Date.UTC(2026, 2, 2)); // what the JS parser does
     expect(parseTimestamp('2026-02-30')).toBeUndefined();

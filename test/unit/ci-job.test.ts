@@ -2,12 +2,12 @@
 // matrix values given explicitly (GitHub exposes none in the environment), carried in the run's
 // resource by the reporter, over OTLP as `cicd.pipeline.task.name`, and the matrix's stored form.
 import { describe, expect, it } from 'vitest';
-import { jobMatrixFrom, jobMatrixText, parseJobMatrixText } from '../../src/domain/ci-job.js';
+import { jobMatrixFrom, jobMatrixText, parseJobMatrixText } from '../../client/src/contract/ci-job.js';
 import { decodeOtlpJson } from '../../src/receivers/otlp/decode.js';
 import { mapOtlpToBatches } from '../../src/receivers/otlp/map.js';
 import { nativeBatchSchema } from '../../src/receivers/native/schema.js';
 import { detectCi } from '../../src/reporter/ci-detect.js';
-import { resourceAttributes } from '../../src/reporter/otlp-encode.js';
+import { resourceAttributes } from '../../client/src/contract/otlp-encode.js';
 import { resolveResource } from '../../src/reporter/run-context.js';
 import { loadReporterSettings } from '../../src/reporter/settings.js';
 

@@ -7,7 +7,7 @@ import {
   parseCodeowners,
   type CodeownersRule,
 } from '../../src/domain/codeowners.js';
-import { compileIgnore, normalizeRepoPath } from '../../src/domain/ignore-globs.js';
+import { compileIgnore, normalizeRepoPath } from '../../client/src/contract/ignore-globs.js';
 
 // The example file from GitHub's "About code owners" documentation.
 const GITHUB_EXAMPLE = `# This is a comment.

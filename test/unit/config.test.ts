@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { AggregateConfigError, ConfigError, formatZodIssues, zodIssuesToMessages } from '../../src/config/errors.js';
+import { AggregateConfigError, ConfigError, formatZodIssues, zodIssuesToMessages } from '../../client/src/contract/config/errors.js';
 import { loadServerSettings, SERVER_ENV_VARS } from '../../src/config/daemon-env.js';
 import { loadServiceConfig, resolveConfigPath, SERVICE_ENV_OVERRIDES } from '../../src/config/service-yml.js';
 

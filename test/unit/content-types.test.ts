@@ -4,8 +4,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ALLOWED_CONTENT_TYPES, UNKNOWN_CONTENT_TYPE, allowedContentType, contentTypeForFile } from '../../src/domain/content-types.js';
-import { guessContentType } from '../../src/receivers/junit/helpers.js';
+import { ALLOWED_CONTENT_TYPES, UNKNOWN_CONTENT_TYPE, allowedContentType, contentTypeForFile } from '../../client/src/contract/content-types.js';
+import { guessContentType } from '../../client/src/contract/junit/helpers.js';
 import { fileArtifact } from '../../src/reporter/collect.js';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'content-types-'));

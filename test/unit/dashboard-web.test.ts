@@ -4,7 +4,7 @@
 // test's state, its health log and the gate's classifications.
 import { describe, expect, it } from 'vitest';
 import { deepLink, type Notification } from '../../src/domain/notifications.js';
-import { CLASSIFICATIONS } from '../../src/domain/gate.js';
+import { CLASSIFICATIONS } from '../../client/src/contract/gate.js';
 import { HEALTH_EVENT_KINDS } from '../../src/domain/processor-outputs.js';
 import { REASON_CODES, TEST_STATES } from '../../src/domain/score.js';
 import { PAGE_SIZE, boardCsv, boardInput, type BoardRow } from '../../web/src/lib/board.js';

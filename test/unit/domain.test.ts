@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { ExecutionInput, IngestBatch, TestStatus } from '../../src/domain/batch.js';
-import { canonicalJson, fingerprint, normalizeTestPath, paramsHash, testIdentityId } from '../../src/domain/identity.js';
-import { stableUuid, UUID_RE, uuidv7 } from '../../src/domain/ids.js';
+import type { ExecutionInput, IngestBatch, TestStatus } from '../../client/src/contract/batch.js';
+import { canonicalJson, fingerprint, normalizeTestPath, paramsHash, testIdentityId } from '../../client/src/contract/identity.js';
+import { stableUuid, UUID_RE, uuidv7 } from '../../client/src/contract/ids.js';
 import { normalizeExecution } from '../../src/domain/normalize.js';
 import { buildExecutions, buildRun, countFinalStatuses, executionIdFor, runIdFor } from '../../src/domain/records.js';
 import { mergeRunPart, traceRunIdFor, type RunRecord } from '../../src/domain/records.js';

@@ -1,10 +1,10 @@
-// The merge gate's rules (src/domain/gate.ts), how a commit's runs merge (src/domain/pr-summary.ts),
-// and that the PR markdown classifies by those same rules (src/domain/pr-markdown.ts).
+// The merge gate's rules (client/src/contract/gate.ts), how a commit's runs merge (client/src/contract/pr-summary.ts),
+// and that the PR markdown classifies by those same rules (client/src/contract/pr-markdown.ts).
 import { describe, expect, it } from 'vitest';
-import { BASE_WINDOW_DAYS, ESTABLISHED_EVENTS, FLAKE_FIT_P, NO_BASE_HISTORY, baseStreak, classify, classifyByState, compareGateTests, fitsFlakeRate, flakeProof, gateTestOf, knownFlake, rateLowOf, verdictOf, type BaseHistory, type Classification, type FlakeFit } from '../../src/domain/gate.js';
-import { commentMarkdown, gateText, summaryMarkdown } from '../../src/domain/pr-markdown.js';
-import type { GateBody, SummaryBody, SummaryTestBody } from '../../src/domain/pr-schemas.js';
-import { compareTests, countsText, mergeCommitRuns, mergeRunStatus, mergedStatus, prStatusOf, prTally, type CommitRun } from '../../src/domain/pr-summary.js';
+import { BASE_WINDOW_DAYS, ESTABLISHED_EVENTS, FLAKE_FIT_P, NO_BASE_HISTORY, baseStreak, classify, classifyByState, compareGateTests, fitsFlakeRate, flakeProof, gateTestOf, knownFlake, rateLowOf, verdictOf, type BaseHistory, type Classification, type FlakeFit } from '../../client/src/contract/gate.js';
+import { commentMarkdown, gateText, summaryMarkdown } from '../../client/src/contract/pr-markdown.js';
+import type { GateBody, SummaryBody, SummaryTestBody } from '../../client/src/contract/pr-schemas.js';
+import { compareTests, countsText, mergeCommitRuns, mergeRunStatus, mergedStatus, prStatusOf, prTally, type CommitRun } from '../../client/src/contract/pr-summary.js';
 
 function test(over: Partial<SummaryTestBody> = {}): SummaryTestBody {
   return {

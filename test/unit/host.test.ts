@@ -8,7 +8,7 @@ import { describe, expect, expectTypeOf, it } from 'vitest';
 import { processingRegistry } from '../../src/builtin/processing.js';
 import { loadServerSettings } from '../../src/config/daemon-env.js';
 import { loadServiceConfig } from '../../src/config/service-yml.js';
-import type { ResolvedServiceConfig } from '../../src/config/project-settings.js';
+import type { ResolvedServiceConfig } from '../../client/src/contract/config/project-settings.js';
 import { createLogger } from '../../src/telemetry/logger.js';
 import type { ComponentKind, Host, HostExtensions, ReceiverDoor } from '../../src/pipeline/component.js';
 import { ServiceExtensions } from '../../src/pipeline/extensions.js';

@@ -15,8 +15,10 @@ import { describe, expect, it } from 'vitest';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const SRC = path.join(ROOT, 'src');
+/** The client's own source; its contract (client/src/contract) is what the server may import of it. */
+const CLIENT_SRC = path.join(ROOT, 'client/src');
 
-/** Repository-relative paths (`src/api/route.ts`) of every module under src/. */
+/** Repository-relative paths (`src/api/route.ts`) of every module under `dir`. */
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
     const p = path.join(dir, e.name);
@@ -71,7 +73,7 @@ function runtimeSpecifiers(text: string): string[] {
   return out;
 }
 
-/** A module of src/ (its path) or a package (its name: `chdb`, `@clickhouse/client`, `node:fs`). */
+/** A module of src/ or client/src/ (its path) or a package (its name: `chdb`, `@clickhouse/client`, `node:fs`). */
 function resolve(from: string, specifier: string, files: ReadonlySet<string>): string | null {
   if (!specifier.startsWith('.')) {
     const parts = specifier.split('/');
@@ -81,7 +83,7 @@ function resolve(from: string, specifier: string, files: ReadonlySet<string>): s
   for (const candidate of [target.replace(/\.js$/, '.ts'), target.replace(/\.mjs$/, '.mts'), target]) {
     if (files.has(candidate)) return candidate;
   }
-  return null; // JSON, protobuf definitions and other files that are not modules of src/
+  return null; // JSON, protobuf definitions and other files that are not modules of src/ or client/src/
 }
 
 interface ImportGraph {
@@ -89,7 +91,7 @@ interface ImportGraph {
 }
 
 function importGraph(): ImportGraph {
-  const list = sourceFiles(SRC);
+  const list = [...sourceFiles(SRC), ...sourceFiles(CLIENT_SRC)];
   const files = new Set(list);
   const edges = new Map<string, string[]>();
   for (const f of list) {
@@ -126,7 +128,7 @@ const graph = importGraph();
 const under = (dir: string) => (target: string) => target.startsWith(`${dir}/`);
 const databaseClient = (target: string) => target === 'chdb' || target === '@clickhouse/client';
 
-describe('the import graph read from src/', () => {
+describe('the import graph read from src/ and client/src/', () => {
   it('follows static, re-exported and dynamic imports and skips type-only ones', () => {
     expect(runtimeSpecifiers("import { a, type B } from './a.js';\nimport type { C } from './c.js';\nexport type { D } from './d.js';")).toEqual(['./a.js']);
     expect(runtimeSpecifiers("import {\n  a,\n  b,\n} from './a.js';\nexport * from './e.js';\nexport { f } from './f.js';\nimport './g.js';\nconst h = await import('./h.js');")).toEqual([
@@ -172,6 +174,30 @@ describe('import boundaries', () => {
     expect(violations(graph, 'src/pipeline/thread/worker.ts', under('src/receivers'))).toEqual([]);
     // …while the registry of the thread that serves ingest has them.
     expect(violations(graph, 'src/builtin/components.ts', under('src/receivers')).length).toBeGreaterThan(0);
+  });
+});
+
+describe('the client\'s contract (client/src/contract)', () => {
+  const contract = [...graph.edges.keys()].filter(under('client/src/contract'));
+  /** Packages of Node that do I/O (or start processes and threads): the contract takes their results instead. */
+  const io = (t: string) => /^(node:)?(fs|http|https|http2|net|dgram|child_process|worker_threads|os|zlib)(\/|$)/.test(t);
+
+  it('holds the shared modules the server imports', () => {
+    expect(contract.length).toBeGreaterThan(20);
+    expect(violations(graph, 'src/receivers/junit/index.ts', (t) => t === 'client/src/contract/junit/parse.ts').length).toBe(1);
+  });
+
+  it('loads nothing outside client/src/contract, directly or not, and nothing that does I/O', () => {
+    const outside = (t: string) => !under('client/src/contract')(t) && (t.startsWith('src/') || t.startsWith('client/'));
+    expect(contract.flatMap((f) => violations(graph, f, outside))).toEqual([]);
+    expect(contract.flatMap((f) => violations(graph, f, io))).toEqual([]);
+  });
+
+  it('is all the server loads of client/src (the composition roots aside)', () => {
+    const server = [...graph.edges.keys()].filter((f) => under('src')(f) && !under('src/main')(f));
+    const clientNotContract = (t: string) => under('client/src')(t) && !under('client/src/contract')(t);
+    // Through the contract only: a server module reaching the CLI through src/main would be reported too.
+    expect(server.flatMap((f) => violations(graph, f, clientNotContract))).toEqual([]);
   });
 });
 

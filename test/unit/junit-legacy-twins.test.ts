@@ -1,11 +1,11 @@
-// Legacy JUnit twins (src/domain/junit-names.ts legacyJUnitTwins): for every testcase of the real
+// Legacy JUnit twins (client/src/contract/junit-names.ts legacyJUnitTwins): for every testcase of the real
 // reports in test/fixtures/junit/ (Vitest 3.2.7 and 4.1.12, Playwright 1.65.1, jest-junit 17.0.0),
 // the names the JUnit receiver gave it before the fix (the reading of commit 7290b75^, restated here)
 // are among the twins of the names it gives now, whenever the two differ.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { isLegacyJUnitTwin, junitTestNames, legacyJUnitTwins, type JUnitCaseNames, type JUnitTestNames } from '../../src/domain/junit-names.js';
+import { isLegacyJUnitTwin, junitTestNames, legacyJUnitTwins, type JUnitCaseNames, type JUnitTestNames } from '../../client/src/contract/junit-names.js';
 
 const FIXTURES = path.join(import.meta.dirname, '../fixtures/junit');
 const REPORTS = ['vitest/vitest-3.2.7.xml', 'vitest/vitest-4.1.12.xml', 'playwright/playwright-1.65.1.xml', 'jest/jest-30.5.2-jest-junit-17.0.0-configured.xml'];
@@ -29,7 +29,7 @@ function cases(file: string): JUnitCaseNames[] {
   return out;
 }
 
-/** The JUnit receiver's reading before the fix (src/receivers/junit/parse.ts at 7290b75^). */
+/** The JUnit receiver's reading before the fix (client/src/contract/junit/parse.ts at 7290b75^). */
 function oldReading(c: JUnitCaseNames): JUnitTestNames {
   const classname = c.classname ?? '';
   return { filePath: c.file || c.suiteFile || (classname ? classname.replaceAll('.', '/') : c.suiteName), suite: classname || c.suiteName, title: c.name || '(unnamed)' };

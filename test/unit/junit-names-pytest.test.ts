@@ -1,4 +1,4 @@
-// pytest's JUnit reports (src/domain/junit-names.ts), on reports pytest 9.0.3 wrote for the sample
+// pytest's JUnit reports (client/src/contract/junit-names.ts), on reports pytest 9.0.3 wrote for the sample
 // project test/fixtures/runners/pytest-sample/ (test/fixtures/junit/pytest/): file = the module's
 // path, suite = its classes joined with "::", title = the function, its parametrization id the
 // params' `id` — as pytest's node id names the test and as the OTLP pytest reading does
@@ -7,8 +7,8 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { junitTestNames, splitPytestClassname } from '../../src/domain/junit-names.js';
-import { parseJUnit } from '../../src/receivers/junit/parse.js';
+import { junitTestNames, splitPytestClassname } from '../../client/src/contract/junit-names.js';
+import { parseJUnit } from '../../client/src/contract/junit/parse.js';
 import { parseNodeId } from '../../src/receivers/otlp/conventions.js';
 
 const FIXTURES = path.join(import.meta.dirname, '../fixtures/junit');

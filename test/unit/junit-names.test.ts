@@ -1,12 +1,12 @@
-// Which test a JUnit <testcase> is, per producer (src/domain/junit-names.ts), on reports written by
+// Which test a JUnit <testcase> is, per producer (client/src/contract/junit-names.ts), on reports written by
 // the real tools (test/fixtures/junit/vitest/, jest/: the sample project test/fixtures/runners/junit-sample/
 // run with Vitest 3.2.7 and 4.1.12, Playwright 1.65.1, and Jest 30.5.2 + jest-junit 17.0.0). Each must name the
 // tests as the runner's reporter does: the file, the describe blocks joined with " > ", the title.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { junitTestNames, looksLikeFilePath } from '../../src/domain/junit-names.js';
-import { parseJUnit } from '../../src/receivers/junit/parse.js';
+import { junitTestNames, looksLikeFilePath } from '../../client/src/contract/junit-names.js';
+import { parseJUnit } from '../../client/src/contract/junit/parse.js';
 
 const FIXTURES = path.join(import.meta.dirname, '../fixtures/junit');
 

@@ -1,10 +1,10 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { TEST_STATUSES } from '../../src/domain/batch.js';
-import type { ExecutionInput } from '../../src/domain/batch.js';
-import { parseJUnit } from '../../src/receivers/junit/parse.js';
-import type { JUnitParseResult } from '../../src/receivers/junit/parse.js';
+import { TEST_STATUSES } from '../../client/src/contract/batch.js';
+import type { ExecutionInput } from '../../client/src/contract/batch.js';
+import { parseJUnit } from '../../client/src/contract/junit/parse.js';
+import type { JUnitParseResult } from '../../client/src/contract/junit/parse.js';
 
 const FIXTURES = path.resolve(import.meta.dirname, '../fixtures/junit');
 const NOW = Date.UTC(2025, 0, 2, 3, 4, 5);
@@ -315,7 +315,7 @@ describe('parseJUnit on concrete fixtures', () => {
       ['test_with_error', 'fail', 1],
       ['test_with_flaky_success', 'pass', 1],
     ]);
-    // A pytest report: the module's path, no class (src/domain/junit-names.ts).
+    // A pytest report: the module's path, no class (client/src/contract/junit-names.ts).
     expect(r.executions[1]).toMatchObject({ suite: '', filePath: 'python/test_sample.py' });
     expect(r.executions[1]!.error!.message).toBe("AssertionError: assert 'test' == 'xyz'\n  - xyz\n  + test");
     expect(r.executions[1]!.error!.stack).toMatch(/^def test_which_fails\(\):\n[\s\S]*>\s+assert event/);

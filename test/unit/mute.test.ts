@@ -1,9 +1,9 @@
-// `flakehouse run`'s verdict (src/domain/mute.ts): which failures are muted and which exit code
+// `flakehouse run`'s verdict (client/src/contract/mute.ts): which failures are muted and which exit code
 // the wrapper returns, from the command's code, its executions and the quarantine list.
 import { describe, expect, it } from 'vitest';
-import type { ExecutionInput } from '../../src/domain/batch.js';
-import { fingerprint } from '../../src/domain/identity.js';
-import { QUARANTINED_ATTRIBUTE, decideMute, executionFingerprint, failingTests, markMuted, type QuarantineEntry } from '../../src/domain/mute.js';
+import type { ExecutionInput } from '../../client/src/contract/batch.js';
+import { fingerprint } from '../../client/src/contract/identity.js';
+import { QUARANTINED_ATTRIBUTE, decideMute, executionFingerprint, failingTests, markMuted, type QuarantineEntry } from '../../client/src/contract/mute.js';
 
 const e = (title: string, status: ExecutionInput['status'], extra: Partial<ExecutionInput> = {}): ExecutionInput => ({
   filePath: 'src/a.test.ts',

@@ -3,7 +3,7 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { loadIntegrationSettings, redactIntegrationSettings } from '../../src/config/integrations.js';
-import type { ConfigError } from '../../src/config/errors.js';
+import type { ConfigError } from '../../client/src/contract/config/errors.js';
 import type { DomainEvent } from '../../src/domain/events.js';
 import { checkOutboundUrl, isPrivateAddress } from '../../src/domain/net-address.js';
 import {

@@ -2,7 +2,7 @@
 // and their configs as the pipeline file validates them (refused with the YAML path).
 import { describe, expect, it } from 'vitest';
 import { applyAttributeActions, mapResource, type AttributeAction } from '../../src/domain/attribute-actions.js';
-import type { BatchResource, ExecutionInput } from '../../src/domain/batch.js';
+import type { BatchResource, ExecutionInput } from '../../client/src/contract/batch.js';
 import { compileFilter } from '../../src/domain/filter.js';
 import { keepExecutions } from '../../src/domain/keep-executions.js';
 import { compileFilePattern, compileTextPattern } from '../../src/domain/patterns.js';

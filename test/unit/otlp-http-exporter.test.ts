@@ -2,7 +2,7 @@
 // decoding and mapping: a forwarded run comes out as the same executions, and a re-send of the same
 // job carries the same idempotency key (the gateway deduplicates it).
 import { describe, expect, it } from 'vitest';
-import type { IngestBatch, IngestSource } from '../../src/domain/batch.js';
+import type { IngestBatch, IngestSource } from '../../client/src/contract/batch.js';
 import type { Job } from '../../src/queue/types.js';
 import { encodeJob, forwardTraceId, packLease } from '../../src/exporters/shared/encode.js';
 import { otlpHttpConfigSchema, tracesUrl } from '../../src/exporters/otlp-http/config.js';

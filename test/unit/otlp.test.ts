@@ -7,7 +7,7 @@ import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '
 import { JsonTraceSerializer, ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
 import { OtlpDecodeError, decodeOtlpJson, decodeOtlpProtobuf } from '../../src/receivers/otlp/decode.js';
 import { mapOtlpToBatches } from '../../src/receivers/otlp/map.js';
-import type { IngestBatch } from '../../src/domain/batch.js';
+import type { IngestBatch } from '../../client/src/contract/batch.js';
 
 const T = 1_700_000_000_000;
 const NOW = 1_800_000_000_000;

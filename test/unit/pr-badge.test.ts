@@ -4,9 +4,9 @@ import sax from 'sax';
 import { describe, expect, it } from 'vitest';
 import { matchesEtag } from '../../src/api/routes/badge.js';
 import { nextLink } from '../../src/cli/pr.js';
-import { commentMarkdown } from '../../src/domain/pr-markdown.js';
-import type { SummaryBody } from '../../src/domain/pr-schemas.js';
-import { badgeFor, badgeSvg, parseBadgeFile, type BadgeFacts } from '../../src/domain/badge.js';
+import { commentMarkdown } from '../../client/src/contract/pr-markdown.js';
+import type { SummaryBody } from '../../client/src/contract/pr-schemas.js';
+import { badgeFor, badgeSvg, parseBadgeFile, type BadgeFacts } from '../../client/src/contract/badge.js';
 
 const none: BadgeFacts = { passRate: null, flaky: 0, quarantined: 0, worst: null };
 

@@ -4,10 +4,10 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { applyPatch, resolveLayers } from '../../src/domain/config-layers.js';
-import type { ConfigError } from '../../src/config/errors.js';
+import { applyPatch, resolveLayers } from '../../client/src/contract/config-layers.js';
+import type { ConfigError } from '../../client/src/contract/config/errors.js';
 import { loadServiceConfig } from '../../src/config/service-yml.js';
-import { parseSettings, patchSettings, projectSettingsPatchSchema, projectSettingsSchema, resolveProjectConfig } from '../../src/config/project-settings.js';
+import { parseSettings, patchSettings, projectSettingsPatchSchema, projectSettingsSchema, resolveProjectConfig } from '../../client/src/contract/config/project-settings.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'fh-settings-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

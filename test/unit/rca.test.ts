@@ -15,7 +15,7 @@ import {
   type RcaInput,
 } from '../../src/domain/rca.js';
 import { loadAiSettings, redactAiSettings } from '../../src/config/ai.js';
-import type { ConfigError } from '../../src/config/errors.js';
+import type { ConfigError } from '../../client/src/contract/config/errors.js';
 
 const SECRETS = {
   github: 'ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8',

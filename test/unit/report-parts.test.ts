@@ -1,7 +1,7 @@
 // Splitting a large report's executions into bounded parts, retry chains kept whole.
 import { describe, expect, it } from 'vitest';
-import type { ExecutionInput } from '../../src/domain/batch.js';
-import { parseReportPartKey, reportPartKey, splitExecutions } from '../../src/domain/report-parts.js';
+import type { ExecutionInput } from '../../client/src/contract/batch.js';
+import { parseReportPartKey, reportPartKey, splitExecutions } from '../../client/src/contract/report-parts.js';
 
 function exec(title: string, extra: Partial<ExecutionInput> = {}): ExecutionInput {
   return { filePath: 'a.ts', suite: 's', title, status: 'pass', attempt: 1, startedAt: 0, durationMs: 1, ...extra };

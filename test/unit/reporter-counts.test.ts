@@ -1,7 +1,7 @@
 // The `sent …` line of `flakehouse report`: per-test statuses add up to the tests, and the tests
 // plus the earlier attempts add up to the executions.
 import { describe, expect, it } from 'vitest';
-import type { ExecutionInput } from '../../src/domain/batch.js';
+import type { ExecutionInput } from '../../client/src/contract/batch.js';
 import { describeCounts } from '../../src/reporter/send.js';
 
 const exec = (title: string, status: ExecutionInput['status'], attempt = 1, retryOfIndex?: number): ExecutionInput =>

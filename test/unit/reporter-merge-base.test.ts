@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConfigError } from '../../src/config/errors.js';
+import { ConfigError } from '../../client/src/contract/config/errors.js';
 import { findMergeBase } from '../../src/reporter/merge-base.js';
 import { loadReporterSettings } from '../../src/reporter/settings.js';
 import { makeForkedRepo, type ForkedRepo } from '../helpers/git-fork.js';

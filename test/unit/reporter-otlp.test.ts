@@ -1,10 +1,10 @@
 // The reporter's OTLP encoding round-trips through the server's own OTLP decoder and mapper:
 // what the reporter means is what the server stores.
 import { describe, expect, it } from 'vitest';
-import type { ExecutionInput, IngestBatch } from '../../src/domain/batch.js';
+import type { ExecutionInput, IngestBatch } from '../../client/src/contract/batch.js';
 import { decodeOtlpProtobuf } from '../../src/receivers/otlp/decode.js';
 import { mapOtlpToBatches } from '../../src/receivers/otlp/map.js';
-import { encodeOtlpRun } from '../../src/reporter/otlp-encode.js';
+import { encodeOtlpRun } from '../../client/src/contract/otlp-encode.js';
 
 const T0 = Date.parse('2026-11-21T10:00:00Z');
 const TRACE = '5b8efff798038103d269b633813fc60c';

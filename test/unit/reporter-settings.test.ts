@@ -4,7 +4,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConfigError } from '../../src/config/errors.js';
+import { ConfigError } from '../../client/src/contract/config/errors.js';
 import { parseRetryAfterMs, retryDelayMs, DEFAULT_RETRY_POLICY } from '../../src/reporter/deliver.js';
 import { DEFAULT_BUFFER_DIR, DEFAULT_ENDPOINT, describeReporterSettings, loadReporterSettings } from '../../src/reporter/settings.js';
 

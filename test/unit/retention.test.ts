@@ -1,6 +1,6 @@
 // Retention windows, cutoffs and the drop-or-delete plan, pure.
 import { describe, expect, it } from 'vitest';
-import { cutoffDay, planPrune, retentionWindows } from '../../src/domain/retention.js';
+import { cutoffDay, planPrune, retentionWindows } from '../../client/src/contract/retention.js';
 
 describe('retentionWindows', () => {
   it('keeps everything without a window', () => {

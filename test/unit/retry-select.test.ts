@@ -1,8 +1,8 @@
-// `flakehouse run --retry-failed`: which tests are retried (src/domain/verify.ts selectRetries) and
+// `flakehouse run --retry-failed`: which tests are retried (client/src/contract/verify.ts selectRetries) and
 // how their attempts join the run (appendAttempts, marked `retry`). Issue 38.
 import { describe, expect, it } from 'vitest';
-import type { ExecutionInput } from '../../src/domain/batch.js';
-import { appendAttempts, selectRetries, verifyLine, VERIFY_ATTRIBUTE } from '../../src/domain/verify.js';
+import type { ExecutionInput } from '../../client/src/contract/batch.js';
+import { appendAttempts, selectRetries, verifyLine, VERIFY_ATTRIBUTE } from '../../client/src/contract/verify.js';
 
 const e = (title: string, status: ExecutionInput['status'], attempt = 1): ExecutionInput => ({ filePath: 'a.test.ts', suite: 's', title, status, attempt, startedAt: 1, durationMs: 1 });
 

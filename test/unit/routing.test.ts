@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { builtinRegistry } from '../../src/builtin/components.js';
 import { compileRoutes, type RoutedRun } from '../../src/domain/routing.js';
 import { PipelineConfigError, validatePipelineDoc } from '../../src/pipeline/graph.js';
-import type { ExecutionInput } from '../../src/domain/batch.js';
+import type { ExecutionInput } from '../../client/src/contract/batch.js';
 
 const registry = builtinRegistry();
 

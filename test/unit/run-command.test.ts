@@ -9,7 +9,7 @@ import { parseRunArgs } from '../../src/cli/run.js';
 import { runCommand } from '../../src/cli/run/command.js';
 import { collectResults, mergeRuns, writtenSince } from '../../src/cli/run/results.js';
 import { handOffRun, RUN_HANDOFF_ENV } from '../../src/reporter/run-handoff.js';
-import type { ExecutionInput } from '../../src/domain/batch.js';
+import type { ExecutionInput } from '../../client/src/contract/batch.js';
 
 const env = { PATH: process.env.PATH ?? '' };
 

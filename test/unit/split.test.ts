@@ -1,7 +1,7 @@
-// Split planning (src/domain/split.ts): LPT by recent durations, the median for unknown files, the
+// Split planning (client/src/contract/split.ts): LPT by recent durations, the median for unknown files, the
 // name split used when no server answers, and the file-list key of a stored plan.
 import { describe, expect, it } from 'vitest';
-import { balanceRatio, canonicalFiles, coversExactly, filesHash, median, planSplit, splitByName } from '../../src/domain/split.js';
+import { balanceRatio, canonicalFiles, coversExactly, filesHash, median, planSplit, splitByName } from '../../client/src/contract/split.js';
 
 const files = (n: number): string[] => Array.from({ length: n }, (_, i) => `src/f${String(i).padStart(2, '0')}.test.ts`);
 

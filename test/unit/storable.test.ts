@@ -1,7 +1,7 @@
-// sanitizeBatch: what the store can take, checked on the canonical batch (src/domain/storable.ts).
+// sanitizeBatch: what the store can take, checked on the canonical batch (client/src/contract/storable.ts).
 import { describe, expect, it } from 'vitest';
-import type { ExecutionInput, IngestBatch } from '../../src/domain/batch.js';
-import { STORABLE, UnstorableError, isStorableTime, sanitizeBatch, wellFormed } from '../../src/domain/storable.js';
+import type { ExecutionInput, IngestBatch } from '../../client/src/contract/batch.js';
+import { STORABLE, UnstorableError, isStorableTime, sanitizeBatch, wellFormed } from '../../client/src/contract/storable.js';
 
 const T = Date.UTC(2026, 10, 20, 10);
 

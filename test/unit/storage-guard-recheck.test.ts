@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { StorageGuard } from '../../src/ingest/storage-guard.js';
 import { ApiError } from '../../src/errors/catalogue.js';
 import { IngestService } from '../../src/ingest/service.js';
-import type { IngestBatch } from '../../src/domain/batch.js';
+import type { IngestBatch } from '../../client/src/contract/batch.js';
 import type { EnqueueResult, NewJob, Queue } from '../../src/queue/types.js';
 
 const MiB = 1024 * 1024;

@@ -1,13 +1,13 @@
-// `flakehouse run --verify-new` / `--verify-fix`, the pure parts (src/domain/verify.ts): which
+// `flakehouse run --verify-new` / `--verify-fix`, the pure parts (client/src/contract/verify.ts): which
 // tests are new, the re-run order and budget, the runner adapters and the `--rerun` template (no
 // shell, quote-safe), `Fixes-flaky:` trailers, how re-run attempts join the run; and the gate's
 // rule that a new test failing any attempt is a new failure, never a known flake.
 import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import type { ExecutionInput } from '../../src/domain/batch.js';
-import { classify, classifyByState, verdictOf, type FailingTest } from '../../src/domain/gate.js';
-import { executionFingerprint, failingTests } from '../../src/domain/mute.js';
-import { gateMarkdown, summaryMarkdown } from '../../src/domain/pr-markdown.js';
+import type { ExecutionInput } from '../../client/src/contract/batch.js';
+import { classify, classifyByState, verdictOf, type FailingTest } from '../../client/src/contract/gate.js';
+import { executionFingerprint, failingTests } from '../../client/src/contract/mute.js';
+import { gateMarkdown, summaryMarkdown } from '../../client/src/contract/pr-markdown.js';
 import {
   VERIFY_ATTRIBUTE,
   adapterCommand,
@@ -25,7 +25,7 @@ import {
   testsOfRun,
   verifyLine,
   withinBudget,
-} from '../../src/domain/verify.js';
+} from '../../client/src/contract/verify.js';
 
 const e = (title: string, status: ExecutionInput['status'], extra: Partial<ExecutionInput> = {}): ExecutionInput => ({
   filePath: 'src/cart.test.ts',

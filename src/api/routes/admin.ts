@@ -1,6 +1,6 @@
 // Admin API (bearer SERVICE_ADMIN_TOKEN): projects and tokens (docs/contract.md §5).
 import { z } from 'zod';
-import { UUID_RE } from '../../domain/ids.js';
+import { UUID_RE } from '../../../client/src/contract/ids.js';
 import { SCOPES, SLUG_RE, type ProjectRepo } from '../../store/projects.js';
 import { errors } from '../../errors/catalogue.js';
 import { createProjectToken, revokeProjectToken, type ProjectTokensDeps } from '../../usecases/project-tokens.js';

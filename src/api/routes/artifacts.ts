@@ -1,9 +1,9 @@
 // POST /v1/artifacts/presign (docs/contract.md §8): upload URLs for a run's artifacts, which the reporter
 // PUTs straight to the object store before it sends the batch carrying the keys.
 import { z } from 'zod';
-import { LIMITS } from '../../domain/batch.js';
-import { MAX_ARTIFACT_BYTES, MAX_PRESIGN_ITEMS, artifactKey } from '../../artifacts/keys.js';
-import { ALLOWED_CONTENT_TYPES, allowedContentType } from '../../domain/content-types.js';
+import { LIMITS } from '../../../client/src/contract/batch.js';
+import { MAX_ARTIFACT_BYTES, MAX_PRESIGN_ITEMS, artifactKey } from '../../../client/src/contract/artifact-keys.js';
+import { ALLOWED_CONTENT_TYPES, allowedContentType } from '../../../client/src/contract/content-types.js';
 import type { ArtifactSigner } from '../../artifacts/s3.js';
 import { idempotencyKeySchema } from '../../receivers/native/schema.js';
 import { errors, zodIssues } from '../../errors/catalogue.js';

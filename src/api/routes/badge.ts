@@ -7,8 +7,8 @@
 // with 200, as shields.io does, rather than a broken image.
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { BADGE_VARIANTS, HEALTH_WINDOW_DAYS, UNKNOWN_BADGE, badgeFor, badgeSvg, parseBadgeFile, shieldsJson, type Badge, type BadgeFacts, type BadgeFormat } from '../../domain/badge.js';
-import { badgesResponseSchema } from '../../domain/pr-schemas.js';
+import { BADGE_VARIANTS, HEALTH_WINDOW_DAYS, UNKNOWN_BADGE, badgeFor, badgeSvg, parseBadgeFile, shieldsJson, type Badge, type BadgeFacts, type BadgeFormat } from '../../../client/src/contract/badge.js';
+import { badgesResponseSchema } from '../../../client/src/contract/pr-schemas.js';
 import { effectiveQuarantine } from '../../domain/quarantine.js';
 import { BadgeFactsRepo } from '../../store/badges.js';
 import type { Store } from '../../store/client.js';

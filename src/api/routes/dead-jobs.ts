@@ -2,7 +2,7 @@
 // requeued or dropped. A job that died in a frozen lease is requeued and dropped together with its
 // lease-mates, as that same lease: its rows may already be written under the lease's id.
 import { z } from 'zod';
-import { UUID_RE } from '../../domain/ids.js';
+import { UUID_RE } from '../../../client/src/contract/ids.js';
 import type { DeadJob, DeadJobAction, Queue } from '../../queue/types.js';
 import type { ProjectRepo } from '../../store/projects.js';
 import { errors } from '../../errors/catalogue.js';

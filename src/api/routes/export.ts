@@ -7,7 +7,7 @@
 import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
 import { Readable, pipeline, type Duplex } from 'node:stream';
 import { createGzip } from 'node:zlib';
-import { projectPrefix } from '../../artifacts/keys.js';
+import { projectPrefix } from '../../../client/src/contract/artifact-keys.js';
 import type { ArtifactInventory } from '../../project-export/artifacts.js';
 import { exportErrorLine, exportLines, planExport, type ExportPlan } from '../../project-export/project-export.js';
 import type { OpenedStore } from '../../store/client.js';

@@ -2,7 +2,7 @@
 // (`flakehouse run --verify-new` re-runs the others; docs/api.md "Known tests"). The client sends
 // fingerprints (sha256 of the test key, docs/contract.md §1), which it computes as the server does.
 import { z } from 'zod';
-import { BASE_BRANCH_RE } from '../../domain/pr-schemas.js';
+import { BASE_BRANCH_RE } from '../../../client/src/contract/pr-schemas.js';
 import type { Store } from '../../store/client.js';
 import { knownTests } from '../../store/known-tests.js';
 import { defineRoute, type AnyRouteDef } from '../route.js';

@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { MAX_CONFIG_CHANNELS, NOTIFICATION_CHANNEL_KINDS, NOTIFICATION_EVENT_TYPES, channelSchema } from '../../config/service-yml.js';
 import { readerChannelTarget } from '../../domain/channel-target.js';
-import { toIso } from '../../domain/time.js';
+import { toIso } from '../../../client/src/contract/time.js';
 import { CHANNEL_SOURCES, type ChannelRepo } from '../../store/channels.js';
 import { defineRoute, type AnyRouteDef } from '../route.js';
 

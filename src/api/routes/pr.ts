@@ -1,7 +1,7 @@
 // Pull-request routes for CI: GET /v1/runs/summary (the PR comment) and GET /v1/runs/gate (the
 // merge gate) (docs/contract.md §6). What they answer is src/usecases/pr-commit.ts, which the
 // dashboard's procedures call too.
-import { gateQuerySchema, gateResponseSchema, summaryQuerySchema, summaryResponseSchema } from '../../domain/pr-schemas.js';
+import { gateQuerySchema, gateResponseSchema, summaryQuerySchema, summaryResponseSchema } from '../../../client/src/contract/pr-schemas.js';
 import { commitGate, commitSummary, type PrCommitDeps } from '../../usecases/pr-commit.js';
 import { defineRoute, type AnyRouteDef } from '../route.js';
 

@@ -1,7 +1,7 @@
 // GET /v1/runs and GET /v1/runs/:runId (docs/contract.md §6). What they answer is
 // src/usecases/runs.ts, which the runs pages' procedures call too.
 import { z } from 'zod';
-import { UUID_RE } from '../../domain/ids.js';
+import { UUID_RE } from '../../../client/src/contract/ids.js';
 import type { ArtifactSigner } from '../../artifacts/s3.js';
 import type { RunRepo } from '../../store/runs.js';
 import { getRun, listRuns, runDetailSchema, runListSchema, runsQuerySchema } from '../../usecases/runs.js';

@@ -2,7 +2,7 @@
 // effective policy and each key's source; PUT replaces the document; PATCH deep-merges into it. What
 // they do is src/usecases/project-settings.ts, which the settings page's procedure calls too.
 import { z } from 'zod';
-import { projectSettingsPatchSchema, projectSettingsSchema } from '../../config/project-settings.js';
+import { projectSettingsPatchSchema, projectSettingsSchema } from '../../../client/src/contract/config/project-settings.js';
 import { patchProjectSettings, readProjectSettings, replaceProjectSettings, settingsResponseSchema, type ProjectSettingsDeps } from '../../usecases/project-settings.js';
 import { defineRoute, type AnyRouteDef } from '../route.js';
 

@@ -3,7 +3,7 @@
 // list) stores the plan; the build's other shards get that same plan back, even when the timings
 // changed meanwhile (src/store/splits.ts says how the first writer wins).
 import { z } from 'zod';
-import { MAX_BUILD_ID, MAX_SPLIT_FILES, MAX_SPLIT_PATH, MAX_SPLIT_TOTAL, canonicalFiles, filesHash, planSplit } from '../../domain/split.js';
+import { MAX_BUILD_ID, MAX_SPLIT_FILES, MAX_SPLIT_PATH, MAX_SPLIT_TOTAL, canonicalFiles, filesHash, planSplit } from '../../../client/src/contract/split.js';
 import type { Store } from '../../store/client.js';
 import { SplitTimings } from '../../store/split-timings.js';
 import { SplitPlanRepo, type StoredPlan } from '../../store/splits.js';

@@ -2,7 +2,7 @@
 // What they answer is src/usecases (flaky-board.ts, test-page.ts, quarantine-decision.ts), which the
 // dashboard's procedures call too.
 import { z } from 'zod';
-import { UUID_RE } from '../../domain/ids.js';
+import { UUID_RE } from '../../../client/src/contract/ids.js';
 import type { CodeownersRepo } from '../../store/codeowners.js';
 import { errors } from '../../errors/catalogue.js';
 import { flakyBoard } from '../../usecases/flaky-board.js';

@@ -3,7 +3,7 @@
 import type {} from '@fastify/cookie'; // its request.cookies and reply.setCookie types
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { sha256Hex } from '../../domain/ids.js';
+import { sha256Hex } from '../../../client/src/contract/ids.js';
 import { SCOPES, TOKEN_RE, type ProjectRepo } from '../../store/projects.js';
 import { effectiveScopes, type Authenticator } from '../auth.js';
 import { ApiError, errors } from '../../errors/catalogue.js';

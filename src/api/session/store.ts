@@ -3,7 +3,7 @@
 // when the token behind them is revoked (checked on every request by the caller), and with the
 // process (a restart asks people to sign in again, which beats keeping session ids on disk).
 import { randomBytes } from 'node:crypto';
-import { sha256Hex } from '../../domain/ids.js';
+import { sha256Hex } from '../../../client/src/contract/ids.js';
 import type { Scope } from '../../store/projects.js';
 
 /** Who signed in: a project token (its project and scopes), or the admin token (every project). */

@@ -2,8 +2,8 @@
 // one table, so the document and the router cannot drift. Inputs of procedures with a REST route
 // run through that route's schema, so bounds, defaults and error paths are the same on both.
 import { z } from 'zod';
-import { RUN_STATUSES } from '../../domain/batch.js';
-import { projectSettingsPatchSchema } from '../../config/project-settings.js';
+import { RUN_STATUSES } from '../../../client/src/contract/batch.js';
+import { projectSettingsPatchSchema } from '../../../client/src/contract/config/project-settings.js';
 import { BOARD_SORTS } from '../../store/board.js';
 import { SCOPES, type Scope } from '../../store/projects.js';
 import { healthQuerySchema } from '../../usecases/project-health.js';

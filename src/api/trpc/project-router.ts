@@ -1,6 +1,6 @@
 // Procedures of the session, the project picker and the settings page (policy, notification
 // channels, tokens, badges).
-import { toIso } from '../../domain/time.js';
+import { toIso } from '../../../client/src/contract/time.js';
 import { SCOPES } from '../../store/projects.js';
 import { effectiveScopes } from '../auth.js';
 import { errors } from '../../errors/catalogue.js';

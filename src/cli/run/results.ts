@@ -3,7 +3,7 @@
 // the JUnit XML files matched by --junit that were written while it ran (an older file is a
 // previous run's and is left out, with a warning). Both together make one run.
 import fs from 'node:fs';
-import type { ExecutionInput } from '../../domain/batch.js';
+import type { ExecutionInput } from '../../../client/src/contract/batch.js';
 import { expandReportPatterns } from '../../reporter/expand-patterns.js';
 import { junitFilesToRun } from '../../reporter/junit-to-run.js';
 import { readHandedOffRuns } from '../../reporter/run-handoff.js';

@@ -7,8 +7,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { ExecutionInput } from '../../domain/batch.js';
-import { executionFingerprint } from '../../domain/mute.js';
+import type { ExecutionInput } from '../../../client/src/contract/batch.js';
+import { executionFingerprint } from '../../../client/src/contract/mute.js';
 import { expandReportPatterns } from '../../reporter/expand-patterns.js';
 import { junitFilesToRun } from '../../reporter/junit-to-run.js';
 import { readHandedOffRuns, RUN_HANDOFF_ENV } from '../../reporter/run-handoff.js';

@@ -1,6 +1,6 @@
 // The server side of `flakehouse run --verify-new` / `--verify-fix`: POST /v1/tests/known, which
 // of the run's tests (by fingerprint) were seen on the base branch, and their test ids.
-import { ConfigError } from '../../config/errors.js';
+import { ConfigError } from '../../../client/src/contract/config/errors.js';
 import { loadReporterSettings } from '../../reporter/settings.js';
 
 const TIMEOUT_MS = 15_000;

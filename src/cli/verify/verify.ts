@@ -1,6 +1,6 @@
 // `flakehouse run --verify-new N` and `--verify-fix` (README "Proving new tests and fixes"): after
 // the wrapped command's results are in, the tests to prove are re-run one at a time with the
-// runner's own filter (src/domain/verify.ts adapterCommand) or the `--rerun` template, and each
+// runner's own filter (client/src/contract/verify.ts adapterCommand) or the `--rerun` template, and each
 // re-run's attempts join the run as further attempts of the test, marked `flakehouse.verify`
 // (`new` / `fix`). The server then scores a failure and a pass of the same code in one run as
 // flaky evidence, and the PR summary and gate read the marks: a new test with any failed attempt
@@ -9,8 +9,8 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { ExecutionInput } from '../../domain/batch.js';
-import { describeTest, executionFingerprint } from '../../domain/mute.js';
+import type { ExecutionInput } from '../../../client/src/contract/batch.js';
+import { describeTest, executionFingerprint } from '../../../client/src/contract/mute.js';
 import {
   adapterCommand,
   appendAttempts,
@@ -30,7 +30,7 @@ import {
   type RunTest,
   type VerifyKind,
   type VerifyTally,
-} from '../../domain/verify.js';
+} from '../../../client/src/contract/verify.js';
 import { detectRunCi } from '../../reporter/send.js';
 import type { ReporterRun } from '../../reporter/types.js';
 import { rerunTest } from './rerun.js';

@@ -44,12 +44,9 @@ export const EPISODE_WEIGHTS: readonly number[] = [0, 1, 0.5];
 /** Cap of each decayed evidence sum, so a fixed heavy flake is released in a bounded time. */
 export const EVIDENCE_CAP = 3;
 
-/**
- * Flake rate estimate: flaky runs / graded runs (decayed), with a prior of RATE_PRIOR_FLAKY flaky
- * runs in RATE_PRIOR_RUNS runs (one failure in one run is not a 100% rate).
- */
-export const RATE_PRIOR_FLAKY = 0.1;
-export const RATE_PRIOR_RUNS = 2;
+// The flake rate's prior (RATE_PRIOR_FLAKY flaky runs in RATE_PRIOR_RUNS) is the client's contract
+// too: the gate judges a failure against it on both sides.
+export { RATE_PRIOR_FLAKY, RATE_PRIOR_RUNS } from '../../../client/src/contract/test-states.js';
 export const RATE_MIN = 0.002;
 export const RATE_MAX = 0.6;
 

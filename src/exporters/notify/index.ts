@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import { z } from 'zod';
 import type { NotificationSettings } from '../../config/integrations.js';
 import type { NotificationChannelKind, NotificationEventType } from '../../config/service-yml.js';
-import { sha256Hex, stableUuid } from '../../domain/ids.js';
+import { sha256Hex, stableUuid } from '../../../client/src/contract/ids.js';
 import {
   channelAccepts,
   describe,

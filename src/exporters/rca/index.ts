@@ -7,7 +7,7 @@
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import type { DomainEvent } from '../../domain/events.js';
-import { stableUuid, uuidv7 } from '../../domain/ids.js';
+import { stableUuid, uuidv7 } from '../../../client/src/contract/ids.js';
 import { bandKeys, estimateJaccard, lshParams } from '../../domain/minhash.js';
 import {
   MAX_HISTORY,

@@ -1,12 +1,12 @@
 // A lease as OTLP/HTTP requests for the gateway: each job's run encoded by the reporter's encoder
-// (src/reporter/otlp-encode.ts: a `test.run` span and one `test.case` span per execution, the keys
+// (client/src/contract/otlp-encode.ts: a `test.run` span and one `test.case` span per execution, the keys
 // src/receivers/otlp/map.ts reads), with ids derived from what we stored, so that a re-send is the
 // same bytes and the gateway's idempotency key (map.ts `partKey`: the `service.idempotency_key`
 // attribute plus a digest of the part's span ids) repeats: the gateway stores each execution once.
 import { createHash } from 'node:crypto';
-import type { IngestBatch } from '../../domain/batch.js';
+import type { IngestBatch } from '../../../client/src/contract/batch.js';
 import type { WorkItem } from '../../pipeline/work-batch.js';
-import { encodeOtlpRun, spanIdSource } from '../../reporter/otlp-encode.js';
+import { encodeOtlpRun, spanIdSource } from '../../../client/src/contract/otlp-encode.js';
 
 const TRACE_ID_RE = /^[0-9a-f]{32}$/;
 

@@ -5,7 +5,7 @@
 // `RECEIVED`) takes as filled in before the first processor.
 import type { Slot } from '../component.js';
 import { buildRun } from '../../domain/records.js';
-import { sanitizeBatch } from '../../domain/storable.js';
+import { sanitizeBatch } from '../../../client/src/contract/storable.js';
 import type { Job, Lease } from '../../queue/types.js';
 import { WorkBatch, type WorkItem } from '../work-batch.js';
 

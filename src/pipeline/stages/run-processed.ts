@@ -3,7 +3,7 @@
 // once, when it is acked. The events the processors emitted on the WorkBatch, and one
 // `run.processed` per job (the `events` connector's side of an executions pipeline).
 import type { DomainEvent } from '../../domain/events.js';
-import { stableUuid } from '../../domain/ids.js';
+import { stableUuid } from '../../../client/src/contract/ids.js';
 import { isTracePart } from '../../domain/records.js';
 import type { LeasePlan } from '../../queue/types.js';
 import type { WorkBatch, WorkItem } from '../work-batch.js';

@@ -1,6 +1,6 @@
 // Receipt ids and idempotency-key hashes of the NATS queue.
 import { createHash } from 'node:crypto';
-import { stableUuid } from '../../domain/ids.js';
+import { stableUuid } from '../../../client/src/contract/ids.js';
 
 /**
  * The receipt (and job) id of the batch sent under (project, idempotency key), generation `gen`

@@ -1,12 +1,12 @@
 // `junit` receiver: POST /v1/ingest/junit `{ idempotencyKey, resource, xml }` (docs/contract.md §3).
 import { z } from 'zod';
-import { CURRENT_CONTRACT_VERSION, LIMITS, type IngestBatch } from '../../domain/batch.js';
-import { reportPartKey, splitExecutions } from '../../domain/report-parts.js';
+import { CURRENT_CONTRACT_VERSION, LIMITS, type IngestBatch } from '../../../client/src/contract/batch.js';
+import { reportPartKey, splitExecutions } from '../../../client/src/contract/report-parts.js';
 import type { ReceiverFactory } from '../../pipeline/component.js';
 import { errors, zodIssues } from '../../errors/catalogue.js';
 import { idempotencyKeySchema, resourceSchema } from '../native/schema.js';
 import { ingestReceiptSchema, ingestRoute } from '../shared.js';
-import { parseJUnit } from './parse.js';
+import { parseJUnit } from '../../../client/src/contract/junit/parse.js';
 
 export const junitRequestSchema = z.object({
   idempotencyKey: idempotencyKeySchema,
@@ -45,7 +45,7 @@ export const junitReceiverFactory: ReceiverFactory<Record<string, never>> = {
         }
         const run = { status: result.runStatus, startedAt: result.startedAt, finishedAt: result.finishedAt };
         // A large report becomes parts of a bounded size, one job each, that make one run: the
-        // worker's memory is bounded by the part (src/domain/report-parts.ts).
+        // worker's memory is bounded by the part (client/src/contract/report-parts.ts).
         const parts = splitExecutions(result.executions, LIMITS.maxExecutionsPerBatch);
         if (parts.length === 1) return [{ contractVersion: CURRENT_CONTRACT_VERSION, idempotencyKey, resource, run, executions: result.executions }];
         return parts.map(

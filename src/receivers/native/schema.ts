@@ -11,11 +11,11 @@ import {
   TEST_STATUSES,
   TRIGGERS,
   type IngestBatch,
-} from '../../domain/batch.js';
-import { readTimestamp, toIso } from '../../domain/time.js';
-import { jobMatrixFrom } from '../../domain/ci-job.js';
+} from '../../../client/src/contract/batch.js';
+import { readTimestamp, toIso } from '../../../client/src/contract/time.js';
+import { jobMatrixFrom } from '../../../client/src/contract/ci-job.js';
 import { attributesOf, withinJsonDepth } from '../../domain/attributes.js';
-import { isStorableTime, STORABLE } from '../../domain/storable.js';
+import { isStorableTime, STORABLE } from '../../../client/src/contract/storable.js';
 
 export const SEMVER_RE = /^\d+\.\d+\.\d+$/;
 export const COMMIT_SHA_RE = /^[0-9a-f]{7,40}$/i;
@@ -49,7 +49,7 @@ function nullish<T extends z.ZodType>(schema: T) {
 // Any JSON value, as Flakemetry allows; stored as a scalar (nested values as JSON text, null left out).
 const attributeValue = z.union([z.string(), z.number(), z.boolean(), z.null(), z.array(z.unknown()), z.record(z.string(), z.unknown())]);
 const attributes = z.record(z.string(), attributeValue).transform((record, ctx) => {
-  // Checked here, before the JSON text is made: the door's depth check (domain/storable.ts) only sees
+  // Checked here, before the JSON text is made: the door's depth check (client/src/contract/storable.ts) only sees
   // that text. Same bound as there, where the attributes object itself is the first level.
   for (const [key, value] of Object.entries(record)) {
     if (!withinJsonDepth(value, STORABLE.maxJsonDepth - 1)) {
@@ -103,7 +103,7 @@ export const resourceSchema = z.object({
   baseBranch: nullish(z.string()),
   mergeBase: nullish(commitShaSchema),
   ciJobUrl: nullish(z.string()),
-  // The CI job and its matrix values (src/domain/ci-job.ts): which job of the commit this run is.
+  // The CI job and its matrix values (client/src/contract/ci-job.ts): which job of the commit this run is.
   ciJobName: nullish(z.string()),
   ciJobMatrix: nullish(z.record(z.string(), z.unknown()).transform(jobMatrixFrom)),
 });

@@ -2,7 +2,7 @@
 // internal representation (OtlpTraceRequest) that the mapper consumes.
 import type protobuf from 'protobufjs';
 import { z } from 'zod';
-import { STORABLE, TIME_WINDOW_TEXT } from '../../domain/storable.js';
+import { STORABLE, TIME_WINDOW_TEXT } from '../../../client/src/contract/storable.js';
 import { otlpProtoRoot } from '../../otlp/proto.js';
 
 /** Flattened attribute value: arrays and kvlists are JSON strings, bytes are base64. */
@@ -349,7 +349,7 @@ function enumValue(value: number | string, names: Record<string, number>, at: st
   return n;
 }
 
-/** The last storable µs (src/domain/storable.ts); 0 stays "absent". */
+/** The last storable µs (client/src/contract/storable.ts); 0 stays "absent". */
 const MAX_TIME_US = STORABLE.maxTimeMs * 1000 + 999;
 
 // Epoch nanos → µs: µs since 1970 stay below 2^53, so the result is exact.

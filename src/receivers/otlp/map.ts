@@ -8,7 +8,7 @@ import {
   TEST_STATUSES,
   TRIGGERS,
   deriveRunStatus,
-} from '../../domain/batch.js';
+} from '../../../client/src/contract/batch.js';
 import type {
   BatchResource,
   BatchRun,
@@ -21,11 +21,11 @@ import type {
   SpanKind,
   TestStatus,
   Trigger,
-} from '../../domain/batch.js';
+} from '../../../client/src/contract/batch.js';
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { artifactRefSchema } from '../native/schema.js';
-import { jobMatrixFrom } from '../../domain/ci-job.js';
+import { jobMatrixFrom } from '../../../client/src/contract/ci-job.js';
 import type { AttrValue, Attributes, OtlpSpan, OtlpTraceRequest, RejectedSpan } from './decode.js';
 import {
   CHANGE_ID_KEYS,

@@ -2,8 +2,8 @@
 // the spans refused one by one (partial success), and how a refusal of a batch value names the
 // trace and span it came from. One mapping, so both protocols store the same runs.
 import { z } from 'zod';
-import type { IngestBatch } from '../../domain/batch.js';
-import type { UnstorableError } from '../../domain/storable.js';
+import type { IngestBatch } from '../../../client/src/contract/batch.js';
+import type { UnstorableError } from '../../../client/src/contract/storable.js';
 import type { ErrorIssue } from '../../errors/catalogue.js';
 import type { PartialSuccess } from '../../otlp/proto.js';
 import type { OtlpTraceRequest, RejectedSpan } from './decode.js';

@@ -1,4 +1,4 @@
-// The gate's classification of a failing test (src/domain/gate.ts CLASSIFICATIONS) in words, pure:
+// The gate's classification of a failing test (client/src/contract/gate.ts CLASSIFICATIONS) in words, pure:
 // tested in test/unit/dashboard-web.test.ts.
 import type { Outputs } from '../api.js';
 
@@ -13,7 +13,7 @@ export const CLASSIFICATION_TEXT: Record<Classification, string> = {
   quarantined: 'quarantined',
 };
 
-/** The one summary of a commit (src/domain/pr-summary.ts prTally) as the gate answers it. */
+/** The one summary of a commit (client/src/contract/pr-summary.ts prTally) as the gate answers it. */
 export type Gate = Exclude<Outputs['pr']['summary']['gate'], null>;
 /** blocked | running | canceled | passed: the gate's verdict over every job of the commit. */
 export type PrStatus = NonNullable<Gate['status']>;

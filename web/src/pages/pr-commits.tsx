@@ -14,7 +14,7 @@ const plural = (n: number, what: string): string => `${n} ${what}${n === 1 ? '' 
 /**
  * The commit's status as one word: blocked whenever the gate blocks; pass once every job's latest
  * run is in and the gate passes; pending otherwise (no verdict yet, or a job still running or
- * canceled). The same status as the commit's header (src/domain/pr-summary.ts prStatusOf).
+ * canceled). The same status as the commit's header (client/src/contract/pr-summary.ts prStatusOf).
  */
 export function verdictWord(c: PrCommit): 'pass' | 'blocked' | 'pending' {
   if (!c.gate) return 'pending';

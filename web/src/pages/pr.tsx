@@ -59,7 +59,7 @@ export function PullPage({ params }: PageProps) {
 }
 
 /**
- * One commit: its header and its table read the gate's one summary (src/domain/pr-summary.ts
+ * One commit: its header and its table read the gate's one summary (client/src/contract/pr-summary.ts
  * prTally): the status is the gate's verdict over every job of the commit, never the newest run's,
  * and the counts are the gate's, as its JSON, its markdown and the CLI say them.
  */

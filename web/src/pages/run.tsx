@@ -48,7 +48,7 @@ export interface RunTest {
   verification: Verification | null;
 }
 
-/** The verdict of a verified test's attempts (src/domain/verify.ts verifyLine's words). */
+/** The verdict of a verified test's attempts (client/src/contract/verify.ts verifyLine's words). */
 export function verificationOf(attempts: readonly Execution[]): Verification | null {
   const marked = attempts.filter((e) => e.verify !== null);
   const kind = marked[0]?.verify;

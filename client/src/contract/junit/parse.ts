@@ -2,10 +2,10 @@
 // pass that keeps only the state of the current suite chain and test case.
 import sax from 'sax';
 import type { SAXOptions, Tag } from 'sax';
-import { deriveRunStatus } from '../../domain/batch.js';
-import { canonicalText } from '../../domain/identity.js';
-import { junitTestNames } from '../../domain/junit-names.js';
-import type { ArtifactRef, ExecutionError, ExecutionInput, RunStatus, TestStatus } from '../../domain/batch.js';
+import { deriveRunStatus } from '../batch.js';
+import { canonicalText } from '../identity.js';
+import { junitTestNames } from '../junit-names.js';
+import type { ArtifactRef, ExecutionError, ExecutionInput, RunStatus, TestStatus } from '../batch.js';
 import {
   MAX_MESSAGE_CHARS,
   MAX_PROPERTIES,
@@ -158,7 +158,7 @@ export function parseJUnit(xml: string, opts: { now: number; maxExecutions?: num
 
   const finishCase = (tc: CaseState): void => {
     const suiteFrame = tc.suite;
-    // File, suite and title as the producer meant them (Vitest, jest-junit, …: src/domain/junit-names.ts).
+    // File, suite and title as the producer meant them (Vitest, jest-junit, …: client/src/contract/junit-names.ts).
     const { filePath, suite, title, params } = junitTestNames({
       reportName,
       suiteName: suiteFrame?.name ?? '',

@@ -4,9 +4,9 @@
 // minus the reporter's own (`project`, `endpoint`), and every object strict so a typo is a 400
 // naming the path instead of a silently ignored setting.
 import { z } from 'zod';
-import { applyPatch, isPlainObject } from '../domain/config-layers.js';
-import { compileIgnore } from '../domain/ignore-globs.js';
-import { retentionWindows, type RetentionWindows } from '../domain/retention.js';
+import { applyPatch, isPlainObject } from '../config-layers.js';
+import { compileIgnore } from '../ignore-globs.js';
+import { retentionWindows, type RetentionWindows } from '../retention.js';
 import { expected, formatZodIssues, throwConfigErrors } from './errors.js';
 import {
   FIELDS,

@@ -1,12 +1,12 @@
 // Requests and answers of the routes the CI commands call (docs/contract.md §6): GET
 // /v1/runs/summary, /v1/runs/gate and /v1/badges. The routes validate with them and the CLI parses
-// the answers with them, so both sides agree by construction; being in src/domain, importing them
-// pulls in no server code (the CLI runs on CI machines).
+// the answers with them, so both sides agree by construction; being in the client's contract,
+// importing them pulls in no server code (the CLI runs on CI machines).
 import { z } from 'zod';
 import { BADGE_VARIANTS } from './badge.js';
 import { CLASSIFICATIONS, FLAKE_PROOFS, STRICTNESS, VERDICTS } from './gate.js';
 import { PR_STATUSES } from './pr-summary.js';
-import { TEST_STATES } from './score.js';
+import { TEST_STATES } from './test-states.js';
 
 /** A commit sha as the summary and the gate accept it: 7 to 40 hex characters (an abbreviation matches). */
 export const COMMIT_SHA_RE = /^[0-9a-f]{7,40}$/i;
@@ -71,7 +71,7 @@ export const fixVerificationSchema = z.object({
 });
 
 /**
- * The one summary of a commit (src/domain/pr-summary.ts prTally), in the summary's and the gate's
+ * The one summary of a commit (client/src/contract/pr-summary.ts prTally), in the summary's and the gate's
  * answers alike; docs/pull-requests.md, "What a pull request shows". Optional: absent from older
  * servers (the CLI then computes it from the tests with the same function).
  */

@@ -1,7 +1,7 @@
 // Which test a JUnit <testcase> is: its file, suite and title, read the way the tool that wrote the
 // report meant them, so a test sent through its runner's reporter (src/reporter/), through that
 // runner's JUnit file or over OTLP is one test (the identity is file + suite + title + params,
-// src/domain/identity.ts). JUnit has no standard for any of the three: each producer puts them in
+// client/src/contract/identity.ts). JUnit has no standard for any of the three: each producer puts them in
 // different attributes. The conventions read here, each from real reports
 // (test/fixtures/junit/vitest/, test/fixtures/junit/jest/):
 //   - Vitest (`--reporter=junit`): <testsuite name> and <testcase classname> are the file path

@@ -111,5 +111,5 @@ export function formatZodIssues(source: string, error: z.ZodError): ConfigError[
   return zodIssuesToMessages(error).map((m) => new ConfigError(source, m.path, m.message));
 }
 
-/** `flakehouse config --project`: the project's settings could not be read (src/cli/project-settings.ts). */
+/** `flakehouse config --project`: the project's settings could not be read (the CLI's config command). */
 export class ProjectSettingsError extends Error {}

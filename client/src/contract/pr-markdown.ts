@@ -55,7 +55,7 @@ function newTestText(t: Pick<SummaryTestBody, 'newTest'>): string | null {
   return t.newTest && newTestFailed(t) ? `new test failed ${t.newTest.failed} of ${t.newTest.runs}` : null;
 }
 
-/** A flaky test's failure here not proven a flake (src/domain/gate.ts flakeProof): why, and how to prove it. */
+/** A flaky test's failure here not proven a flake (client/src/contract/gate.ts flakeProof): why, and how to prove it. */
 function unprovenText(t: Pick<SummaryTestBody, 'flakeProof' | 'proofHint' | 'knownFlake'>): string | null {
   return t.flakeProof === 'unproven' && !t.knownFlake ? `flake unproven: ${t.proofHint ?? 're-run the test on this commit'}` : null;
 }
@@ -97,7 +97,7 @@ function contextLine(commit: CommitHeadline, runCount: number, extra: string[] =
   return [...parts, ...extra].join(' · ');
 }
 
-/** The one summary of a gate answer (src/domain/pr-summary.ts prTally): every text below reads it. */
+/** The one summary of a gate answer (client/src/contract/pr-summary.ts prTally): every text below reads it. */
 export function gateTally(gate: Pick<GateBody, 'verdict' | 'runStatus' | 'complete'> & { tests: readonly GateTestBody[] }): PrTally {
   return prTally(gate);
 }

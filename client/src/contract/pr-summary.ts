@@ -205,7 +205,7 @@ export interface CountedTest {
   newTest?: { runs: number; failed: number } | null;
 }
 
-/** Counted as failed (not flaky): every attempt failed, or a new test failed its proof (src/domain/gate.ts newTestFailed). */
+/** Counted as failed (not flaky): every attempt failed, or a new test failed its proof (client/src/contract/gate.ts newTestFailed). */
 export function countsAsFailed(t: Pick<CountedTest, 'status' | 'newTest'>): boolean {
   return t.status === 'fail' || (!!t.newTest && t.newTest.failed > 0);
 }

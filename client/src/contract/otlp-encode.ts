@@ -8,8 +8,8 @@ import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import type { ReadableSpan, TimedEvent } from '@opentelemetry/sdk-trace';
 import { newTraceId } from './trace-id.js';
-import type { BatchResource, ExecutionError, ExecutionInput, ExecutionSpan, IngestBatch } from '../domain/batch.js';
-import { jobMatrixText } from '../domain/ci-job.js';
+import type { BatchResource, ExecutionError, ExecutionInput, ExecutionSpan, IngestBatch } from './batch.js';
+import { jobMatrixText } from './ci-job.js';
 
 /** Cases per request: well under the server's 5000 executions per batch. */
 const MAX_CASES_PER_PART = 2000;

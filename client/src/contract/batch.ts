@@ -57,7 +57,7 @@ export interface BatchResource {
    * same job. Absent from older clients.
    */
   ciJobName?: string;
-  /** The job's matrix values, text by key (src/domain/ci-job.ts); absent when the job has none or the sender did not say. */
+  /** The job's matrix values, text by key (client/src/contract/ci-job.ts); absent when the job has none or the sender did not say. */
   ciJobMatrix?: Record<string, string>;
 }
 
@@ -75,7 +75,7 @@ export interface BatchRun {
   /** OTLP only: `status` was given by the run span (else it is derived from the tests). */
   statusExplicit?: boolean;
   /**
-   * JUnit only: this batch is one part of a report split into several jobs (src/domain/report-parts.ts);
+   * JUnit only: this batch is one part of a report split into several jobs (client/src/contract/report-parts.ts);
    * `key` is the report's idempotency key, which names the run every part lands in.
    */
   reportPart?: { key: string; index: number; count: number };

@@ -12,8 +12,7 @@
 // passed on a retry here (the change may have made it flaky).
 import { compareTests, type SortableTest } from './pr-summary.js';
 import { betaQuantile } from './beta.js';
-import { RATE_PRIOR_FLAKY, RATE_PRIOR_RUNS } from './score/constants.js';
-import type { TestState } from './score.js';
+import { RATE_PRIOR_FLAKY, RATE_PRIOR_RUNS, type TestState } from './test-states.js';
 
 /** How far back the base branch's history decides whether a failure is already there. */
 export const BASE_WINDOW_DAYS = 14;

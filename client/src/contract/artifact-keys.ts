@@ -1,6 +1,6 @@
 // Artifact rules shared by the server (presign, download links) and the reporter (what it uploads):
 // the size and count bounds and object keys (docs/contract.md §8); the content-type allow-list is in
-// src/domain/content-types.ts. Pure.
+// client/src/contract/content-types.ts. Pure.
 import { createHash } from 'node:crypto';
 
 export const MAX_ARTIFACT_BYTES = 50 * 1024 * 1024;

@@ -1,8 +1,8 @@
 // Small pure helpers for the JUnit parser: text buffers, numbers, timestamps, attachments.
-import type { ArtifactRef } from '../../domain/batch.js';
-import { impossibleTimestamp, parseTimestamp } from '../../domain/time.js';
-import { STORABLE } from '../../domain/storable.js';
-import { contentTypeForFile } from '../../domain/content-types.js';
+import type { ArtifactRef } from '../batch.js';
+import { impossibleTimestamp, parseTimestamp } from '../time.js';
+import { STORABLE } from '../storable.js';
+import { contentTypeForFile } from '../content-types.js';
 
 export const MAX_MESSAGE_CHARS = 4_000;
 export const MAX_STACK_CHARS = 32_000;
