@@ -33,7 +33,7 @@ import {
 import { defineProcessor } from '../pipeline/helpers/processor.js';
 import type { WorkBatch } from '../pipeline/work-batch.js';
 import { Yielder } from '../pipeline/yield.js';
-import type { IdentityRepo, StoredAliasRun } from '../store/identities.js';
+import type { IdentityRepo, SeenIn, StitchCandidate, StitchKey, StoredAliasRun } from '../store/identities.js';
 
 const MAX_CACHE = 1_000_000;
 
@@ -144,11 +144,11 @@ async function resolveProject(
   const twins = fresh.length > 0 ? await legacyTwins(repo, projectId, fresh, caches) : new Map<string, LegacyTwin>();
   if (fresh.length > 0) {
     const incoming = fresh.map((e) => ({ e, key: { filePath: normalizeTestPath(e.input.filePath), suite: e.input.suite.trim(), title: e.input.title.trim(), paramsHash: paramsHash(e.input.params) } }));
-    const candidates: KnownIdentity[] = (await repo.stitchCandidates(projectId, incoming.map((x) => x.key))).map((c) => ({ ...c, filePath: normalizeTestPath(c.filePath) }));
     const present = new Set(resolved.values());
     const runsOf = freshRuns(executions, new Set(fresh.map((e) => e.fingerprint)), whereRan);
-    // The rare path only: candidates that ran in the same runs or commits before this lease.
-    const ranBefore = candidates.length > 0 ? await storedPresence(repo, projectId, candidates, runsOf) : new PresenceIndex();
+    // Where each candidate ran in the new tests' runs or on their commits before this lease.
+    const ranBefore = new PresenceIndex();
+    const candidates = await stitchCandidates(repo, projectId, incoming, runsOf, ranBefore);
     const claimed = new Set<string>();
     const candidatesFor = candidateIndex(candidates);
     for (const { e, key } of incoming) {
@@ -341,12 +341,63 @@ function runFilter(refs: Iterable<RunRef>): { runIds: string[]; commits: string[
   return { runIds: [...runIds], commits: [...commits] };
 }
 
-/** Which candidates have stored executions in the new tests' runs or on their commits: one query per lease. */
-async function storedPresence(repo: IdentityRepo, projectId: string, candidates: readonly KnownIdentity[], runsOf: ReadonlyMap<string, RunRef[]>): Promise<PresenceIndex> {
-  const index = new PresenceIndex();
-  const rows = await repo.ranWith(projectId, [...new Set(candidates.map((c) => c.id))], runFilter([...runsOf.values()].flat()), [...runsOf.keys()]);
-  for (const r of rows) index.add(r.testId, r.where);
-  return index;
+/**
+ * The stitch candidates of the lease's new tests, with where they ran before this lease (added to
+ * `ranBefore`). The first query leaves out, in SQL, the candidates that ran in every one of the
+ * new tests' runs (or on its commit): present for every new test, they can be no origin. Over a
+ * large report arriving in parts those are the tests of its earlier parts, which every lease read
+ * back whole before (quadratic in the report, issue 40). They still count as the runner-up that
+ * blocks a rename (resolveIdentity: a present candidate with the closest title makes the test new),
+ * so a second query reads them for the new tests a rename is possible for: those with a candidate
+ * in the same file, suite and params, another title, that did not run in their runs. Both read the
+ * store each lease: nothing here is remembered between leases, so several daemons on one database
+ * and a restart see what a single query over every candidate would.
+ */
+async function stitchCandidates(
+  repo: IdentityRepo,
+  projectId: string,
+  incoming: readonly { e: ExecutionRecord; key: StitchKey }[],
+  runsOf: ReadonlyMap<string, RunRef[]>,
+  ranBefore: PresenceIndex,
+): Promise<KnownIdentity[]> {
+  const keys = incoming.map((x) => x.key);
+  const seen: SeenIn = { where: distinctRuns(runsOf), exceptFingerprints: [...runsOf.keys()] };
+  const take = (found: readonly StitchCandidate[]): KnownIdentity[] =>
+    found.map(({ ranAt, ...c }) => {
+      for (const where of ranAt) ranBefore.add(c.id, where);
+      return { ...c, filePath: normalizeTestPath(c.filePath) };
+    });
+  const candidates = take(await repo.stitchCandidates(projectId, keys, seen));
+  if (candidates.length === 0) return candidates;
+  const candidatesFor = candidateIndex(candidates);
+  const renameKeys = incoming
+    .filter(({ e, key }) => {
+      const where = runsOf.get(e.fingerprint) ?? [];
+      return candidatesFor(key).some((c) => isRenameCandidate(c, key) && !where.some((w) => ranBefore.has(c.id, w)));
+    })
+    // The path as resolveIdentity compares it (it normalises the key's path again).
+    .map((x) => ({ ...x.key, filePath: normalizeTestPath(x.key.filePath) }));
+  if (renameKeys.length === 0) return candidates;
+  const known = new Set(candidates.map((c) => c.id));
+  const competitors = take((await repo.presentCompetitors(projectId, keys, seen, renameKeys)).filter((c) => !known.has(c.id)));
+  return [...candidates, ...competitors];
+}
+
+/** Whether `c` is in the new test's file, suite and params under another title, as resolveIdentity compares them: a candidate for its rename (L3). */
+function isRenameCandidate(c: KnownIdentity, key: StitchKey): boolean {
+  return (
+    c.paramsHash === key.paramsHash &&
+    c.suite.trim() === key.suite.trim() &&
+    normalizeTestPath(c.filePath) === normalizeTestPath(key.filePath) &&
+    c.title.trim() !== key.title.trim()
+  );
+}
+
+/** Each run of the new tests once (a run id has one commit within a lease: runLocator). */
+function distinctRuns(runsOf: ReadonlyMap<string, RunRef[]>): RunRef[] {
+  const byRun = new Map<string, RunRef>();
+  for (const refs of runsOf.values()) for (const w of refs) if (!byRun.has(w.runId)) byRun.set(w.runId, w);
+  return [...byRun.values()];
 }
 
 /**

@@ -1,6 +1,6 @@
 // Test identities, their aliases (other fingerprints that resolve to them) and stitch history.
 import { toIso } from '../../client/src/contract/time.js';
-import type { AliasRun, KnownIdentity, RunRef } from '../domain/stitch.js';
+import { isKnownCommit, type AliasRun, type KnownIdentity, type RunRef } from '../domain/stitch.js';
 import { toNumber, type Store } from './client.js';
 import { TestMergeRepo } from './test-merges.js';
 
@@ -36,6 +36,42 @@ export interface StoredAliasRun extends AliasRun {
   firstStartedAt: number;
 }
 
+/** An incoming test's name as stitch candidates are looked up: normalised path, trimmed suite and title, params hash. */
+export interface StitchKey {
+  filePath: string;
+  suite: string;
+  title: string;
+  paramsHash: string;
+}
+
+/** Where the lease's new tests ran, for the rule that two tests seen in one run or commit are two tests. */
+export interface SeenIn {
+  /** Each run of the lease's new tests once, with the run's commit (any sha: unknown ones are ignored). */
+  where: readonly RunRef[];
+  /**
+   * The lease's new fingerprints: a stored execution of theirs is a failed earlier attempt of that
+   * same lease (executions are written first), not a test that ran alongside.
+   */
+  exceptFingerprints: readonly string[];
+}
+
+/** A stitch candidate (current name) with where it ran among `SeenIn.where` (stored executions). */
+export interface StitchCandidate extends KnownIdentity {
+  ranAt: RunRef[];
+}
+
+/**
+ * A title with a blank at either end, as String.prototype.trim sees blanks (a superset: \s, VT,
+ * Unicode separators, BOM), in re2 syntax. Such a title may trim to a key's title without equalling it.
+ */
+const UNTRIMMED = '^[\\s\\x0B\\p{Z}\\x{FEFF}]|[\\s\\x0B\\p{Z}\\x{FEFF}]$';
+
+/**
+ * A path normalizeTestPath leaves as it is but for ASCII case (then `lower` in SQL is the same):
+ * printable ASCII, no blank at either end, no backslash, no leading `/` (a leading `./` is ruled out apart).
+ */
+const PLAIN_PATH = '^[!-.0-\\[\\]-~]([ -\\[\\]-~]*[!-\\[\\]-~])?$';
+
 export class IdentityRepo {
   constructor(private readonly store: Store) {}
 
@@ -58,31 +94,6 @@ export class IdentityRepo {
       { projectId, ids },
     );
     return new Map(rows.map((r) => [r.id, toNumber(r.stitched) === 1]));
-  }
-
-  /**
-   * Where these identities ran in the given runs or on the given commits (stored executions), for
-   * the rule that a test seen with another in one run or commit is not its move or rename.
-   * Executions of `exceptFingerprints` are left out: those fingerprints are new in the lease being
-   * resolved, so a stored row of theirs is a failed earlier attempt of that same lease (executions
-   * are written first), not a test that ran alongside.
-   */
-  async ranWith(
-    projectId: string,
-    testIds: readonly string[],
-    where: { runIds: readonly string[]; commits: readonly string[] },
-    exceptFingerprints: readonly string[],
-  ): Promise<{ testId: string; where: RunRef }[]> {
-    if (testIds.length === 0 || where.runIds.length + where.commits.length === 0) return [];
-    // Output names differ from the columns: ClickHouse would read an alias named like a column in WHERE.
-    const rows = await this.store.query<{ test: string; run: string; commit_sha: string }>(
-      `SELECT DISTINCT toString(test_id) AS test, toString(run_id) AS run, commit_sha FROM ${this.store.table('executions')}
-       WHERE project_id = {projectId:UUID} AND test_id IN {ids:Array(UUID)}
-         AND (run_id IN {runs:Array(UUID)} OR commit_sha IN {commits:Array(String)})
-         AND fingerprint NOT IN {skipFps:Array(String)}`,
-      { projectId, ids: testIds, runs: where.runIds, commits: where.commits, skipFps: exceptFingerprints },
-    );
-    return rows.map((r) => ({ testId: r.test, where: { runId: r.run, commitSha: r.commit_sha } }));
   }
 
   /** The fingerprints that currently resolve to each of these identities through an alias (every id gets a list, maybe empty). */
@@ -162,38 +173,105 @@ export class IdentityRepo {
    * Identities that could be the origin of a moved or renamed test: same (suite, title, params)
    * in another file, or same (file, suite, params) with another title. Each comes with its current
    * name (the newest version of its row): a moved or renamed identity has older rows under its
-   * former name, which must neither match nor be reported.
+   * former name, which must neither match nor be reported. And each with where it ran among the
+   * lease's runs and their commits (`seen`; stored executions), for the rule that a test seen with
+   * another in one run or commit is not its move or rename.
+   *
+   * Left out, in the query: candidates that ran in every one of `seen.where` (each run, or its known
+   * commit) — present for every incoming test, so never an origin — unless they share suite, title
+   * and params with a key or have an untrimmed title (they may then be the key's exact match). Over
+   * a large report arriving in parts, those are the tests of its earlier parts: without this every
+   * lease read back the whole run stored so far (issue 40). They can still matter as the runner-up
+   * that blocks a rename: `presentCompetitors` reads them for the keys where a rename is possible.
    * The keys are passed as parallel arrays (zipped in SQL): a JS array of arrays is not a valid
    * Array(Tuple(...)) query parameter.
    */
-  async stitchCandidates(
-    projectId: string,
-    keys: readonly { filePath: string; suite: string; title: string; paramsHash: string }[],
-  ): Promise<KnownIdentity[]> {
+  stitchCandidates(projectId: string, keys: readonly StitchKey[], seen: SeenIn): Promise<StitchCandidate[]> {
+    return this.candidatesQuery(projectId, keys, seen, null);
+  }
+
+  /**
+   * The candidates `stitchCandidates` left out (they ran in every one of `seen.where`) that are in
+   * the same file, suite and params as one of `renameKeys`: the competitors a rename of such a key
+   * is scored against (a present candidate with a closer title makes the test new). `keys` are all
+   * the lease's keys, as given to `stitchCandidates`: only its candidates are returned. A
+   * `renameKeys` path is compared with `lower(file_path)`, which is normalizeTestPath for a plain
+   * ASCII path (PLAIN_PATH); a candidate with any other path is returned whatever its file, for the
+   * caller to compare.
+   */
+  presentCompetitors(projectId: string, keys: readonly StitchKey[], seen: SeenIn, renameKeys: readonly StitchKey[]): Promise<StitchCandidate[]> {
+    if (renameKeys.length === 0) return Promise.resolve([]);
+    return this.candidatesQuery(projectId, keys, seen, renameKeys);
+  }
+
+  private async candidatesQuery(projectId: string, keys: readonly StitchKey[], seen: SeenIn, renameKeys: readonly StitchKey[] | null): Promise<StitchCandidate[]> {
     if (keys.length === 0) return [];
-    const rows = await this.store.query<{ id: string; file_path: string; suite: string; title: string; params_hash: string }>(
-      `SELECT id, file_path, suite, title, params_hash FROM (
-         SELECT id, argMax(file_path, version) AS file_path, argMax(suite, version) AS suite, argMax(title, version) AS title,
-                argMax(params_hash, version) AS params_hash
-         FROM ${this.store.table('test_identities')}
-         WHERE project_id = {projectId:UUID}
-           AND id IN (
-             SELECT id FROM ${this.store.table('test_identities')}
-             WHERE project_id = {projectId:UUID}
-               AND ((suite, title, params_hash) IN (SELECT arrayJoin(arrayZip({suites:Array(String)}, {titles:Array(String)}, {params:Array(String)})))
-                 OR (lower(file_path), suite, params_hash) IN (SELECT arrayJoin(arrayZip({files:Array(String)}, {suites:Array(String)}, {params:Array(String)})))))
-         GROUP BY id)
-       WHERE (suite, title, params_hash) IN (SELECT arrayJoin(arrayZip({suites:Array(String)}, {titles:Array(String)}, {params:Array(String)})))
-          OR (lower(file_path), suite, params_hash) IN (SELECT arrayJoin(arrayZip({files:Array(String)}, {suites:Array(String)}, {params:Array(String)})))`,
+    const ids = this.store.table('test_identities');
+    const byTitle = 'SELECT arrayJoin(arrayZip({suites:Array(String)}, {titles:Array(String)}, {params:Array(String)}))';
+    const byFile = 'SELECT arrayJoin(arrayZip({files:Array(String)}, {suites:Array(String)}, {params:Array(String)}))';
+    const arms = `((suite, title, params_hash) IN (${byTitle}) OR (lower(file_path), suite, params_hash) IN (${byFile}))`;
+    // Identities with a row matching a key, under any of their names.
+    const matching = `SELECT id FROM ${ids} WHERE project_id = {projectId:UUID} AND ${arms}`;
+    // Ran at every one of the lease's runs: in the run, or on its commit when that is known ('').
+    const everywhere =
+      "(notEmpty({whereRuns:Array(UUID)}) AND arrayAll((r, s) -> arrayExists(x -> x.1 = r OR (s != '' AND x.2 = s), ran), {whereRuns:Array(UUID)}, {whereShas:Array(String)}))";
+    const mayBeExact = '((suite, title, params_hash) IN (' + byTitle + ') OR match(title, {untrimmed:String}))';
+    const keep =
+      renameKeys === null
+        ? `NOT ${everywhere} OR ${mayBeExact}`
+        : `${everywhere} AND NOT ${mayBeExact}
+           AND (suite, params_hash) IN (SELECT arrayJoin(arrayZip({renameSuites:Array(String)}, {renameParams:Array(String)})))
+           AND (lower(file_path) IN {renameFiles:Array(String)} OR NOT (match(file_path, {plainPath:String}) AND NOT startsWith(file_path, './')))`;
+    const known = [...new Set(seen.where.map((w) => w.commitSha).filter(isKnownCommit))];
+    // Output names differ from the columns: ClickHouse would read an alias named like a column in WHERE.
+    const rows = await this.store.query<{ id: string; file_path: string; suite: string; title: string; params_hash: string; ran: [string, string][] }>(
+      `SELECT id, file_path, suite, title, params_hash, ran FROM (
+         SELECT toString(c.id) AS id, c.file_path AS file_path, c.suite AS suite, c.title AS title, c.params_hash AS params_hash, p.ran AS ran
+         FROM (
+           SELECT id, file_path, suite, title, params_hash FROM (
+             SELECT id, argMax(file_path, version) AS file_path, argMax(suite, version) AS suite, argMax(title, version) AS title,
+                    argMax(params_hash, version) AS params_hash
+             FROM ${ids}
+             WHERE project_id = {projectId:UUID} AND id IN (${matching})
+             GROUP BY id)
+           WHERE ${arms}) AS c
+         LEFT JOIN (
+           SELECT test_id, groupUniqArray((run_id, commit_sha)) AS ran FROM ${this.store.table('executions')}
+           WHERE project_id = {projectId:UUID} AND test_id IN (${matching})
+             AND (run_id IN {runs:Array(UUID)} OR commit_sha IN {commits:Array(String)})
+             AND fingerprint NOT IN {skipFps:Array(String)}
+           GROUP BY test_id) AS p ON p.test_id = c.id)
+       WHERE ${keep}`,
       {
         projectId,
         suites: keys.map((k) => k.suite),
         titles: keys.map((k) => k.title),
         params: keys.map((k) => k.paramsHash),
         files: keys.map((k) => k.filePath.toLowerCase()),
+        runs: [...new Set(seen.where.map((w) => w.runId))],
+        commits: known,
+        whereRuns: seen.where.map((w) => w.runId),
+        whereShas: seen.where.map((w) => (isKnownCommit(w.commitSha) ? w.commitSha : '')),
+        skipFps: seen.exceptFingerprints,
+        untrimmed: UNTRIMMED,
+        ...(renameKeys === null
+          ? {}
+          : {
+              renameSuites: renameKeys.map((k) => k.suite),
+              renameParams: renameKeys.map((k) => k.paramsHash),
+              renameFiles: [...new Set(renameKeys.map((k) => k.filePath.toLowerCase()))],
+              plainPath: PLAIN_PATH,
+            }),
       },
     );
-    return rows.map((r) => ({ id: r.id, filePath: r.file_path, suite: r.suite, title: r.title, paramsHash: r.params_hash }));
+    return rows.map((r) => ({
+      id: r.id,
+      filePath: r.file_path,
+      suite: r.suite,
+      title: r.title,
+      paramsHash: r.params_hash,
+      ranAt: r.ran.map(([runId, commitSha]) => ({ runId, commitSha })),
+    }));
   }
 
   /**
