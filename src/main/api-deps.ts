@@ -21,6 +21,7 @@ import { RunRepo } from '../store/runs.js';
 import { SuiteHealthRepo } from '../store/suite-health.js';
 import { TestTrendsRepo } from '../store/test-trends.js';
 import { TestRepo } from '../store/tests.js';
+import { requestReadStore } from '../store/request-read.js';
 import type { UseCaseDeps } from '../usecases/deps.js';
 
 export interface ApiDepsInput {
@@ -45,7 +46,9 @@ export interface ApiDeps {
 }
 
 export function buildApiDeps(i: ApiDepsInput): ApiDeps {
-  const { store, projects, projectConfigs: configs } = i;
+  const { projects, projectConfigs: configs } = i;
+  // The API's reads run beside the pipeline's queries and inserts, not behind them (Store.readQuery).
+  const store = requestReadStore(i.store);
   const tests = new TestRepo(store);
   const identities = new IdentityRepo(store);
   const codeowners = new CodeownersRepo(store);

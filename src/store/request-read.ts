@@ -5,3 +5,14 @@ import type { Store } from './client.js';
 export function requestRead<T>(store: Store, sql: string, params: Record<string, unknown> = {}): Promise<T[]> {
   return store.readQuery ? store.readQuery<T>(sql, params) : store.query<T>(sql, params);
 }
+
+/**
+ * The store as the API's repositories see it (src/main/api-deps.ts): every `query` is a request
+ * read, beside the pipeline's queries; inserts and commands are the store's own. Without read
+ * connections (a ClickHouse server) it is the store itself.
+ */
+export function requestReadStore(store: Store): Store {
+  const readQuery = store.readQuery;
+  if (!readQuery) return store;
+  return { ...store, query: <T>(sql: string, params?: Record<string, unknown>) => readQuery<T>(sql, params) };
+}
