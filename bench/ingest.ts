@@ -274,13 +274,13 @@ export async function run(argv: string[]): Promise<number> {
     return { pending: st.queue.pending, inflight: st.queue.inflight, executions: st.worker.executions, eventsDelivered: st.worker.eventsDelivered, eventLoopDelayMs: st.eventLoopDelayMs, stageMs: st.worker.stageMs };
   }
 
-  // One reader beside the writers: the runs page's request, one after another, while clients post.
+  // One reader beside the writers: the runs page's and the board's requests in turn, while clients post.
   // On a thread of its own, so its latencies are the daemon's, not the 32 clients' event loop's.
-  const readsDuringSaturation = runsReader(server.url, token, seconds * 1000);
+  const readsDuringSaturation = pageReader(server.url, token, seconds * 1000);
   const saturation = await phase('saturation', null);
-  const runsReadUnderIngest = await readsDuringSaturation;
+  const { runs: runsReadUnderIngest, board: boardReadUnderIngest } = await readsDuringSaturation;
   if (values.only === 'saturation') {
-    console.log(JSON.stringify({ saturation, runsReadUnderIngest, peakRssMb: round(peakRss(pid) / 1024 / 1024), stageMs: (await workerStats()).stageMs }, null, 2));
+    console.log(JSON.stringify({ saturation, runsReadUnderIngest, boardReadUnderIngest, peakRssMb: round(peakRss(pid) / 1024 / 1024), stageMs: (await workerStats()).stageMs }, null, 2));
     await server.stop();
     rmSync(dataDir, { recursive: true, force: true });
     return 0;
@@ -331,6 +331,8 @@ export async function run(argv: string[]): Promise<number> {
     peakRssMb,
     idleAnonMb,
     runsReadUnderIngest,
+    // The board beside the same writers (no target of its own in issue 40; reported beside the runs page).
+    boardReadUnderIngest,
     junitReport: junit,
     rawChdbInsert: { executions: sent.length * batchSize, executionsPerSec: Math.round(raw.executionsPerSec), cpuMicrosPerExecution: round(raw.cpuMicrosPerExecution) },
     endToEndVsRawInsert,
@@ -394,33 +396,43 @@ async function junitPeakRss(cases: number, pipeline: string | undefined, thread:
   }
 }
 
-/** GET /v1/runs?limit=50 every 100 ms for `ms`, from a worker thread: the latencies' p50/p95/max. */
-async function runsReader(url: string, token: string, ms: number): Promise<{ requests: number; failed: number; ms: { p50: number; p95: number; max: number } }> {
+type ReadLatency = { requests: number; failed: number; ms: { p50: number; p95: number; max: number } };
+
+/**
+ * The runs page's and the board's requests (GET /v1/runs?limit=50, GET /v1/flaky?limit=50) in turn,
+ * one every 100 ms for `ms`, from a worker thread: each one's latencies' p50/p95/max.
+ */
+async function pageReader(url: string, token: string, ms: number): Promise<{ runs: ReadLatency; board: ReadLatency }> {
   const code = `
     const { parentPort, workerData: { url, token, ms } } = require('node:worker_threads');
     (async () => {
       const stop = performance.now() + ms;
-      const times = [];
-      let failed = 0;
+      const paths = { runs: '/v1/runs?limit=50', board: '/v1/flaky?limit=50' };
+      const out = { runs: { times: [], failed: 0 }, board: { times: [], failed: 0 } };
+      let turn = 0;
       while (performance.now() < stop) {
+        const which = turn++ % 2 === 0 ? 'runs' : 'board';
         const s = performance.now();
-        const res = await fetch(url + '/v1/runs?limit=50', { headers: { authorization: 'Bearer ' + token } });
+        const res = await fetch(url + paths[which], { headers: { authorization: 'Bearer ' + token } });
         await res.arrayBuffer();
-        if (res.status === 200) times.push(performance.now() - s);
-        else failed++;
+        if (res.status === 200) out[which].times.push(performance.now() - s);
+        else out[which].failed++;
         await new Promise((r) => setTimeout(r, 100));
       }
-      parentPort.postMessage({ times, failed });
+      parentPort.postMessage(out);
     })();
   `;
   const worker = new Worker(code, { eval: true, workerData: { url, token, ms } });
-  const { times, failed } = await new Promise<{ times: number[]; failed: number }>((resolve, reject) => {
+  const out = await new Promise<Record<'runs' | 'board', { times: number[]; failed: number }>>((resolve, reject) => {
     worker.once('message', resolve);
     worker.once('error', reject);
   });
   await worker.terminate();
-  times.sort((a, b) => a - b);
-  return { requests: times.length, failed, ms: { p50: round(percentile(times, 50)), p95: round(percentile(times, 95)), max: round(times[times.length - 1] ?? 0) } };
+  const latency = ({ times, failed }: { times: number[]; failed: number }): ReadLatency => {
+    times.sort((a, b) => a - b);
+    return { requests: times.length, failed, ms: { p50: round(percentile(times, 50)), p95: round(percentile(times, 95)), max: round(times[times.length - 1] ?? 0) } };
+  };
+  return { runs: latency(out.runs), board: latency(out.board) };
 }
 
 function round(n: number): number {
