@@ -72,6 +72,22 @@ const UNTRIMMED = '^[\\s\\x0B\\p{Z}\\x{FEFF}]|[\\s\\x0B\\p{Z}\\x{FEFF}]$';
  */
 const PLAIN_PATH = '^[!-.0-\\[\\]-~]([ -\\[\\]-~]*[!-\\[\\]-~])?$';
 
+/** The keys' distinct (lowercased file, suite, params), as parallel arrays. */
+function fileKeys(keys: readonly StitchKey[]): { files: string[]; fileSuites: string[]; fileParams: string[] } {
+  const seen = new Set<string>();
+  const out = { files: [] as string[], fileSuites: [] as string[], fileParams: [] as string[] };
+  for (const k of keys) {
+    const file = k.filePath.toLowerCase();
+    const id = `${file}\u0000${k.suite}\u0000${k.paramsHash}`;
+    if (seen.has(id)) continue;
+    seen.add(id);
+    out.files.push(file);
+    out.fileSuites.push(k.suite);
+    out.fileParams.push(k.paramsHash);
+  }
+  return out;
+}
+
 export class IdentityRepo {
   constructor(private readonly store: Store) {}
 
@@ -208,7 +224,7 @@ export class IdentityRepo {
     if (keys.length === 0) return [];
     const ids = this.store.table('test_identities');
     const byTitle = 'SELECT arrayJoin(arrayZip({suites:Array(String)}, {titles:Array(String)}, {params:Array(String)}))';
-    const byFile = 'SELECT arrayJoin(arrayZip({files:Array(String)}, {suites:Array(String)}, {params:Array(String)}))';
+    const byFile = 'SELECT arrayJoin(arrayZip({files:Array(String)}, {fileSuites:Array(String)}, {fileParams:Array(String)}))';
     const arms = `((suite, title, params_hash) IN (${byTitle}) OR (lower(file_path), suite, params_hash) IN (${byFile}))`;
     // Identities with a row matching a key, under any of their names.
     const matching = `SELECT id FROM ${ids} WHERE project_id = {projectId:UUID} AND ${arms}`;
@@ -247,7 +263,8 @@ export class IdentityRepo {
         suites: keys.map((k) => k.suite),
         titles: keys.map((k) => k.title),
         params: keys.map((k) => k.paramsHash),
-        files: keys.map((k) => k.filePath.toLowerCase()),
+        // Each (file, suite, params) once: the tests of a lease mostly share a few files.
+        ...fileKeys(keys),
         runs: [...new Set(seen.where.map((w) => w.runId))],
         commits: known,
         whereRuns: seen.where.map((w) => w.runId),
