@@ -134,10 +134,14 @@ export async function forwardAcrossOutage(agent: TestAgent, gateway: TestDaemon,
   await agent.settled(20_000);
 
   // Gateway down: the agent still takes runs (202); they wait in its queue.
+  const sent = (): number => Object.values(agent.agent.runtime.stats.components.exporters).reduce((n, e) => n + e.sent, 0);
+  const sentBefore = sent();
   await gateway.stop();
   await send(10, 10);
-  await new Promise((r) => setTimeout(r, 1_000));
-  expect(agent.agent.queue.depth()).toBeGreaterThan(0);
+  // The agent holds a lease it cannot forward (its exporter retries meanwhile), the rest queued behind it.
+  await gateway.waitFor(async () => agent.agent.queue.stats().inflight > 0, 30_000);
+  expect(agent.agent.queue.depth()).toBe(10);
+  expect(sent()).toBe(sentBefore);
 
   // Gateway back on the same address: the queued runs are forwarded.
   const gw = await gateway.restart();
