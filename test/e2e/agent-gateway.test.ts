@@ -98,16 +98,25 @@ describe('agent and gateway as processes', () => {
       }
     })();
 
-    await new Promise((r) => setTimeout(r, 800));
+    /** Until CI has sent `n` runs in all (ceilings are generous: only a machine's speed decides). */
+    const sentAtLeast = async (n: number): Promise<void> => {
+      const deadline = Date.now() + 30_000;
+      while (sent.length < n) {
+        if (Date.now() > deadline) throw new Error(`CI sent ${sent.length} runs, not ${n}, within 30 s (statuses ${JSON.stringify(statuses.slice(-5))})`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    };
+    // Runs before the kill, while the gateway is down, and after its restart: 10 each at least.
+    await sentAtLeast(10);
     await gateway.kill9();
-    await new Promise((r) => setTimeout(r, 1_500));
+    await sentAtLeast(sent.length + 10);
     // Meanwhile the runs wait in the agent's queue (its admin token is in its data dir).
     const stats = await fetch(`${agent.url}/v1/admin/stats`, { headers: { authorization: `Bearer ${readFileSync(path.join(agentDir, 'admin-token'), 'utf8').trim()}` } });
     const queue = ((await stats.json()) as { queue: { pending: number; inflight: number } }).queue;
     expect(queue.pending + queue.inflight).toBeGreaterThan(0);
     gateway = await startServerProcess(gatewayEnv);
     processes.push(gateway);
-    await new Promise((r) => setTimeout(r, 800));
+    await sentAtLeast(sent.length + 10);
     sending = false;
     await ci;
 
