@@ -13,7 +13,7 @@
 //   client, npx    npx flakehouse in that project
 //   node -e 0      Node starting and exiting (the floor)
 //   client, node N the client's command on another Node (--node PATH: e.g. 24, whose compile cache
-//                  src/cli/client-main.ts turns on; the first, unmeasured run fills it)
+//                  client/src/cli/bin.ts turns on; the first, unmeasured run fills it)
 //
 // The variants take turns within each round, so a busy machine slows them alike. Result:
 // bench/results/cli-start-latest.json.

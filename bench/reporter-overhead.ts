@@ -19,13 +19,13 @@ import type { TestCase as PwTestCase, TestResult as PwTestResult } from '@playwr
 import type { TestCaseResult } from '@jest/reporters';
 import type { TestCase as VitestTestCase } from 'vitest/node';
 import { CURRENT_CONTRACT_VERSION, type IngestBatch } from '../client/src/contract/batch.js';
-import { RunCollector } from '../src/reporter/collect.js';
-import { jestAttempt } from '../src/reporter/jest.js';
+import { RunCollector } from '../client/src/reporter/collect.js';
+import { jestAttempt } from '../client/src/reporter/jest.js';
 import { encodeOtlpRun } from '../client/src/contract/otlp-encode.js';
-import { playwrightAttempt } from '../src/reporter/playwright.js';
-import { sendRun } from '../src/reporter/send.js';
-import type { ReporterRun } from '../src/reporter/types.js';
-import { vitestAttempts } from '../src/reporter/vitest.js';
+import { playwrightAttempt } from '../client/src/reporter/playwright.js';
+import { sendRun } from '../client/src/reporter/send.js';
+import type { ReporterRun } from '../client/src/reporter/types.js';
+import { vitestAttempts } from '../client/src/reporter/vitest.js';
 import { bootstrapToken, startServerProcess } from '../test/helpers/process.js';
 import { writeResult } from './results.js';
 

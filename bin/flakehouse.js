@@ -15,6 +15,6 @@ if (built) {
 } else {
   const { register } = await import('tsx/esm/api');
   register();
-  ({ main } = await import('../src/cli/main.ts'));
+  ({ main } = await import('../src/main/cli.ts'));
 }
 process.exitCode = await main(process.argv.slice(2));

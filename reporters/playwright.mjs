@@ -3,6 +3,6 @@
 // compiles it on the fly through tsx (a dependency of flakehouse).
 import { tsImport } from 'tsx/esm/api';
 
-const mod = await tsImport('../src/reporter/playwright.ts', import.meta.url);
+const mod = await tsImport('../client/src/reporter/playwright.ts', import.meta.url);
 
 export default mod.default;

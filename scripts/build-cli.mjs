@@ -75,7 +75,7 @@ export async function buildCli() {
   mkdirSync(outDir, { recursive: true });
   try {
     await build({
-      entryPoints: { cli: path.join(SRC, 'cli/main.ts'), 'pipeline-worker': path.join(SRC, 'pipeline/thread/worker.ts') },
+      entryPoints: { cli: path.join(SRC, 'main/cli.ts'), 'pipeline-worker': path.join(SRC, 'pipeline/thread/worker.ts') },
       outdir: outDir,
       entryNames: '[name]',
       chunkNames: '[name]-[hash]',

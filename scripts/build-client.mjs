@@ -1,18 +1,19 @@
 // Builds the client package (client/, published as `flakehouse`): the `flakehouse` command and
-// the Vitest, Jest and Playwright reporters, bundled from src/ into client/dist/ with every package
-// they use inside (the client has no runtime dependencies, so it installs without a registry).
+// the Vitest, Jest and Playwright reporters, bundled from the client's own source (client/src/)
+// into client/dist/ with every package they use inside (the client has no runtime dependencies, so
+// it installs without a registry).
 //
 //   npm run build:client               build client/dist/
-//   npm run build:client -- --if-stale only when the build is older than a file under src/ or
-//                                      client/package.json (the test suite's global setup)
+//   npm run build:client -- --if-stale only when the build is older than a file under client/src/,
+//                                      client/package.json or this script (the test suite's global setup)
 //   npm run build:client && npm pack ./client   the tarball (npm here runs no prepack script)
 //
-// The sources stay where they are: the command is src/cli/main.ts (through src/cli/client-main.ts),
-// so a command added there ships in the client too. What only the server runs is left out: a
-// dynamic import() of a server module (the daemon, the agent, the pipeline, routes, storage) is
-// replaced by a module that throws "needs the server" (a usage error, exit 2). The build fails when
-// any server, engine or build-tool package still ends up in the bundle (SERVER_PACKAGES), read from
-// esbuild's metafile (`--metafile` also writes it to dist/client-meta.json, to see what is inside).
+// What keeps the server out is an import fence, not this script: client/src imports nothing
+// outside itself and no server package (.oxlintrc.json, one import at a time;
+// test/unit/import-boundaries.test.ts, through every import). The build checks the result: each
+// bundled package is one the client is meant to bundle (CLIENT_PACKAGES), each source is under
+// client/src, and nothing but Node's builtins is left to load at run time. `--metafile` also
+// writes esbuild's metafile to dist/client-meta.json, to see what is inside.
 import { build } from 'esbuild';
 import { chmodSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { isBuiltin } from 'node:module';
@@ -21,94 +22,47 @@ import { fileURLToPath } from 'node:url';
 import { newestMtime } from '../bin/built-cli.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const SRC = path.join(ROOT, 'src');
 export const CLIENT = path.join(ROOT, 'client');
-/** The client's own source: the contract it shares with the server (the rest still in src/). */
-const CLIENT_SRC = path.join(CLIENT, 'src');
 export const CLIENT_DIST = path.join(CLIENT, 'dist');
+const CLIENT_SRC = path.join(CLIENT, 'src');
 /** Written last: its mtime is when the build in client/dist started. */
 const STAMP = path.join(CLIENT_DIST, '.built-at');
 
-/** The entries: client/dist/<name>.js (the package.json's bin and exports name them). */
+/** The entries: client/dist/<name>.js (the package.json's bin and exports name them), from client/src/. */
 const ENTRIES = {
-  cli: 'cli/client-main.ts',
+  cli: 'cli/bin.ts',
   vitest: 'reporter/vitest.ts',
   jest: 'reporter/jest.ts',
   playwright: 'reporter/playwright.ts',
 };
 
-/**
- * Sources only the server runs. A dynamic import() of one becomes the stub below; a static import
- * of one is bundled (a constant such as store/projects.ts's SCOPES costs nothing), and the package
- * check catches it if it drags a server package in.
- */
-const SERVER_MODULES = [
-  'main/',
-  'builtin/',
-  'agent/',
-  'tokens/',
-  'ingest/',
-  'otlp/',
-  'pipeline/',
-  'api/',
-  'store/',
-  'queue/',
-  'receivers/',
-  'processors/',
-  'exporters/',
-  'connectors/',
-  'extensions/',
-  'telemetry/',
-  'artifacts/',
-  'project-export/',
+/** The packages the client bundles: validation, YAML, globs, XML, and OTLP's encoding. Another is a decision to make here. */
+const CLIENT_PACKAGES = [
+  'zod',
+  'yaml',
+  'picomatch',
+  'sax',
+  '@opentelemetry/api',
+  '@opentelemetry/api-logs',
+  '@opentelemetry/core',
+  '@opentelemetry/otlp-transformer',
+  '@opentelemetry/resources',
+  '@opentelemetry/sdk-metrics',
+  '@opentelemetry/semantic-conventions',
 ];
-
-/** Packages that must never be in the client: the engine, the server, storage, cloud SDKs, build tools. */
-const SERVER_PACKAGES = [
-  'chdb',
-  '@clickhouse/client',
-  '@clickhouse/client-common',
-  'fastify',
-  /^@fastify\//,
-  'lmdb',
-  'msgpackr',
-  'nats',
-  /^@aws-sdk\//,
-  /^@smithy\//,
-  'vite',
-  'rolldown',
-  'esbuild',
-  'tsx',
-  'typescript',
-  'pino',
-  '@grpc/grpc-js',
-  /^@trpc\//,
-  '@anthropic-ai/sdk',
-  'nodemailer',
-  /^@opentelemetry\/exporter-/,
-  'preact',
-  'uplot',
-  '@picocss/pico',
-];
-
-const STUB = '\0flakehouse-server-only';
-
-function isServerModule(file) {
-  const rel = path.relative(SRC, file).split(path.sep).join('/');
-  return !rel.startsWith('..') && SERVER_MODULES.some((m) => (m.endsWith('/') ? rel.startsWith(m) : rel === m));
-}
 
 /**
  * A source that loads a CommonJS package with `createRequire(import.meta.url)('pkg')` (picomatch,
- * in client/src/contract/ignore-globs.ts) would look for node_modules beside the installed client at run time:
- * its calls become plain `require('pkg')`, which esbuild bundles. The build fails on any other use.
+ * in client/src/contract/ignore-globs.ts) would look for node_modules beside the installed client
+ * at run time: its calls become plain `require('pkg')`, which esbuild bundles. The build fails on
+ * any other use.
  */
 function createRequireBundled() {
   return {
     name: 'create-require-bundled',
     setup(b) {
       b.onLoad({ filter: /\.ts$/ }, (args) => {
-        if (!args.path.startsWith(SRC + path.sep) && !args.path.startsWith(CLIENT_SRC + path.sep)) return undefined;
+        if (!args.path.startsWith(CLIENT_SRC + path.sep)) return undefined;
         const text = readFileSync(args.path, 'utf8');
         if (!text.includes('createRequire(')) return undefined;
         const decl = /const (\w+) = createRequire\(import\.meta\.url\);/.exec(text);
@@ -122,77 +76,25 @@ function createRequireBundled() {
   };
 }
 
-/** Replaces each dynamic import() of a server module with a module that refuses to load. */
-function serverModulesStubbed() {
-  return {
-    name: 'server-modules-stubbed',
-    setup(b) {
-      b.onResolve({ filter: /^\./ }, (args) => {
-        if (args.kind !== 'dynamic-import' || args.pluginData === STUB) return undefined;
-        const file = path.resolve(args.resolveDir, args.path.replace(/\.js$/, '.ts'));
-        if (!isServerModule(file)) return undefined;
-        return { path: path.relative(SRC, file), namespace: STUB };
-      });
-      // A server package loaded on demand by a module the client shares (store/client.ts opens chDB
-      // or ClickHouse only when asked): the same stub.
-      b.onResolve({ filter: /^[^./]/ }, (args) => {
-        if (args.kind !== 'dynamic-import') return undefined;
-        const parts = args.path.split('/');
-        const name = args.path.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0];
-        return forbidden(name) ? { path: args.path, namespace: STUB } : undefined;
-      });
-      b.onLoad({ filter: /.*/, namespace: STUB }, (args) => ({
-        resolveDir: path.join(SRC, 'cli'),
-        loader: 'ts',
-        contents: [
-          "import { UsageError } from './usage-error.ts';",
-          `throw new UsageError(${JSON.stringify(
-            `this needs the Flakehouse server (${args.path.endsWith('.ts') ? `src/${args.path}` : args.path}), which the client package \`flakehouse\` leaves out: run it where the server is installed (a checkout of the repository with \`npm ci\`, or the Docker image)`,
-          )});`,
-        ].join('\n'),
-      }));
-    },
-  };
-}
-
-/** The package an input file belongs to (the innermost node_modules), or undefined for a source. */
+/** The package an input belongs to (the innermost node_modules, and its directory), or undefined for a source. */
 function packageOf(input) {
-  const m = /^(?:.*\/)?node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(input);
-  return m ? m[1] : undefined;
+  const m = /^((?:.*\/)?node_modules\/((?:@[^/]+\/)?[^/]+))\//.exec(input);
+  return m ? { dir: m[1], name: m[2] } : undefined;
 }
 
-/** The directory of that package (relative to the root, as the metafile's inputs are). */
-function packageDirOf(input) {
-  const m = /^((?:.*\/)?node_modules\/(?:@[^/]+\/)?[^/]+)\//.exec(input);
-  return m ? m[1] : undefined;
-}
-
-/** Every package in the bundle (by its directory) with its name and the bytes it contributes. */
-function bundledPackages(metafile) {
-  const packages = new Map();
-  for (const out of Object.values(metafile.outputs)) {
-    for (const [input, { bytesInOutput }] of Object.entries(out.inputs)) {
-      const dir = packageDirOf(input);
-      if (!dir) continue;
-      const p = packages.get(dir) ?? { name: packageOf(input), bytes: 0 };
-      p.bytes += bytesInOutput;
-      packages.set(dir, p);
-    }
-  }
-  return packages;
-}
-
-/** How an entry reaches the first input `match` accepts (for the error message). */
-function importChain(metafile, match) {
-  const entries = Object.values(ENTRIES).map((file) => `src/${file}`);
-  const from = new Map(entries.map((e) => [e, undefined]));
-  const queue = [...entries];
+/** What the bundle holds that it should not, each with the chain of imports from an entry that brought it in. */
+function strayInputs(metafile) {
+  const stray = (input) => (packageOf(input) ? !CLIENT_PACKAGES.includes(packageOf(input).name) : !input.startsWith('client/src/'));
+  const from = new Map(Object.values(ENTRIES).map((file) => [`client/src/${file}`, undefined]));
+  const queue = [...from.keys()];
+  const found = [];
   while (queue.length > 0) {
     const input = queue.shift();
-    if (match(input)) {
+    if (stray(input)) {
       const chain = [];
       for (let at = input; at !== undefined; at = from.get(at)) chain.unshift(at);
-      return chain;
+      found.push(chain.join(' -> '));
+      continue;
     }
     for (const imp of metafile.inputs[input]?.imports ?? []) {
       if (imp.external || from.has(imp.path)) continue;
@@ -200,11 +102,7 @@ function importChain(metafile, match) {
       queue.push(imp.path);
     }
   }
-  return ['?'];
-}
-
-function forbidden(name) {
-  return SERVER_PACKAGES.some((p) => (typeof p === 'string' ? p === name : p.test(name)));
+  return found;
 }
 
 /** The bundled packages' licence texts (bundling drops the files they ship them in). */
@@ -214,20 +112,19 @@ function thirdPartyLicenses(dirs) {
   for (const rel of dirs.sort()) {
     const dir = path.join(ROOT, rel);
     const meta = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8'));
-    const name = meta.name;
-    if (seen.has(`${name}@${meta.version}`)) continue;
-    seen.add(`${name}@${meta.version}`);
+    if (seen.has(`${meta.name}@${meta.version}`)) continue;
+    seen.add(`${meta.name}@${meta.version}`);
     const file = readdirSync(dir).find((f) => /^(licen[cs]e|copying)(\.|$)/i.test(f));
-    parts.push(`${'='.repeat(78)}\n${name}@${meta.version} (${meta.license ?? 'see below'})\n${'='.repeat(78)}\n${file ? readFileSync(path.join(dir, file), 'utf8').trim() : '(no licence file in the package)'}\n`);
+    parts.push(`${'='.repeat(78)}\n${meta.name}@${meta.version} (${meta.license ?? 'see below'})\n${'='.repeat(78)}\n${file ? readFileSync(path.join(dir, file), 'utf8').trim() : '(no licence file in the package)'}\n`);
   }
   return parts.join('\n');
 }
 
-/** Whether client/dist was built after the last change under src/, to client/package.json and to this script. */
+/** Whether client/dist was built after the last change under client/src/, to client/package.json and to this script. */
 export function clientBuildIsFresh() {
   try {
     const builtAt = statSync(STAMP).mtimeMs;
-    const inputs = [newestMtime(SRC), newestMtime(CLIENT_SRC), statSync(path.join(CLIENT, 'package.json')).mtimeMs, statSync(fileURLToPath(import.meta.url)).mtimeMs];
+    const inputs = [newestMtime(CLIENT_SRC), statSync(path.join(CLIENT, 'package.json')).mtimeMs, statSync(fileURLToPath(import.meta.url)).mtimeMs];
     return inputs.every((t) => builtAt > t);
   } catch {
     return false;
@@ -242,10 +139,14 @@ export async function buildClient({ log = console.log } = {}) {
   const outDir = path.join(ROOT, 'dist', `client-build-${process.pid}-${startedAt.toString(36)}`);
   rmSync(outDir, { recursive: true, force: true });
   mkdirSync(outDir, { recursive: true });
+  const fail = (message) => {
+    rmSync(outDir, { recursive: true, force: true });
+    throw new Error(message);
+  };
   let result;
   try {
     result = await build({
-      entryPoints: Object.fromEntries(Object.entries(ENTRIES).map(([name, file]) => [name, path.join(SRC, file)])),
+      entryPoints: Object.fromEntries(Object.entries(ENTRIES).map(([name, file]) => [name, path.join(CLIENT_SRC, file)])),
       // Paths in the metafile (and so the output) do not depend on where the build was started.
       absWorkingDir: ROOT,
       outdir: outDir,
@@ -263,7 +164,7 @@ export async function buildClient({ log = console.log } = {}) {
       keepNames: true,
       legalComments: 'linked',
       define: { __FLAKEHOUSE_VERSION__: JSON.stringify(pkg.version) },
-      plugins: [serverModulesStubbed(), createRequireBundled()],
+      plugins: [createRequireBundled()],
       // Bundled CommonJS packages require Node's builtins: give the ES module chunks a `require`.
       banner: { js: "import { createRequire as __flakehouseRequire } from 'node:module'; const require = __flakehouseRequire(import.meta.url);" },
       metafile: true,
@@ -273,19 +174,19 @@ export async function buildClient({ log = console.log } = {}) {
     rmSync(outDir, { recursive: true, force: true });
     throw err;
   }
-  const packages = bundledPackages(result.metafile);
-  const bad = [...new Set([...packages.values()].map((p) => p.name))].filter(forbidden);
+  const stray = strayInputs(result.metafile);
+  if (stray.length > 0) fail(`the client bundles only client/src and the packages of CLIENT_PACKAGES (scripts/build-client.mjs); it also took:\n  ${stray.join('\n  ')}`);
   const external = [...new Set(Object.values(result.metafile.outputs).flatMap((o) => o.imports.filter((i) => i.external && !isBuiltin(i.path)).map((i) => i.path)))];
+  if (external.length > 0) fail(`the client must load nothing at run time but Node's builtins: it imports ${external.join(', ')}`);
   // Anything still loaded through a require made at run time would be looked up beside the package.
   const runtimeRequires = Object.keys(result.metafile.outputs).filter((f) => /createRequire(?! as __flakehouseRequire)/.test(readFileSync(path.join(ROOT, f), 'utf8')));
-  if (runtimeRequires.length > 0) {
-    rmSync(outDir, { recursive: true, force: true });
-    throw new Error(`a createRequire() is left in ${runtimeRequires.join(', ')}: the package it loads would not be in the client (see createRequireBundled)`);
-  }
-  if (bad.length > 0 || external.length > 0) {
-    rmSync(outDir, { recursive: true, force: true });
-    const chains = bad.map((name) => `  ${name}: ${importChain(result.metafile, (input) => packageOf(input) === name).join(' -> ')}`);
-    throw new Error(`the client bundle must hold no server package and import none at run time: bundled ${bad.join(', ') || 'none'}; imported ${external.join(', ') || 'none'}\n${chains.join('\n')}`);
+  if (runtimeRequires.length > 0) fail(`a createRequire() is left in ${runtimeRequires.join(', ')}: the package it loads would not be in the client (see createRequireBundled)`);
+  const packages = new Map();
+  for (const out of Object.values(result.metafile.outputs)) {
+    for (const [input, { bytesInOutput }] of Object.entries(out.inputs)) {
+      const p = packageOf(input);
+      if (p) packages.set(p.dir, { name: p.name, bytes: (packages.get(p.dir)?.bytes ?? 0) + bytesInOutput });
+    }
   }
   writeFileSync(path.join(outDir, 'THIRD_PARTY_LICENSES.txt'), thirdPartyLicenses([...packages.keys()]));
   // The CLI entry is the package's bin.

@@ -4,6 +4,7 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { ConfigError, expected, throwConfigErrors } from '../../client/src/contract/config/errors.js';
+import { SERVER_ADDRESS_VARS } from '../../client/src/contract/config/server-address.js';
 import type { Field } from './service-yml.js';
 import { booleanField, intField, numberField, parseEnvValue, readEnv, stringField, urlField } from './service-yml.js';
 import type { S3Settings } from '../artifacts/s3.js';
@@ -146,13 +147,6 @@ const logLevelField: Field<LogLevel> = {
   ),
 };
 
-// Interpolated into DDL/queries as an identifier, so restrict it to a plain identifier.
-const databaseField: Field<string> = {
-  kind: 'string',
-  desc: 'a database name ([A-Za-z_][A-Za-z0-9_]*)',
-  schema: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/),
-};
-
 // Interpolated into DDL (ON CLUSTER '<name>', Distributed('<name>', ...)): the names remote_servers allows.
 const clusterField: Field<string> = {
   kind: 'string',
@@ -176,14 +170,11 @@ const natsUrlField: Field<string> = {
 };
 
 const VARS = {
-  port: d({ name: 'SERVICE_PORT', description: 'HTTP listen port; 0 picks a free port (tests)', field: intField(0, 65535), default: 8080 }),
+  // The four the client's commands read too (where the server is, its admin token, its database):
+  // declared in the client's contract (client/src/contract/config/server-address.ts).
+  port: d(SERVER_ADDRESS_VARS.port),
   host: d({ name: 'SERVICE_HOST', description: 'HTTP listen address', field: stringField(), default: '127.0.0.1' }),
-  dataDir: d({
-    name: 'SERVICE_DATA_DIR',
-    description: 'directory for the durable queue and embedded database; relative to the working directory',
-    field: stringField('a directory path'),
-    default: './data',
-  }),
+  dataDir: d(SERVER_ADDRESS_VARS.dataDir),
   clickhouseUrl: o({
     name: 'SERVICE_CLICKHOUSE_URL',
     description: 'ClickHouse HTTP URL; unset uses the embedded engine (chDB) under the data directory',
@@ -192,18 +183,14 @@ const VARS = {
   clickhouseUser: o({ name: 'SERVICE_CLICKHOUSE_USER', description: 'ClickHouse user', field: stringField() }),
   // Verbatim: whitespace may be part of a password.
   clickhousePassword: o({ name: 'SERVICE_CLICKHOUSE_PASSWORD', description: 'ClickHouse password', field: { ...stringField(), verbatim: true } }),
-  clickhouseDatabase: d({ name: 'SERVICE_CLICKHOUSE_DATABASE', description: 'ClickHouse database', field: databaseField, default: 'flakehouse' }),
+  clickhouseDatabase: d(SERVER_ADDRESS_VARS.clickhouseDatabase),
   clickhouseCluster: o({
     name: 'SERVICE_CLICKHOUSE_CLUSTER',
     description:
       'ClickHouse cluster (a remote_servers name) the tables span: replicated tables ON CLUSTER behind Distributed ones (docs/clickhouse-cluster.md); requires SERVICE_CLICKHOUSE_URL',
     field: clusterField,
   }),
-  adminToken: o({
-    name: 'SERVICE_ADMIN_TOKEN',
-    description: 'bearer token for the admin API (projects, tokens); unset disables it',
-    field: stringField(),
-  }),
+  adminToken: o(SERVER_ADDRESS_VARS.adminToken),
   agentToken: o({
     name: 'SERVICE_AGENT_TOKEN',
     description: 'bearer token senders present to an agent (a pipeline whose components need no store, docs/pipeline.md "Agent mode"); unset generates one into <data dir>/agent-token',

@@ -1,7 +1,7 @@
 // `flakehouse config --project SLUG` when the server does not answer: the project's settings read
-// straight from storage (the embedded chDB under the data dir, or SERVICE_CLICKHOUSE_URL). A server
-// module, loaded by a dynamic import from src/cli/project-settings.ts, so the CLI's own modules
-// import nothing from src/store (.oxlintrc.json) and the client package stubs this one.
+// straight from storage (the embedded chDB under the data dir, or SERVICE_CLICKHOUSE_URL). The
+// server's CLI (src/main/cli.ts) loads it by a dynamic import when that happens; the client package
+// has no storage to read.
 import path from 'node:path';
 import { ProjectSettingsError } from '../../client/src/contract/config/errors.js';
 import type { ServerSettings } from '../config/daemon-env.js';

@@ -1,6 +1,6 @@
 // `flakehouse flaky | head -5` (issue 39, defect 7): the reader closes the pipe early, and the CLI
 // used to die on the next write with an unhandled EPIPE (a stack trace, exit 1). Every command now
-// exits quietly with 0 when its output is no longer read (src/cli/io.ts), checked on real processes:
+// exits quietly with 0 when its output is no longer read (client/src/cli/io.ts), checked on real processes:
 // the issue's own pipeline under bash with pipefail against a real daemon, and commands whose stdout
 // is closed before they write a byte.
 import { spawn } from 'node:child_process';

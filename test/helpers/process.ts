@@ -5,7 +5,7 @@ import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Readable, Writable } from 'node:stream';
-import { main } from '../../src/cli/main.js';
+import { main } from '../../src/main/cli.js';
 
 export const REPO_ROOT = path.resolve(import.meta.dirname, '../..');
 export const BIN = path.join(REPO_ROOT, 'bin/flakehouse.js');

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { artifactKey } from '../../client/src/contract/artifact-keys.js';
 import type { ExecutionInput } from '../../client/src/contract/batch.js';
 import { parseJUnit } from '../../client/src/contract/junit/parse.js';
-import { uploadArtifacts } from '../../src/reporter/artifacts.js';
+import { uploadArtifacts } from '../../client/src/reporter/artifacts.js';
 import { ProjectRepo } from '../../src/store/projects.js';
 import { nativeBatch, startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { BIN } from '../helpers/process.js';

@@ -4,7 +4,7 @@
 // once (a frozen lease's jobs as that same lease), and a drop releases the key. The failures are
 // made by ClickHouse itself: a CHECK constraint that refuses chosen rows, removed to "fix" it.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { main } from '../../src/cli/main.js';
+import { main } from '../../src/main/cli.js';
 import { nativeBatch, startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { captureLogs } from '../helpers/observe.js';
 

@@ -4,7 +4,7 @@
 // pr-comment and gate actions, `flakemetry flaky`) to the real daemon, chDB and an S3-compatible store.
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { upsertComment } from '../../src/cli/pr.js';
+import { upsertComment } from '../../client/src/cli/pr.js';
 import { REASON_CODES } from '../../src/domain/score.js';
 import { startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { startHttpSink } from '../helpers/peers.js';

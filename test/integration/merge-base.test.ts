@@ -8,8 +8,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sendRun } from '../../src/reporter/send.js';
-import type { ReporterRun } from '../../src/reporter/types.js';
+import { sendRun } from '../../client/src/reporter/send.js';
+import type { ReporterRun } from '../../client/src/reporter/types.js';
 import { makeForkedRepo } from '../helpers/git-fork.js';
 import { nativeBatch, startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
 

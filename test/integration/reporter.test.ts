@@ -9,12 +9,12 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { main } from '../../src/cli/main.js';
+import { main } from '../../src/main/cli.js';
 import { countFinalStatuses } from '../../src/domain/records.js';
 import { parseJUnit } from '../../client/src/contract/junit/parse.js';
-import { junitFilesToRun } from '../../src/reporter/junit-to-run.js';
-import { ReportDeliveryError, sendRun } from '../../src/reporter/send.js';
-import type { ReporterRun } from '../../src/reporter/types.js';
+import { junitFilesToRun } from '../../client/src/reporter/junit-to-run.js';
+import { ReportDeliveryError, sendRun } from '../../client/src/reporter/send.js';
+import type { ReporterRun } from '../../client/src/reporter/types.js';
 import { startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
 
 const FIXTURES = path.resolve(import.meta.dirname, '../fixtures/junit');

@@ -4,7 +4,7 @@
 import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickhouse/client';
 import { Readable, Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sqlCommand } from '../../src/cli/sql.js';
+import { sqlCommand } from '../../client/src/cli/sql.js';
 import { startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { createProject } from '../helpers/route-examples.js';
 

@@ -9,7 +9,7 @@ import { decodeOtlpJson, decodeOtlpProtobuf } from '../../src/receivers/otlp/dec
 import { mapOtlpToBatches } from '../../src/receivers/otlp/map.js';
 import { encodeOtlpRun } from '../../client/src/contract/otlp-encode.js';
 import { presignedUrlAccepts } from '../helpers/s3.js';
-import { executionsNamedBy } from '../../src/reporter/artifacts.js';
+import { executionsNamedBy } from '../../client/src/reporter/artifacts.js';
 
 const PID = '0b6f3c1e-2d4a-4f6b-9c8d-7e5f4a3b2c1d';
 const SAFE = /^[A-Za-z0-9._-]+$/;

@@ -6,10 +6,10 @@ import { jobMatrixFrom, jobMatrixText, parseJobMatrixText } from '../../client/s
 import { decodeOtlpJson } from '../../src/receivers/otlp/decode.js';
 import { mapOtlpToBatches } from '../../src/receivers/otlp/map.js';
 import { nativeBatchSchema } from '../../src/receivers/native/schema.js';
-import { detectCi } from '../../src/reporter/ci-detect.js';
+import { detectCi } from '../../client/src/reporter/ci-detect.js';
 import { resourceAttributes } from '../../client/src/contract/otlp-encode.js';
-import { resolveResource } from '../../src/reporter/run-context.js';
-import { loadReporterSettings } from '../../src/reporter/settings.js';
+import { resolveResource } from '../../client/src/reporter/run-context.js';
+import { loadReporterSettings } from '../../client/src/reporter/settings.js';
 
 const SHA = '3f2c1ab9d8e7f6a5b4c3d2e1f0a9b8c7d6e5f4a3';
 

@@ -5,9 +5,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { detectCi } from '../../src/reporter/ci-detect.js';
-import { resolveResource } from '../../src/reporter/run-context.js';
-import { loadReporterSettings } from '../../src/reporter/settings.js';
+import { detectCi } from '../../client/src/reporter/ci-detect.js';
+import { resolveResource } from '../../client/src/reporter/run-context.js';
+import { loadReporterSettings } from '../../client/src/reporter/settings.js';
 
 describe('SERVICE_CI_RUN_ID', () => {
   const cwd = fs.mkdtempSync(path.join(os.tmpdir(), 'fh-ci-run-id-'));

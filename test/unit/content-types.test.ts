@@ -6,7 +6,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ALLOWED_CONTENT_TYPES, UNKNOWN_CONTENT_TYPE, allowedContentType, contentTypeForFile } from '../../client/src/contract/content-types.js';
 import { guessContentType } from '../../client/src/contract/junit/helpers.js';
-import { fileArtifact } from '../../src/reporter/collect.js';
+import { fileArtifact } from '../../client/src/reporter/collect.js';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'content-types-'));
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));

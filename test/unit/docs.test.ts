@@ -18,7 +18,7 @@ function sourceFiles(dir: string): string[] {
 describe('README', () => {
   it('documents every environment variable the code reads', () => {
     const fromCode = new Set<string>();
-    for (const f of sourceFiles(path.join(ROOT, 'src'))) {
+    for (const f of [...sourceFiles(path.join(ROOT, 'src')), ...sourceFiles(path.join(ROOT, 'client/src'))]) {
       for (const m of readFileSync(f, 'utf8').matchAll(/\b(SERVICE_[A-Z0-9_]+|LOG_LEVEL|POLL_INTERVAL_MS)\b/g)) fromCode.add(m[1]!);
     }
     fromCode.delete('SERVICE_ENV_OVERRIDES'); // a constant's name, not a variable

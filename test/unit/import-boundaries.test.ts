@@ -2,9 +2,10 @@
 // module makes at run time (docs/architecture.md, "Layers"): the ingest door (src/ingest) and the
 // receivers reach no API, store, pipeline thread or database client, however indirectly; the
 // pipeline thread loads no receiver; processors and exporters never load store/client.ts (their
-// repositories come from Host.extensions.repositories) nor another component; client code
-// (src/cli, src/reporter) loads nothing from src/store but through a server module's dynamic
-// import, which the client build stubs. The graph is read from the source with regular expressions:
+// repositories come from Host.extensions.repositories) nor another component; the client
+// (client/src) loads nothing outside client/src and no server package, its contract
+// (client/src/contract) nothing outside itself and nothing that does I/O, and the server nothing of
+// the client but the contract (its composition roots aside). The graph is read from the source with regular expressions:
 // static `import … from` / `export … from`, side-effect imports and `import('…')` with a literal
 // specifier are edges; `import type` and `export type` are not (they vanish at run time). An
 // import of inline types only (`import { type A } from`) is an edge: under verbatimModuleSyntax it
@@ -278,48 +279,30 @@ describe('processors and exporters', () => {
   });
 });
 
-/**
- * The modules the client build (scripts/build-client.mjs) treats as the server's: a dynamic
- * import() of one becomes a stub that refuses, so client code may load them only that way. Read
- * from the build script, so the two lists cannot drift.
- */
-function serverModules(): string[] {
-  const text = readFileSync(path.join(ROOT, 'scripts/build-client.mjs'), 'utf8');
-  const list = /const SERVER_MODULES = \[([\s\S]*?)\];/.exec(text)?.[1] ?? '';
-  return [...list.matchAll(/'([^']+)'/g)].map((m) => `src/${m[1]}`);
-}
+/** Packages of the server (the engine, storage, queue, HTTP, logging, cloud SDKs, the dashboard, build tools). */
+const SERVER_PACKAGES = /^(chdb|@clickhouse\/.*|fastify|@fastify\/.*|lmdb|msgpackr|nats|pino|@aws-sdk\/.*|@smithy\/.*|@grpc\/.*|@trpc\/.*|@anthropic-ai\/.*|nodemailer|preact|uplot|@picocss\/.*|vite|esbuild|tsx|typescript|@opentelemetry\/exporter-.*)$/;
 
-describe('client code (src/cli, src/reporter)', () => {
-  const server = serverModules();
-  const isServer = (f: string) => server.some((m) => (m.endsWith('/') ? f.startsWith(m) : f === m));
-  const client = [...graph.edges.keys()].filter((f) => under('src/cli')(f) || under('src/reporter')(f));
+describe('the client (client/src: the CLI, the reporters, the contract)', () => {
+  const client = [...graph.edges.keys()].filter(under('client/src'));
 
-  /** What a client module loads as bundled code: static imports, and dynamic ones of non-server modules. */
-  function bundled(start: string): Map<string, string[]> {
-    const via = new Map<string, string[]>([[start, [start]]]);
-    const queue = [start];
-    while (queue.length > 0) {
-      const at = queue.shift()!;
-      const text = readFileSync(path.join(ROOT, at), 'utf8');
-      const dynamic = new Set([...withoutComments(text).matchAll(DYNAMIC_IMPORT)].map((m) => resolve(at, m[2]!, new Set(graph.edges.keys()))));
-      for (const to of graph.edges.get(at) ?? []) {
-        if (via.has(to)) continue;
-        if (dynamic.has(to) && isServer(to)) continue; // stubbed in the client
-        via.set(to, [...via.get(at)!, to]);
-        if (graph.edges.has(to)) queue.push(to);
-      }
-    }
-    return via;
-  }
-
-  it('the build script lists the server modules', () => {
-    expect(server).toContain('src/store/');
-    expect(server).toContain('src/main/');
+  it('holds the CLI, the reporters and the contract', () => {
+    expect(client.filter(under('client/src/cli')).length).toBeGreaterThan(10);
+    expect(client.filter(under('client/src/reporter')).length).toBeGreaterThan(10);
+    expect(SERVER_PACKAGES.test('@clickhouse/client')).toBe(true);
+    expect(SERVER_PACKAGES.test('zod')).toBe(false);
   });
 
-  it('loads nothing from src/store, directly or not (a command that needs storage loads a server module dynamically)', () => {
-    expect(client.length).toBeGreaterThan(10);
-    const out = client.flatMap((f) => [...bundled(f)].filter(([t]) => under('src/store')(t) || databaseClient(t)).map(([, chain]) => chain.join(' → ')));
-    expect(out).toEqual([]);
+  it('loads nothing outside client/src, directly or not: no module of the server', () => {
+    const outside = (t: string) => (t.startsWith('src/') || t.startsWith('client/')) && !under('client/src')(t);
+    expect(client.flatMap((f) => violations(graph, f, outside))).toEqual([]);
+  });
+
+  it('loads no server package', () => {
+    expect(client.flatMap((f) => violations(graph, f, (t) => SERVER_PACKAGES.test(t)))).toEqual([]);
+  });
+
+  it("the server's CLI (src/main/cli.ts) is the client's with the server's commands: it loads the client's main, and the daemon only on demand", () => {
+    expect(violations(graph, 'src/main/cli.ts', (t) => t === 'client/src/cli/main.ts').length).toBe(1);
+    expect(graph.edges.get('src/main/cli.ts')).toContain('src/main/daemon.ts'); // dynamic import(), when `serve` runs
   });
 });

@@ -3,7 +3,7 @@
 import sax from 'sax';
 import { describe, expect, it } from 'vitest';
 import { matchesEtag } from '../../src/api/routes/badge.js';
-import { nextLink } from '../../src/cli/pr.js';
+import { nextLink } from '../../client/src/cli/pr.js';
 import { commentMarkdown } from '../../client/src/contract/pr-markdown.js';
 import type { SummaryBody } from '../../client/src/contract/pr-schemas.js';
 import { badgeFor, badgeSvg, parseBadgeFile, type BadgeFacts } from '../../client/src/contract/badge.js';

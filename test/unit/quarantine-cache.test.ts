@@ -1,4 +1,4 @@
-// The client's quarantine list (src/reporter/quarantine-cache.ts) against a local HTTP server:
+// The client's quarantine list (client/src/reporter/quarantine-cache.ts) against a local HTTP server:
 // cached with its ETag, revalidated with If-None-Match (304), the cache used when the server is
 // unreachable or failing (and said so), a refusal not papered over by the cache.
 import fs from 'node:fs';
@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fetchQuarantineList, quarantineCacheFile } from '../../src/reporter/quarantine-cache.js';
+import { fetchQuarantineList, quarantineCacheFile } from '../../client/src/reporter/quarantine-cache.js';
 
 const item = { testIdentityId: 'id-1', fingerprints: ['fp1'], filePath: 'a.test.ts', suite: 'A', title: 't', params: null, reason: 'manual', source: 'manual', since: null };
 let status = 200;

@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { RunBuffer, type BufferEntry } from '../../src/reporter/buffer.js';
+import { RunBuffer, type BufferEntry } from '../../client/src/reporter/buffer.js';
 
 let dir: string;
 beforeEach(() => {

@@ -1,8 +1,8 @@
 // CI detection from environment fixtures of each supported CI system (variables as the systems
 // document them), and the resource the reporter builds from it.
 import { describe, expect, it } from 'vitest';
-import { detectCi } from '../../src/reporter/ci-detect.js';
-import { idempotencyKeyFor, isPassingRun, resolveResource, sampledIn } from '../../src/reporter/run-context.js';
+import { detectCi } from '../../client/src/reporter/ci-detect.js';
+import { idempotencyKeyFor, isPassingRun, resolveResource, sampledIn } from '../../client/src/reporter/run-context.js';
 
 const SHA = '3f2c1ab9d8e7f6a5b4c3d2e1f0a9b8c7d6e5f4a3';
 const HEAD = 'a1b2c3d4e5f60718293a4b5c6d7e8f9012345678';

@@ -7,10 +7,10 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { TestCase as PwTestCase, TestResult as PwTestResult } from '@playwright/test/reporter';
 import type { TestCase as VitestTestCase } from 'vitest/node';
-import { RunCollector, errorFromText, fileArtifact, relativePath, repositoryRoot, splitAttempts, stripAnsi, toExecutionError, type AttemptInput } from '../../src/reporter/collect.js';
-import { jestAttempt, jestFinalAttempts } from '../../src/reporter/jest.js';
-import { playwrightAttempt } from '../../src/reporter/playwright.js';
-import { vitestAttempts } from '../../src/reporter/vitest.js';
+import { RunCollector, errorFromText, fileArtifact, relativePath, repositoryRoot, splitAttempts, stripAnsi, toExecutionError, type AttemptInput } from '../../client/src/reporter/collect.js';
+import { jestAttempt, jestFinalAttempts } from '../../client/src/reporter/jest.js';
+import { playwrightAttempt } from '../../client/src/reporter/playwright.js';
+import { vitestAttempts } from '../../client/src/reporter/vitest.js';
 
 const dirs: string[] = [];
 function tempDir(): string {

@@ -2,7 +2,7 @@
 // plus the earlier attempts add up to the executions.
 import { describe, expect, it } from 'vitest';
 import type { ExecutionInput } from '../../client/src/contract/batch.js';
-import { describeCounts } from '../../src/reporter/send.js';
+import { describeCounts } from '../../client/src/reporter/send.js';
 
 const exec = (title: string, status: ExecutionInput['status'], attempt = 1, retryOfIndex?: number): ExecutionInput =>
   ({ filePath: 'a.test.ts', suite: 's', title, status, attempt, startedAt: 0, durationMs: 1, ...(retryOfIndex !== undefined ? { retryOfIndex } : {}) });

@@ -1,9 +1,9 @@
-// The guard every runner reporter hook goes through (src/reporter/guard.ts): an error is said once
+// The guard every runner reporter hook goes through (client/src/reporter/guard.ts): an error is said once
 // per hook and swallowed, so a runner version the reporter does not know never fails the run;
 // only the error `strict` asks for gets through.
 import { describe, expect, it } from 'vitest';
-import { HookGuard, callIfPresent } from '../../src/reporter/guard.js';
-import { ReportDeliveryError } from '../../src/reporter/send.js';
+import { HookGuard, callIfPresent } from '../../client/src/reporter/guard.js';
+import { ReportDeliveryError } from '../../client/src/reporter/send.js';
 
 describe('HookGuard', () => {
   it('swallows a hook error and warns once per hook, however many tests hit it', () => {

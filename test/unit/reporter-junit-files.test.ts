@@ -3,8 +3,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expandReportPatterns } from '../../src/reporter/expand-patterns.js';
-import { junitFilesToRun } from '../../src/reporter/junit-to-run.js';
+import { expandReportPatterns } from '../../client/src/reporter/expand-patterns.js';
+import { junitFilesToRun } from '../../client/src/reporter/junit-to-run.js';
 
 let dir: string;
 const SUREFIRE = path.resolve(import.meta.dirname, '../fixtures/junit/mikepenz/maven_surefire_flaky__surefire-report.xml');

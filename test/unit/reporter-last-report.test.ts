@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { LAST_REPORT_FILE, commitFromLastReport, lastReportFromResource, readLastReport, repositoryRootOf, writeLastReport } from '../../src/reporter/last-report.js';
+import { LAST_REPORT_FILE, commitFromLastReport, lastReportFromResource, readLastReport, repositoryRootOf, writeLastReport } from '../../client/src/reporter/last-report.js';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'fh-last-report-'));
 afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));

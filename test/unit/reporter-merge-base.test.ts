@@ -1,4 +1,4 @@
-// The reporter's merge base (src/reporter/merge-base.ts) from a real git repository: the remote-tracking
+// The reporter's merge base (client/src/reporter/merge-base.ts) from a real git repository: the remote-tracking
 // base branch first, the local one as fallback, nothing when there is no base branch or no answer;
 // and SERVICE_MERGE_BASE as a setting.
 import fs from 'node:fs';
@@ -6,8 +6,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../client/src/contract/config/errors.js';
-import { findMergeBase } from '../../src/reporter/merge-base.js';
-import { loadReporterSettings } from '../../src/reporter/settings.js';
+import { findMergeBase } from '../../client/src/reporter/merge-base.js';
+import { loadReporterSettings } from '../../client/src/reporter/settings.js';
 import { makeForkedRepo, type ForkedRepo } from '../helpers/git-fork.js';
 
 let tmp: string;

@@ -5,8 +5,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../client/src/contract/config/errors.js';
-import { parseRetryAfterMs, retryDelayMs, DEFAULT_RETRY_POLICY } from '../../src/reporter/deliver.js';
-import { DEFAULT_BUFFER_DIR, DEFAULT_ENDPOINT, describeReporterSettings, loadReporterSettings } from '../../src/reporter/settings.js';
+import { parseRetryAfterMs, retryDelayMs, DEFAULT_RETRY_POLICY } from '../../client/src/reporter/deliver.js';
+import { DEFAULT_BUFFER_DIR, DEFAULT_ENDPOINT, describeReporterSettings, loadReporterSettings } from '../../client/src/reporter/settings.js';
 
 let dir: string;
 beforeAll(async () => {

@@ -1,14 +1,14 @@
 // `flakehouse run`'s building blocks: the wrapped command's exit code as a shell reports it
-// (src/cli/run/command.ts, real processes), which report files count as this command's, and how
-// several result sources become one run (src/cli/run/results.ts).
+// (client/src/cli/run/command.ts, real processes), which report files count as this command's, and how
+// several result sources become one run (client/src/cli/run/results.ts).
 import fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseRunArgs } from '../../src/cli/run.js';
-import { runCommand } from '../../src/cli/run/command.js';
-import { collectResults, mergeRuns, writtenSince } from '../../src/cli/run/results.js';
-import { handOffRun, RUN_HANDOFF_ENV } from '../../src/reporter/run-handoff.js';
+import { parseRunArgs } from '../../client/src/cli/run.js';
+import { runCommand } from '../../client/src/cli/run/command.js';
+import { collectResults, mergeRuns, writtenSince } from '../../client/src/cli/run/results.js';
+import { handOffRun, RUN_HANDOFF_ENV } from '../../client/src/reporter/run-handoff.js';
 import type { ExecutionInput } from '../../client/src/contract/batch.js';
 
 const env = { PATH: process.env.PATH ?? '' };

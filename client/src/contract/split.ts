@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 
 /** Shards of one build: 1 … this many. */
 export const MAX_SPLIT_TOTAL = 1_000;
-/** Files one split may name: as many as `flakehouse report` expands from its globs (src/reporter/expand-patterns.ts). */
+/** Files one split may name: as many as `flakehouse report` expands from its globs (client/src/reporter/expand-patterns.ts). */
 export const MAX_SPLIT_FILES = 10_000;
 /** Longest file path taken (ClickHouse holds more; a path longer than this is not a test file). */
 export const MAX_SPLIT_PATH = 1_024;

@@ -21,7 +21,7 @@ export const DEFAULT_VERIFY_MAX_NEW = 50;
 export const DEFAULT_VERIFY_FIX_RUNS = 20;
 /** More failing tests than this and none is retried: a broken build, not flakes (re-running it proves nothing). */
 export const DEFAULT_RETRY_MAX_TESTS = 20;
-/** The suite path separator of stored executions (src/reporter/collect.ts SUITE_SEPARATOR). */
+/** The suite path separator of stored executions (client/src/reporter/collect.ts SUITE_SEPARATOR). */
 const SUITE_SEPARATOR = ' > ';
 
 /** One test of a run, by the key the server identifies it with. */

@@ -1,6 +1,6 @@
 // GET /v1/quarantine: the project's quarantined tests with the keys a runner matches on
 // (docs/api.md "Quarantine list"). `flakehouse run` and the reporters fetch it with If-None-Match
-// and keep it in a local cache (src/reporter/quarantine-cache.ts); the ETag is strong, a hash of
+// and keep it in a local cache (client/src/reporter/quarantine-cache.ts); the ETag is strong, a hash of
 // the answer's bytes, so an unchanged list costs a 304 and no body.
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
