@@ -15,6 +15,8 @@ COPY client/package.json ./client/
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
 COPY bin ./bin
 COPY src ./src
+# The client's source: the server's CLI runs the client's commands, and both import its contract.
+COPY client/src ./client/src
 COPY web ./web
 COPY pipelines ./pipelines
 COPY config ./config
