@@ -10,6 +10,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { connect } from 'nats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NatsQueue } from '../../src/queue/nats/queue.js';
 import { makeBatch } from '../integration/queue-contract.js';
@@ -131,8 +132,18 @@ describe('three workers on one NATS queue', () => {
       if (Date.now() > deadline) break;
       await new Promise((r) => setTimeout(r, 200));
     }
-    // A moment more, for any duplicate to show.
-    await new Promise((r) => setTimeout(r, 1_000));
+    // Until every job is acked (the work-queue stream empty): a worker logs a lease before it acks
+    // it, so any duplicate has shown by then.
+    const nc = await connect({ servers: nats.url });
+    try {
+      const jsm = await nc.jetstreamManager();
+      while ((await jsm.streams.info(`${PREFIX}_JOBS`)).state.messages > 0) {
+        if (Date.now() > deadline) break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    } finally {
+      await nc.close();
+    }
     const all = processed();
 
     // Every accepted job processed.
