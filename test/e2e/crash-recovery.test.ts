@@ -1,5 +1,5 @@
 // kill -9 right after a burst of 202s, restart, and every accepted execution is stored exactly once.
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -79,7 +79,17 @@ describe('crash recovery (kill -9)', () => {
     // Replays after the restarts: same receipt, deduplicated, no new run.
     const replay = await post(server.url, token, { ...nativeBatch({ n: 1 }), idempotencyKey: accepted[0]!.key });
     expect(replay.json).toEqual({ receiptId: accepted[0]!.receiptId, acceptedExecutions: accepted[0]!.n, deduplicated: true });
-    await new Promise((r) => setTimeout(r, 300));
+    // Once the queue is empty (the last runs' acks land just after they are readable) no run can
+    // come of the replay any more, and none came of it.
+    const admin = readFileSync(path.join(dataDir, 'admin-token'), 'utf8').trim();
+    const queueEmptyBy = Date.now() + 30_000;
+    for (;;) {
+      const stats = await fetch(`${server.url}/v1/admin/stats`, { headers: { authorization: `Bearer ${admin}` } });
+      const q = ((await stats.json()) as { queue: { pending: number; inflight: number; delayed: number } }).queue;
+      if (q.pending + q.inflight + q.delayed === 0) break;
+      if (Date.now() > queueEmptyBy) throw new Error(`the queue is not empty after 30 s: ${JSON.stringify(q)}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
     expect(await listAll(server.url, token, 'crash')).toHaveLength(accepted.length);
 
     // SIGTERM: graceful stop with exit code 0.
