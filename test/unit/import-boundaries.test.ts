@@ -5,8 +5,8 @@
 // repositories come from Host.extensions.repositories) nor another component; the client
 // (client/src) loads nothing outside client/src and no server package, its contract
 // (client/src/contract) nothing outside itself and nothing that does I/O, and the server nothing of
-// the client but the contract (its composition roots aside). The graph is read from the source with regular expressions:
-// static `import … from` / `export … from`, side-effect imports and `import('…')` with a literal
+// the client but the contract (its composition roots aside). The graph is read from the source
+// with regular expressions: static `import … from` / `export … from`, side-effect imports and `import('…')` with a literal
 // specifier are edges; `import type` and `export type` are not (they vanish at run time). An
 // import of inline types only (`import { type A } from`) is an edge: under verbatimModuleSyntax it
 // stays as `import {} from`, which loads the module.
@@ -299,6 +299,17 @@ describe('the client (client/src: the CLI, the reporters, the contract)', () => 
 
   it('loads no server package', () => {
     expect(client.flatMap((f) => violations(graph, f, (t) => SERVER_PACKAGES.test(t)))).toEqual([]);
+  });
+
+  it('names nothing outside client/src even for its types: it type-checks from its own source', () => {
+    const ANY_IMPORT = /^[ \t]*(?:import|export)\b[^'";]*?\bfrom\s*(['"])(\.[^'"\n]+)\1|\bimport\(\s*(['"])(\.[^'"\n]+)\3\s*\)/gm;
+    const out = client.flatMap((f) =>
+      [...withoutComments(readFileSync(path.join(ROOT, f), 'utf8')).matchAll(ANY_IMPORT)]
+        .map((m) => m[2] ?? m[4]!)
+        .filter((spec) => !path.posix.normalize(path.posix.join(path.posix.dirname(f), spec)).startsWith('client/src/'))
+        .map((spec) => `${f}: ${spec}`),
+    );
+    expect(out).toEqual([]);
   });
 
   it("the server's CLI (src/main/cli.ts) is the client's with the server's commands: it loads the client's main, and the daemon only on demand", () => {
