@@ -1,5 +1,5 @@
 // Which test a JUnit <testcase> is: its file, suite and title, read the way the tool that wrote the
-// report meant them, so a test sent through its runner's reporter (src/reporter/), through that
+// report meant them, so a test sent through its runner's reporter (client/src/reporter/), through that
 // runner's JUnit file or over OTLP is one test (the identity is file + suite + title + params,
 // client/src/contract/identity.ts). JUnit has no standard for any of the three: each producer puts them in
 // different attributes. The conventions read here, each from real reports
