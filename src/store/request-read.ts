@@ -12,7 +12,6 @@ export function requestRead<T>(store: Store, sql: string, params: Record<string,
  * connections (a ClickHouse server) it is the store itself.
  */
 export function requestReadStore(store: Store): Store {
-  const readQuery = store.readQuery;
-  if (!readQuery) return store;
-  return { ...store, query: <T>(sql: string, params?: Record<string, unknown>) => readQuery<T>(sql, params) };
+  if (!store.readQuery) return store;
+  return { ...store, query: <T>(sql: string, params?: Record<string, unknown>) => store.readQuery!<T>(sql, params) };
 }
