@@ -46,8 +46,10 @@ describe('flakehouse serve + project/token commands', () => {
       body: JSON.stringify(nativeBatch({ n: 2 })),
     });
     expect(post.status).toBe(202);
+    // Until the run is listed (a generous ceiling: a busy machine is slow, not wrong).
     let runId = '';
-    for (let i = 0; i < 200 && !runId; i++) {
+    const deadline = Date.now() + 60_000;
+    while (!runId && Date.now() < deadline) {
       const list = (await (await fetch(`${server.url}/v1/runs`, { headers: { authorization: `Bearer ${token}` } })).json()) as { items: { id: string }[] };
       runId = list.items[0]?.id ?? '';
       if (!runId) await new Promise((r) => setTimeout(r, 25));

@@ -33,10 +33,12 @@ beforeAll(async () => {
     body: JSON.stringify(nativeBatch({ n: 3 })),
   });
   expect(post.status).toBe(202);
-  // Processed once the run is listed.
-  for (let i = 0; i < 400; i++) {
+  // Processed once the run is listed (a generous ceiling: a busy machine is slow, not wrong).
+  const deadline = Date.now() + 60_000;
+  for (;;) {
     const list = (await (await fetch(`${server.url}/v1/runs`, { headers: { authorization: `Bearer ${token}` } })).json()) as { items: unknown[] };
     if (list.items.length > 0) break;
+    if (Date.now() > deadline) throw new Error(`the run was not listed within 60 s:\n${server.output()}`);
     await new Promise((r) => setTimeout(r, 25));
   }
 }, 120_000);

@@ -37,12 +37,14 @@ async function runsOn(url: string, token: string, branch: string): Promise<any[]
 }
 
 async function waitRuns(url: string, token: string, branch: string): Promise<any[]> {
-  for (let i = 0; i < 800; i++) {
+  // A generous ceiling: a busy machine is slow, not wrong.
+  const deadline = Date.now() + 60_000;
+  for (;;) {
     const items = await runsOn(url, token, branch);
     if (items.length > 0) return items;
+    if (Date.now() > deadline) throw new Error(`no run on ${branch} within 60 s`);
     await new Promise((r) => setTimeout(r, 25));
   }
-  throw new Error(`no run on ${branch}`);
 }
 
 describe('flakehouse report', () => {
