@@ -47,7 +47,10 @@ export interface TestDaemon {
    * once instead of asking again while the jobs are still in flight. Throws as `waitFor` does.
    */
   settled(timeoutMs?: number): Promise<void>;
-  /** Polls until `fn` returns a truthy value (or throws after `timeoutMs`). */
+  /**
+   * Polls until `fn` returns a truthy value (or throws after `timeoutMs`, 30 s by default: a ceiling
+   * for a machine whose cores are busy with other work, not an expected time).
+   */
   waitFor<T>(fn: () => Promise<T | undefined | null | false>, timeoutMs?: number): Promise<T>;
   /** Stops the daemon; keeps the data dir and database so a restart sees the same state. */
   stop(): Promise<void>;
@@ -142,13 +145,13 @@ export async function startTestDaemon(
         if (res.status !== 202) throw new Error(`ingest: expected 202, got ${res.status} ${res.text}`);
         receipts.push(String(res.json.receiptId));
       }
-      await td.waitFor(async () => receipts.every((r) => processed.has(r)), 20_000);
+      await td.waitFor(async () => receipts.every((r) => processed.has(r)), 60_000);
       return receipts;
     },
     async settled(timeoutMs) {
       await td.waitFor(async () => daemon.queue.depth() === 0, timeoutMs);
     },
-    async waitFor(fn, timeoutMs = 10_000) {
+    async waitFor(fn, timeoutMs = 30_000) {
       const deadline = Date.now() + timeoutMs;
       // Each poll is a request and a query: polling fast at first and then less often leaves the
       // two cores to the work being waited for.
