@@ -52,6 +52,8 @@ describe('the daemon with its queue on NATS JetStream', () => {
     const replay = await td.request('POST', '/v1/ingest', { body: native });
     expect(replay.status).toBe(202);
     expect(replay.json).toMatchObject({ receiptId: first.json.receiptId, deduplicated: true });
+    // A window of 0.5 s for a second run or a second event to show (none may: the behaviour under
+    // test; there is no event to wait for).
     await new Promise((r) => setTimeout(r, 500));
     expect((await td.request('GET', '/v1/runs?branch=nats-all&limit=10')).json.items).toHaveLength(2);
     // Each run's event once: one dispatcher.

@@ -194,6 +194,8 @@ describe('bodies being received at once', () => {
 
     // A waiting request gets the slot a closed one frees.
     const waiting = td.request('POST', '/v1/ingest', { body: nativeBatch() });
+    // A moment for it to reach the door and wait (the door does not count waiters; were it late, it
+    // would find the slot free and pass all the same).
     await new Promise((r) => setTimeout(r, 50));
     slow[0]!.socket.destroy();
     expect((await waiting).status).toBe(202);

@@ -105,6 +105,8 @@ for (const thread of ['true', 'false']) {
       // Back to the default (no filter) while the jobs wait: the reload waits for the hold.
       writeFileSync(file, DEFAULT);
       const reloaded = td.daemon.reloadPipeline();
+      // A window of 0.3 s in which the waiting reload must not let the jobs through (the behaviour
+      // under test; there is no event to wait for).
       await new Promise((r) => setTimeout(r, 300));
       expect(td.daemon.queue.depth()).toBe(branches.length);
       release();

@@ -61,7 +61,8 @@ describe.each([
       const res = await t.request('POST', '/v1/ingest', { body: nativeBatch({ n: 2, resource: { branch: 'held' } }) });
       expect(res.status).toBe(202);
       accepted = 1;
-      // Accepted but not processed while the lock is held.
+      // Accepted but not processed while the lock is held: a window of 0.5 s in which nothing may
+      // happen (the behaviour under test; there is no event to wait for).
       await new Promise((r) => setTimeout(r, 500));
       expect(seen.some((e) => e.type === 'run.processed')).toBe(false);
     });

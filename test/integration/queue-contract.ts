@@ -427,6 +427,7 @@ export function queueContract(name: string, factory: QueueFactory, caps: QueueCa
         await q.ack(second.id);
         expect((await q.outbox.read(0, 100)).map((e) => e.event)).toEqual(events);
         expect(q.depth()).toBe(0);
+        // Past the visibility timeout again: nothing comes back (a window; the behaviour under test).
         await sleep(250);
         expect(await q.dequeue(ALL)).toBeNull();
       });
@@ -561,6 +562,7 @@ export function queueContract(name: string, factory: QueueFactory, caps: QueueCa
         expect(dead[0]!.job.batch).toEqual(makeBatch('key-nack-0001'));
         expect(dead[0]!.error).toBe('boom 3');
         expect(typeof dead[0]!.diedAt).toBe('number');
+        // Past any backoff: a dead job does not come back (a window; the behaviour under test).
         await sleep(300);
         expect(await h.q.dequeue(ALL)).toBeNull();
         await h.restart();
@@ -599,6 +601,7 @@ export function queueContract(name: string, factory: QueueFactory, caps: QueueCa
         expect(dead.map((d) => d.job.id).sort()).toEqual(jobIds(lease!));
         expect(dead.every((d) => d.error === 'exporter still down')).toBe(true);
         expect((await h.q.outbox.read(0, 100))).toEqual([]);
+        // Past any backoff: the buried lease does not come back (a window; the behaviour under test).
         await sleep(300);
         expect(await h.q.dequeue(ALL)).toBeNull();
         await h.restart();

@@ -35,6 +35,7 @@ async function requestsAndTheirLines(td: TestDaemon, lines: Line[], marker: stri
   // The line is written once the answer has gone out: a moment after the client has it.
   const until = Date.now() + 500;
   while (mine().length < expected && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+  // None expected: a window of 0.2 s for a line that must not come (there is no event to wait for).
   if (expected === 0) await new Promise((r) => setTimeout(r, 200));
   return mine();
 }

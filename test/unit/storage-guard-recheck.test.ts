@@ -121,6 +121,7 @@ describe('IngestService while storage is full', () => {
     const post = (key: string) => ingest.accept('p', 'native', batch(key), ingest.admit());
     await expect(post('new-1')).rejects.toMatchObject({ statusCode: 507 });
     queue.space = true;
+    // Past the 50 ms recheck interval: the passing of time is what is tested.
     await new Promise((r) => setTimeout(r, 60));
     for (let i = 0; i < 5; i++) await expect(post('seen')).resolves.toMatchObject({ deduplicated: true });
     await expect(post('new-2')).resolves.toMatchObject({ receiptId: 'r-new-2', deduplicated: false });
