@@ -146,7 +146,7 @@ describe('flakehouse flaky, quarantine, --version', () => {
     expect(auto.stdout).toContain('handed back to automatic quarantine; not quarantined for now');
     expect(await test(id)).toMatchObject({ quarantined: false, quarantineOverride: null });
     await td.ingest(run(12, Date.now(), true));
-    await td.waitFor(async () => (await test(id)).quarantined, 10_000);
+    await td.waitFor(async () => (await test(id)).quarantined, 30_000);
     expect((await test(id)).quarantineReason).toMatch(/^auto/);
   });
 

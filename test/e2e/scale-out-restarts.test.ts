@@ -40,7 +40,7 @@ describe('ingest and worker processes on NATS JetStream, restarted', () => {
     processes.push(...ingest);
 
     // The worker published the bootstrap token's snapshot: both ingest processes know it.
-    for (const p of ingest) await waitFor('the token snapshot', async () => (await post(p.url, token, nativeBatch({ n: 1, resource: { branch: 'warmup' } }))).status === 202, 10_000);
+    for (const p of ingest) await waitFor('the token snapshot', async () => (await post(p.url, token, nativeBatch({ n: 1, resource: { branch: 'warmup' } }))).status === 202, 30_000);
 
     const accepted: { key: string; n: number; receiptId: string }[] = [];
     const refused: { status: number; body: unknown }[] = [];
@@ -58,14 +58,14 @@ describe('ingest and worker processes on NATS JetStream, restarted', () => {
       }
     })();
 
-    await waitFor('some runs accepted', async () => accepted.length >= 20, 10_000);
+    await waitFor('some runs accepted', async () => accepted.length >= 20, 30_000);
     await worker.kill9();
     const atKill = accepted.length;
     // While the worker is gone the door stays open.
-    await waitFor('runs accepted with the worker down', async () => accepted.length >= atKill + 30, 15_000);
+    await waitFor('runs accepted with the worker down', async () => accepted.length >= atKill + 30, 30_000);
     worker = await startServerProcess(workerEnv);
     processes.push(worker);
-    await waitFor('runs accepted after the restart', async () => accepted.length >= atKill + 60, 15_000);
+    await waitFor('runs accepted after the restart', async () => accepted.length >= atKill + 60, 30_000);
     sending = false;
     await ci;
 

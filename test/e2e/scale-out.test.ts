@@ -55,7 +55,7 @@ describe('ingest and worker processes on NATS JetStream', () => {
     const token = bootstrapToken(workerDir);
     const ingest = await startServerProcess({ ...common, SERVICE_DATA_DIR: tempDir('ingest-outage'), SERVICE_ROLE: 'ingest' });
     processes.push(ingest);
-    await waitFor('the token snapshot', async () => (await post(ingest.url, token, nativeBatch({ n: 1, resource: { branch: 'outage' } }))).status === 202, 10_000);
+    await waitFor('the token snapshot', async () => (await post(ingest.url, token, nativeBatch({ n: 1, resource: { branch: 'outage' } }))).status === 202, 30_000);
 
     expect((await fetch(`${ingest.url}/ready`)).status).toBe(200);
     expect((await fetch(`${worker.url}/ready`)).status).toBe(200);
@@ -65,7 +65,7 @@ describe('ingest and worker processes on NATS JetStream', () => {
       const ready = await waitFor('not ready', async () => {
         const r = await fetch(`${p.url}/ready`);
         return r.status === 503 ? r : undefined;
-      }, 5_000);
+      }, 30_000);
       expect(await ready.json()).toEqual({ error: 'not_ready', message: expect.stringMatching(/^NATS \(SERVICE_QUEUE_URL\) unreachable for \d+ s; reconnecting$/) });
       expect((await fetch(`${p.url}/health`)).status).toBe(200);
     }
@@ -93,7 +93,7 @@ describe('ingest and worker processes on NATS JetStream', () => {
     );
     expect(accepted.json.acceptedExecutions).toBe(2);
     expect((await fetch(`${ingest.url}/ready`)).status).toBe(200);
-    await waitFor('the worker ready again', async () => (await fetch(`${worker.url}/ready`)).status === 200, 10_000);
+    await waitFor('the worker ready again', async () => (await fetch(`${worker.url}/ready`)).status === 200, 30_000);
     // The worker reconnected too: both accepted runs are stored (the first one's lease may have
     // failed while NATS was away: handed back once it returned, and processed then).
     await waitFor('the runs stored', async () => (await listRuns(worker.url, token, 'outage')).length >= 2, 30_000, () => worker.output());

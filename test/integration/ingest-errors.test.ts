@@ -71,7 +71,7 @@ async function waitForRuns(td: TestDaemon, branch: string, n: number): Promise<a
   return td.waitFor(async () => {
     const items = await listRuns(td, `branch=${encodeURIComponent(branch)}&limit=100`);
     return items.length >= n ? items : undefined;
-  }, 20_000);
+  }, 60_000);
 }
 
 let td: TestDaemon;
@@ -586,7 +586,7 @@ describe('projects, isolation and revocation', () => {
     const runsB = await td.waitFor(async () => {
       const items = await listRuns(td, `branch=${branch}`, tokB);
       return items.length > 0 ? items : undefined;
-    }, 20_000);
+    }, 60_000);
     expect(runsB).toHaveLength(1);
     expect(runsB[0].id).not.toBe(runA.id);
     expect(runsB[0].counts.total).toBe(1);

@@ -112,13 +112,13 @@ for (const thread of ['true', 'false']) {
       release();
       await hold;
       expect(await reloaded).toEqual({ ok: true });
-      await td.settled(20_000);
+      await td.settled(60_000);
       for (const b of branches) expect(await titlesOf(td, b)).toEqual(['dropme please', 'kept one']);
       // The counters go on across the swap (/metrics reads them as monotonic counters). At least:
       // with the pipeline thread, counts of the work before `counted` was read may still arrive
       // (the thread posts them every 250 ms), so equality was a race; a reset would fall short.
       expect(counted).toBeGreaterThan(0);
-      await td.waitFor(async () => td.daemon.runtime.stats.executions >= counted + 2 * branches.length, 20_000);
+      await td.waitFor(async () => td.daemon.runtime.stats.executions >= counted + 2 * branches.length, 60_000);
       const dead = await td.request('GET', '/v1/admin/dead-jobs', { token: td.adminToken });
       expect(dead.json.items).toEqual([]);
     });

@@ -30,7 +30,7 @@ async function timedStop(td: TestDaemon, boundMs = STOP_BOUND_MS): Promise<numbe
   return performance.now() - started;
 }
 
-async function until(check: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
+async function until(check: () => boolean, what: string, timeoutMs = 30_000): Promise<void> {
   const end = Date.now() + timeoutMs;
   while (!check()) {
     if (Date.now() > end) throw new Error(`${what}: not within ${timeoutMs} ms`);
@@ -103,7 +103,7 @@ describe('stopping with connections open', () => {
       const r = await t.request('GET', '/v1/runs?branch=stop-in-flight&limit=10');
       // The run is readable once stored; the job leaves the queue at its ack, just after.
       return r.json.items.length === 1 && t.daemon.queue.depth() === 0 ? (r.json.items as { receiptId?: string }[]) : null;
-    }, 20_000);
+    }, 60_000);
     expect(runs).toHaveLength(1);
     expect(receiptId).toBeTruthy();
   });

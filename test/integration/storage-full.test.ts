@@ -86,7 +86,7 @@ describe('queue byte cap filled (SERVICE_QUEUE_MAX_BYTES)', () => {
     await release();
     release = undefined;
     await td.settled(30_000);
-    await td.waitFor(async () => (await td!.request('GET', '/health', { token: null })).json.storage.state === 'ok', 10_000);
+    await td.waitFor(async () => (await td!.request('GET', '/health', { token: null })).json.storage.state === 'ok', 30_000);
     const again = await td.request('POST', '/v1/ingest', { body: nativeBatch({ n: 150, resource: { branch } }) });
     expect(again.status, again.text).toBe(202);
     accepted.push({ receiptId: again.json.receiptId, n: again.json.acceptedExecutions });
