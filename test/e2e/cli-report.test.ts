@@ -20,12 +20,25 @@ afterAll(async () => {
   fs.rmSync(root, { recursive: true, force: true });
 });
 
+/**
+ * A free port below the kernel's ephemeral range (32768–60999 on Linux), where no other test's
+ * listen(0) is given a port: the server is down for a while and comes back at the same address,
+ * and a port from the ephemeral range was once taken by another test's daemon in between (the
+ * report then got that daemon's 401 instead of a refused connection).
+ */
 async function freePort(): Promise<number> {
-  const srv = net.createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  const p = (srv.address() as net.AddressInfo).port;
-  await new Promise<void>((r) => srv.close(() => r()));
-  return p;
+  for (;;) {
+    const candidate = 20_000 + Math.floor(Math.random() * 12_000);
+    const srv = net.createServer();
+    const bound = await new Promise<boolean>((r) => {
+      srv.once('error', () => r(false));
+      srv.listen(candidate, '127.0.0.1', () => r(true));
+    });
+    if (bound) {
+      await new Promise<void>((r) => srv.close(() => r()));
+      return candidate;
+    }
+  }
 }
 
 const cli = (args: string[], env: Record<string, string>): Promise<CliResult> => runCli(args, { cwd: repo, env, timeoutMs: 120_000 });
