@@ -10,24 +10,13 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import type { QuarantineEntry } from '../contract/mute.js';
+import { quarantineListReadSchema } from '../contract/quarantine-list.js';
 
 export const QUARANTINE_CACHE_DIR = 'quarantine';
 /** One try, short: the list is a small read and a CI job should not wait on a dead server. */
 const FETCH_TIMEOUT_MS = 10_000;
 
-const entrySchema = z.object({
-  testIdentityId: z.string(),
-  fingerprints: z.array(z.string()),
-  filePath: z.string(),
-  suite: z.string(),
-  title: z.string(),
-  params: z.record(z.string(), z.unknown()).nullable(),
-  reason: z.string(),
-  source: z.string().optional(),
-  since: z.string().nullable().optional(),
-});
-const listSchema = z.object({ items: z.array(entrySchema) });
-const cacheSchema = z.object({ version: z.literal(1), endpoint: z.string(), etag: z.string(), fetchedAt: z.string(), items: z.array(entrySchema) });
+const cacheSchema = z.object({ version: z.literal(1), endpoint: z.string(), etag: z.string(), fetchedAt: z.string(), items: quarantineListReadSchema.shape.items });
 type CacheFile = z.infer<typeof cacheSchema>;
 
 export interface QuarantineTarget {
@@ -103,7 +92,7 @@ export async function fetchQuarantineList(t: QuarantineTarget, opts: { fetchImpl
     } catch {
       json = undefined;
     }
-    const parsed = listSchema.safeParse(json);
+    const parsed = quarantineListReadSchema.safeParse(json);
     if (!parsed.success) return fromCache(`${t.endpoint} sent an unexpected quarantine list`);
     const etag = res.headers.get('etag') ?? '';
     if (etag) keep(parsed.data.items, etag);

@@ -3,29 +3,14 @@
 // and keep it in a local cache (client/src/reporter/quarantine-cache.ts); the ETag is strong, a hash of
 // the answer's bytes, so an unchanged list costs a 304 and no body.
 import { createHash } from 'node:crypto';
-import { z } from 'zod';
+import type { z } from 'zod';
 import type { Store } from '../../store/client.js';
 import { listQuarantined } from '../../store/quarantine-list.js';
 import type { TestRepo } from '../../store/tests.js';
 import { defineRoute, type AnyRouteDef } from '../route.js';
 import { matchesEtag } from './badge.js';
+import { quarantineListSchema } from '../../../client/src/contract/quarantine-list.js';
 
-export const quarantineEntrySchema = z
-  .object({
-    testIdentityId: z.string(),
-    /** The identity's fingerprint, then its aliases' (sha256 of the test key, docs/contract.md §1). */
-    fingerprints: z.array(z.string()),
-    filePath: z.string(),
-    suite: z.string(),
-    title: z.string(),
-    params: z.record(z.string(), z.unknown()).nullable(),
-    reason: z.string(),
-    source: z.enum(['manual', 'auto']),
-    since: z.string().nullable(),
-  })
-  .meta({ id: 'QuarantinedTest' });
-
-export const quarantineListSchema = z.object({ items: z.array(quarantineEntrySchema) }).meta({ id: 'QuarantineList' });
 
 export interface QuarantineListDeps {
   store: Store;
