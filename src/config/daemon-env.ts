@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { ConfigError, expected, throwConfigErrors } from '../../client/src/contract/config/errors.js';
 import { SERVER_ADDRESS_VARS } from '../../client/src/contract/config/server-address.js';
 import type { Field } from './service-yml.js';
-import { booleanField, intField, numberField, parseEnvValue, readEnv, stringField, urlField } from './service-yml.js';
+import { booleanField, envReader, intField, numberField, stringField, urlField } from './service-yml.js';
 import type { S3Settings } from '../artifacts/s3.js';
 import { loadIntegrationSettings, type NotificationSettings, type TrackerSettings } from './integrations.js';
 import { loadAiSettings, type AiSettings } from './ai.js';
@@ -455,16 +455,9 @@ export const SERVER_ENV_VARS: readonly ServerEnvVar[] = Object.values(VARS).map(
 export function loadServerSettings(env: NodeJS.ProcessEnv, cwd: string): ServerSettings {
   const errors: ConfigError[] = [];
 
+  const readVar = envReader(env, errors);
   function opt<T>(spec: VarSpec<T>): T | undefined {
-    const raw = readEnv(env, spec.name);
-    if (raw === undefined) return spec.default;
-    try {
-      return parseEnvValue(spec.name, raw, spec.field);
-    } catch (err) {
-      if (!(err instanceof ConfigError)) throw err;
-      errors.push(err);
-      return spec.default;
-    }
+    return readVar(spec.name, spec.field) ?? spec.default;
   }
   function req<T>(spec: DefaultedSpec<T>): T {
     return opt(spec) ?? spec.default;

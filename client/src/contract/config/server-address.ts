@@ -4,8 +4,8 @@
 // rest of the server's settings.
 import path from 'node:path';
 import { z } from 'zod';
-import { ConfigError, throwConfigErrors } from './errors.js';
-import { intField, parseEnvValue, readEnv, stringField, type Field } from './service-yml.js';
+import { throwConfigErrors, type ConfigError } from './errors.js';
+import { envReader, intField, stringField, type Field } from './service-yml.js';
 
 /** One variable: its name, what it does (the README's table), how it is read, and its default. */
 export interface ServerVar<T> {
@@ -47,17 +47,8 @@ export interface ServerAddress {
 /** Reads the four variables; bad values are reported together, each named, as the daemon does. */
 export function readServerAddress(env: NodeJS.ProcessEnv, cwd: string): ServerAddress {
   const errors: ConfigError[] = [];
-  const read = <T>(spec: ServerVar<T>): T | undefined => {
-    const raw = readEnv(env, spec.name);
-    if (raw === undefined) return spec.default;
-    try {
-      return parseEnvValue(spec.name, raw, spec.field);
-    } catch (err) {
-      if (!(err instanceof ConfigError)) throw err;
-      errors.push(err);
-      return spec.default;
-    }
-  };
+  const readVar = envReader(env, errors);
+  const read = <T>(spec: ServerVar<T>): T | undefined => readVar(spec.name, spec.field) ?? spec.default;
   const v = SERVER_ADDRESS_VARS;
   const address: ServerAddress = {
     port: read(v.port) ?? v.port.default,
