@@ -46,6 +46,8 @@ export interface WorkerCalls {
   reload: () => ReloadResult;
   /** Lets the lease in hand finish, stops the components, and sends the last counters first. */
   shutdown: () => void;
+  /** Whether delivered events are sent to the main thread (only while something there listens). */
+  relayEvents: (on: boolean) => void;
 }
 
 /** Notifications from the pipeline thread (no answer expected). */
@@ -53,5 +55,6 @@ export type ToMain =
   | { kind: 'ready' }
   | { kind: 'fatal'; message: string }
   | { kind: 'log'; line: string }
-  | { kind: 'event'; event: DomainEvent }
+  /** Events delivered in one turn of the thread, in order (one message, not one per event). */
+  | { kind: 'events'; events: DomainEvent[] }
   | { kind: 'stats'; stats: WorkerStats };

@@ -16,7 +16,8 @@ import { RpcClient, serveRpc, withTransfer } from './rpc.js';
 import type { PipelineThreadData } from './worker.js';
 
 export interface PipelineThreadOptions {
-  data: PipelineThreadData;
+  /** What the thread starts with; whether it relays events is this side's to say (onEvent). */
+  data: Omit<PipelineThreadData, 'relayEvents'>;
   store: Store;
   /** The embedded queue, or the NATS one: leases cross to the thread as bytes. */
   queue: Pick<Queue, 'savePlan' | 'ack' | 'nack' | 'failJob' | 'waitForWork'> & RawLeaseSource & { readonly outbox: OutboxReader };
@@ -42,7 +43,8 @@ export class PipelineThread {
   /** Resolves once the thread's components have started (caches loaded). */
   start(): Promise<void> {
     return new Promise((resolve, reject) => {
-      const worker = new Worker(new URL('./entry.mjs', import.meta.url), { workerData: this.opts.data, stdout: false, stderr: false });
+      const data: PipelineThreadData = { ...this.opts.data, relayEvents: this.listeners.size > 0 };
+      const worker = new Worker(new URL('./entry.mjs', import.meta.url), { workerData: data, stdout: false, stderr: false });
       this.worker = worker;
       this.serve(worker);
       const rpc = new RpcClient<WorkerCalls>(worker);
@@ -55,8 +57,8 @@ export class PipelineThread {
           case 'log':
             stream.write(m.line);
             break;
-          case 'event':
-            for (const l of this.listeners) l(m.event);
+          case 'events':
+            for (const event of m.events) for (const l of this.listeners) l(event);
             break;
           case 'stats':
             this.stats = m.stats;
@@ -123,7 +125,12 @@ export class PipelineThread {
 
   onEvent(listener: (e: DomainEvent) => void): () => void {
     this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
+    // The thread sends events only while one is listened for (the first listener turns it on).
+    if (this.listeners.size === 1) void this.rpc?.call('relayEvents', true).catch(() => undefined);
+    return () => {
+      this.listeners.delete(listener);
+      if (this.listeners.size === 0) void this.rpc?.call('relayEvents', false).catch(() => undefined);
+    };
   }
 
   /** Lets the lease in hand finish, then stops the thread. */
