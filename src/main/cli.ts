@@ -96,6 +96,7 @@ async function serve(args: string[], env: NodeJS.ProcessEnv, cwd: string, io: Cl
   const { storeUsers } = await import('../agent/mode.js');
   const needStore = storeUsers(graph);
   let daemon: { url: string; close(): Promise<void> };
+  let stopHeapTrim = (): void => undefined;
   if (settings.role === 'ingest') {
     // Receivers only: no store, no pipeline; tokens from the snapshot the workers publish (README "Scaling out").
     const { startIngestProcess } = await import('./ingest-process.js');
@@ -112,6 +113,9 @@ async function serve(args: string[], env: NodeJS.ProcessEnv, cwd: string, io: Cl
     // The dashboard is built on the first start when install did not build it (docs/dashboard.md).
     if (settings.dashboard.enabled) await (await import('../api/dashboard/build.js')).ensureDashboardBuilt(logger);
     daemon = await startDaemon({ settings, service, logger, pipelineFile });
+    // The HTTP thread's garbage collected before V8's large-machine limits let it pile up (issue 40).
+    const { startHeapTrim, MAIN_THREAD_HEAP_TRIM } = await import('../pipeline/thread/heap-trim.js');
+    stopHeapTrim = startHeapTrim(MAIN_THREAD_HEAP_TRIM);
     io.stdout.write(`Flakehouse is listening on ${daemon.url} (data: ${settings.dataDir})\n`);
     if (settings.dashboard.enabled) io.stdout.write(`Dashboard: ${daemon.url}/ (sign in with a token)\n`);
   }
@@ -124,6 +128,7 @@ async function serve(args: string[], env: NodeJS.ProcessEnv, cwd: string, io: Cl
       if (stopping) return;
       stopping = true;
       process.off('SIGHUP', onHup);
+      stopHeapTrim();
       logger.info({ signal }, 'shutting down: finishing the job in hand');
       daemon.close().then(
         () => {
