@@ -28,32 +28,41 @@ export function impactSql(store: Store, bounded: boolean): string {
   const recent = store.table('test_recent');
   const runs = store.table('runs');
   const window = 'project_id = {projectId:UUID} AND started_at >= fromUnixTimestamp64Milli({impactSinceMs:Int64})';
+  // Only a (test, run) with a failed or a retried attempt in the window costs anything: any other's
+  // final attempt passed and it has no retry, so it adds 0 to every column (a test with only such
+  // runs gets no row, which the board's LEFT JOIN reads as 0). Those pairs are found on the cheap
+  // status and attempt columns, and only their rows are grouped: grouping every execution of the
+  // window by (test, run), three times over (a CTE is inlined at each use), was most of the board's
+  // time (issue 40). Bounded, the pairs are those of every test in the runs where the page's tests
+  // have one, so that each run's count of tests that failed it counts the tests not on the page too.
+  const costly = "(status = 'fail' OR attempt > 1)";
+  const pairs = bounded
+    ? `SELECT DISTINCT test_id, run_id FROM ${recent} WHERE ${window} AND ${costly}
+         AND run_id IN (SELECT run_id FROM ${recent} WHERE ${window} AND test_id IN {impactIds:Array(UUID)} AND ${costly})`
+    : `SELECT DISTINCT test_id, run_id FROM ${recent} WHERE ${window} AND ${costly}`;
   return `WITH
+    p AS (${pairs}),
     t AS (
-      SELECT test_id, run_id, argMax(status, attempt) = 'fail' AS failed, sumIf(duration_ms, attempt > 1) AS retried_ms
-      FROM ${recent} WHERE ${window}${bounded ? ' AND test_id IN {impactIds:Array(UUID)}' : ''}
-      GROUP BY test_id, run_id
-    ),
-    failed_runs AS (SELECT DISTINCT run_id FROM t WHERE failed),
-    n AS (
-      SELECT run_id, countIf(f) AS failed_tests FROM (
-        SELECT test_id, run_id, argMax(status, attempt) = 'fail' AS f FROM ${recent}
-        WHERE ${window} AND run_id IN (SELECT run_id FROM failed_runs) GROUP BY test_id, run_id
-      ) GROUP BY run_id
+      SELECT test_id, run_id, failed, retried_ms, countIf(failed) OVER (PARTITION BY run_id) AS failed_tests FROM (
+        SELECT test_id, run_id, argMax(status, attempt) = 'fail' AS failed, sumIf(duration_ms, attempt > 1) AS retried_ms
+        FROM ${recent}
+        WHERE ${window} AND test_id IN (SELECT test_id FROM p) AND (test_id, run_id) IN (SELECT test_id, run_id FROM p)
+        GROUP BY test_id, run_id
+      )
     ),
     r AS (
       SELECT id, pr_number,
              if(trigger = 'schedule' OR commit_sha IN ('', {impactPlaceholder:String}), 0, leadInFrame(duration_ms) OVER w) AS rerun_ms
       FROM ${runs} FINAL
       WHERE project_id = {projectId:UUID}
-        AND commit_sha IN (SELECT commit_sha FROM ${runs} WHERE project_id = {projectId:UUID} AND id IN (SELECT run_id FROM failed_runs))
+        AND commit_sha IN (SELECT commit_sha FROM ${runs} WHERE project_id = {projectId:UUID} AND id IN (SELECT run_id FROM p))
       WINDOW w AS (PARTITION BY commit_sha, branch, trigger, shard_index, shard_total, ci_job_name, ci_job_matrix
                    ORDER BY started_at, id ROWS BETWEEN CURRENT ROW AND 1 FOLLOWING)
     )
     SELECT t.test_id AS i_test_id, countIf(t.failed) AS i_failures,
            uniqExactIf(r.pr_number, t.failed AND r.pr_number IS NOT NULL) AS i_prs,
-           sum(t.retried_ms) + sumIf(r.rerun_ms / greatest(n.failed_tests, 1), t.failed) AS i_lost_ms
-    FROM t LEFT JOIN r ON r.id = t.run_id LEFT JOIN n ON n.run_id = t.run_id
+           sum(t.retried_ms) + sumIf(r.rerun_ms / greatest(t.failed_tests, 1), t.failed) AS i_lost_ms
+    FROM t LEFT JOIN r ON r.id = t.run_id${bounded ? '\n    WHERE t.test_id IN {impactIds:Array(UUID)}' : ''}
     GROUP BY t.test_id`;
 }
 

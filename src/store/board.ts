@@ -54,6 +54,8 @@ export interface BoardRow extends BoardEntry {
   lastSeenAt: number;
   /** Present when the page was sorted by impact or score (the impact was read with the rows). */
   impact?: BoardImpact;
+  /** The model's ring of recent runs (store/tests.ts recentRunsOf), read with a page's rows (not with `limit: null`). */
+  ring?: string;
 }
 
 interface Row extends BoardDbRow, Partial<ImpactDbRow> {
@@ -156,13 +158,43 @@ export class BoardRepo {
       Object.assign(params, impactParams(q.impactSinceMs ?? Date.now() - 30 * 86_400_000));
       impactCols = ', i_failures, i_prs, i_lost_ms';
     }
-    const rows = await this.store.query<Row>(
-      `SELECT ${BOARD_COLUMNS}, toUnixTimestamp64Milli(last_seen_at) AS last_seen_ms${impactCols}
-       FROM ${table} WHERE ${where.join(' AND ')}
-       ORDER BY ${ORDER[q.sort]}${q.limit === null ? '' : ' LIMIT {limit:UInt32} OFFSET {offset:UInt32}'}`,
+    const order = `ORDER BY ${ORDER[q.sort]}`;
+    if (q.limit === null) {
+      const rows = await this.store.query<Row>(
+        `SELECT ${BOARD_COLUMNS}, toUnixTimestamp64Milli(last_seen_at) AS last_seen_ms${impactCols}
+         FROM ${table} WHERE ${where.join(' AND ')} ${order}`,
+        params,
+      );
+      return { rows: rows.map(toRow) };
+    }
+    // A page in two reads: the page's ids in order, over the columns the filters and the order
+    // need; then the shown columns (and the recent-runs ring the page shows beside them) of those
+    // ids only. Reading every shown column of every row of the project before the ORDER BY (FINAL
+    // reads them all) cost most of a page that was not ranked by impact (issue 40). A test rescored
+    // between the two reads shows its newer columns where its older ones ranked it (as its ring did
+    // when the ring was a read of its own after the page).
+    const ranked = await this.store.query<{ test_id: string } & Partial<ImpactDbRow>>(
+      `SELECT test_id${impactCols} FROM ${table} WHERE ${where.join(' AND ')}
+       ${order} LIMIT {limit:UInt32} OFFSET {offset:UInt32}`,
       params,
     );
-    return { rows: rows.map(toRow) };
+    if (ranked.length === 0) return { rows: [] };
+    // PREWHERE on sorting-key columns only: every version of a row shares them, so FINAL keeps
+    // the same rows, and it reads the wide columns of the page's granules only.
+    const shown = await this.store.query<Row & { ring: string }>(
+      `SELECT ${BOARD_COLUMNS}, toUnixTimestamp64Milli(last_seen_at) AS last_seen_ms, JSONExtractString(model, 'ring') AS ring
+       FROM ${this.store.table('test_state')} FINAL
+       PREWHERE project_id = {projectId:UUID} AND test_id IN {ids:Array(UUID)}`,
+      { projectId, ids: ranked.map((r) => r.test_id) },
+    );
+    const byId = new Map(shown.map((r) => [r.test_id, r]));
+    const rows: BoardRow[] = [];
+    for (const k of ranked) {
+      const r = byId.get(k.test_id);
+      // Gone between the two reads (its project deleted): not shown.
+      if (r) rows.push({ ...toRow({ ...r, ...(impactCols ? { i_failures: k.i_failures, i_prs: k.i_prs, i_lost_ms: k.i_lost_ms } : {}) }), ring: r.ring });
+    }
+    return { rows };
   }
 }
 

@@ -5,7 +5,7 @@ import { ownerMatches } from '../domain/codeowners.js';
 import { effectiveQuarantine } from '../domain/quarantine.js';
 import { toIso } from '../../client/src/contract/time.js';
 import type { CodeownersRepo } from '../store/codeowners.js';
-import type { BoardEntry, TestRepo } from '../store/tests.js';
+import { recentRunsOf, type BoardEntry, type TestRepo } from '../store/tests.js';
 import type { BoardRow } from '../store/board.js';
 import type { BoardImpact } from '../store/board-impact.js';
 import { errors } from '../errors/catalogue.js';
@@ -118,9 +118,15 @@ async function flakyBoardRows(
   }
   const more = items.length > query.limit;
   const page = items.slice(0, query.limit);
-  // The raw counts behind each shown test's flake rate (one bounded read of the page's models).
-  const recent = await d.tests.recentRuns(projectId, page.map((i) => i.testIdentityId));
-  for (const item of page) item.recentRuns = recent.get(item.testIdentityId) ?? NO_RECENT_RUNS;
+  // The raw counts behind each shown test's flake rate: from the rings read with a page's rows, else
+  // one bounded read of the page's models.
+  const shownPage = shown.slice(0, query.limit);
+  if (shownPage.every((s) => s.ring !== undefined)) {
+    page.forEach((item, n) => (item.recentRuns = recentRunsOf(shownPage[n]!.ring!)));
+  } else {
+    const recent = await d.tests.recentRuns(projectId, page.map((i) => i.testIdentityId));
+    for (const item of page) item.recentRuns = recent.get(item.testIdentityId) ?? NO_RECENT_RUNS;
+  }
   if (!more) return { body: { items: page }, rows: shown };
   return { body: { items: page, nextCursor: boardCursor(offset + query.limit) }, rows: shown.slice(0, query.limit) };
 }
