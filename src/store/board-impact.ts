@@ -20,11 +20,15 @@ export interface BoardImpact {
   lostMs: number;
 }
 
+/** The bound of boardImpact: the ids it is given. */
+export const IMPACT_IDS = '{impactIds:Array(UUID)}';
+
 /**
  * The impact query's SQL: rows (i_test_id, i_failures, i_prs, i_lost_ms). Binds {projectId},
- * {impactSinceMs} and, with `bounded`, {impactIds:Array(UUID)}.
+ * {impactSinceMs} and what `bound` binds: the tests to read, as the right side of an IN (IMPACT_IDS,
+ * or a subquery); absent, every test of the project.
  */
-export function impactSql(store: Store, bounded: boolean): string {
+export function impactSql(store: Store, bound?: string): string {
   const recent = store.table('test_recent');
   const runs = store.table('runs');
   const window = 'project_id = {projectId:UUID} AND started_at >= fromUnixTimestamp64Milli({impactSinceMs:Int64})';
@@ -36,9 +40,9 @@ export function impactSql(store: Store, bounded: boolean): string {
   // time (issue 40). Bounded, the pairs are those of every test in the runs where the page's tests
   // have one, so that each run's count of tests that failed it counts the tests not on the page too.
   const costly = "(status = 'fail' OR attempt > 1)";
-  const pairs = bounded
+  const pairs = bound
     ? `SELECT DISTINCT test_id, run_id FROM ${recent} WHERE ${window} AND ${costly}
-         AND run_id IN (SELECT run_id FROM ${recent} WHERE ${window} AND test_id IN {impactIds:Array(UUID)} AND ${costly})`
+         AND run_id IN (SELECT run_id FROM ${recent} WHERE ${window} AND test_id IN ${bound} AND ${costly})`
     : `SELECT DISTINCT test_id, run_id FROM ${recent} WHERE ${window} AND ${costly}`;
   return `WITH
     p AS (${pairs}),
@@ -62,7 +66,7 @@ export function impactSql(store: Store, bounded: boolean): string {
     SELECT t.test_id AS i_test_id, countIf(t.failed) AS i_failures,
            uniqExactIf(r.pr_number, t.failed AND r.pr_number IS NOT NULL) AS i_prs,
            sum(t.retried_ms) + sumIf(r.rerun_ms / greatest(t.failed_tests, 1), t.failed) AS i_lost_ms
-    FROM t LEFT JOIN r ON r.id = t.run_id${bounded ? '\n    WHERE t.test_id IN {impactIds:Array(UUID)}' : ''}
+    FROM t LEFT JOIN r ON r.id = t.run_id${bound ? `\n    WHERE t.test_id IN ${bound}` : ''}
     GROUP BY t.test_id`;
 }
 
@@ -83,6 +87,6 @@ export function toImpact(r: ImpactDbRow): BoardImpact {
 /** Impact of the given tests (a board page) since `sinceMs`; a test without failures or retries is absent. */
 export async function boardImpact(store: Store, projectId: string, testIds: readonly string[], sinceMs: number): Promise<Map<string, BoardImpact>> {
   if (testIds.length === 0) return new Map();
-  const rows = await store.query<ImpactDbRow & { i_test_id: string }>(impactSql(store, true), { projectId, ...impactParams(sinceMs, testIds) });
+  const rows = await store.query<ImpactDbRow & { i_test_id: string }>(impactSql(store, IMPACT_IDS), { projectId, ...impactParams(sinceMs, testIds) });
   return new Map(rows.map((r) => [r.i_test_id, toImpact(r)]));
 }

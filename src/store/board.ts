@@ -152,9 +152,30 @@ export class BoardRepo {
     }
     let impactCols = '';
     if (IMPACT_RANKED.has(q.sort)) {
-      // Every test's impact, joined to rank by it (a test without failures or retries: 0); the score
-      // sort breaks its ties with it.
-      table += ` LEFT JOIN (${impactSql(this.store, false)}) AS i ON i_test_id = test_id`;
+      // Ranked by impact: every test's. The score sort breaks ties of the rounded score with it, so
+      // a page needs the impact only of the tests whose rounded score is among its own: a row of
+      // another score keeps its place whatever its impact (another's within its score may change,
+      // not the number of rows above the page). The page's rounded scores come first (no row: no
+      // page, and no impact read); a superset of those tests is bounded by exact score (a rounded
+      // score is within 0.005 of the score).
+      let bound: string | undefined;
+      if (q.sort === 'score' && q.limit !== null) {
+        const [band] = await this.store.query<{ n: number | string; lo: number | null; hi: number | null }>(
+          `SELECT count() AS n, min(r) AS lo, max(r) AS hi FROM (
+             SELECT round(score, 2) AS r FROM ${table} WHERE ${where.join(' AND ')}
+             ORDER BY r DESC LIMIT {limit:UInt32} OFFSET {offset:UInt32})`,
+          params,
+        );
+        if (!band || toNumber(band.n) === 0) return { rows: [] };
+        // A page down to the scores shown as 0.00, most of a project's tests, reads every test's.
+        if (toNumber(band.lo ?? 0) > 0.006) {
+          bound = `(SELECT test_id FROM ${this.store.table('test_state')} WHERE project_id = {projectId:UUID}
+                    AND score BETWEEN {bandLo:Float64} AND {bandHi:Float64})`;
+          params.bandLo = toNumber(band.lo) - 0.006;
+          params.bandHi = toNumber(band.hi ?? 1) + 0.006;
+        }
+      }
+      table += ` LEFT JOIN (${impactSql(this.store, bound)}) AS i ON i_test_id = test_id`;
       Object.assign(params, impactParams(q.impactSinceMs ?? Date.now() - 30 * 86_400_000));
       impactCols = ', i_failures, i_prs, i_lost_ms';
     }
