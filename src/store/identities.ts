@@ -88,6 +88,25 @@ function fileKeys(keys: readonly StitchKey[]): { files: string[]; fileSuites: st
   return out;
 }
 
+/**
+ * The distinct runs of `where` and its distinct known commits (in order of first appearance), each
+ * with its 1-based positions in `where`: the entries an execution in that run, or on that commit, covers.
+ */
+function wherePositions(where: readonly RunRef[]): { runs: string[]; runEntries: number[][]; commits: string[]; commitEntries: number[][] } {
+  const byRun = new Map<string, number[]>();
+  const byCommit = new Map<string, number[]>();
+  for (const [i, w] of where.entries()) {
+    const run = byRun.get(w.runId);
+    if (run) run.push(i + 1);
+    else byRun.set(w.runId, [i + 1]);
+    if (!isKnownCommit(w.commitSha)) continue;
+    const commit = byCommit.get(w.commitSha);
+    if (commit) commit.push(i + 1);
+    else byCommit.set(w.commitSha, [i + 1]);
+  }
+  return { runs: [...byRun.keys()], runEntries: [...byRun.values()], commits: [...byCommit.keys()], commitEntries: [...byCommit.values()] };
+}
+
 export class IdentityRepo {
   constructor(private readonly store: Store) {}
 
@@ -223,26 +242,33 @@ export class IdentityRepo {
   private async candidatesQuery(projectId: string, keys: readonly StitchKey[], seen: SeenIn, renameKeys: readonly StitchKey[] | null): Promise<StitchCandidate[]> {
     if (keys.length === 0) return [];
     const ids = this.store.table('test_identities');
-    const byTitle = 'SELECT arrayJoin(arrayZip({suites:Array(String)}, {titles:Array(String)}, {params:Array(String)}))';
-    const byFile = 'SELECT arrayJoin(arrayZip({files:Array(String)}, {fileSuites:Array(String)}, {fileParams:Array(String)}))';
-    const arms = `((suite, title, params_hash) IN (${byTitle}) OR (lower(file_path), suite, params_hash) IN (${byFile}))`;
+    // Each key array is a query parameter once, named in WITH and used by name: a parameter is
+    // parsed into a literal wherever it appears, and the same 10,000 keys in five places were about
+    // half of this query's CPU on a lease of new tests (issue 40).
+    const arms = '((suite, title, params_hash) IN key_titles OR (lower(file_path), suite, params_hash) IN key_files)';
     // Identities with a row matching a key, under any of their names.
     const matching = `SELECT id FROM ${ids} WHERE project_id = {projectId:UUID} AND ${arms}`;
-    // Ran at every one of the lease's runs: in the run, or on its commit when that is known ('').
-    const everywhere =
-      "(notEmpty({whereRuns:Array(UUID)}) AND arrayAll((r, s) -> arrayExists(x -> x.1 = r OR (s != '' AND x.2 = s), ran), {whereRuns:Array(UUID)}, {whereShas:Array(String)}))";
-    const mayBeExact = '((suite, title, params_hash) IN (' + byTitle + ') OR match(title, {untrimmed:String}))';
+    // Ran at every one of the lease's runs: in the run, or on its commit when that is known. Counted
+    // per candidate from its executions (`covered`: how many of `seen.where` they cover), not
+    // checked run by run for each candidate: with a lambda over the lease's runs, ClickHouse copies
+    // those runs into every candidate row (100 runs × 10,000 candidates, most of the query's time).
+    const everywhere = '({whereCount:UInt32} > 0 AND covered = {whereCount:UInt32})';
+    const mayBeExact = '((suite, title, params_hash) IN key_titles OR match(title, {untrimmed:String}))';
     const keep =
       renameKeys === null
         ? `NOT ${everywhere} OR ${mayBeExact}`
         : `${everywhere} AND NOT ${mayBeExact}
-           AND (suite, params_hash) IN (SELECT arrayJoin(arrayZip({renameSuites:Array(String)}, {renameParams:Array(String)})))
+           AND (suite, params_hash) IN arrayZip({renameSuites:Array(String)}, {renameParams:Array(String)})
            AND (lower(file_path) IN {renameFiles:Array(String)} OR NOT (match(file_path, {plainPath:String}) AND NOT startsWith(file_path, './')))`;
-    const known = [...new Set(seen.where.map((w) => w.commitSha).filter(isKnownCommit))];
+    const { runs, runEntries, commits, commitEntries } = wherePositions(seen.where);
     // Output names differ from the columns: ClickHouse would read an alias named like a column in WHERE.
     const rows = await this.store.query<{ id: string; file_path: string; suite: string; title: string; params_hash: string; ran: [string, string][] }>(
-      `SELECT id, file_path, suite, title, params_hash, ran FROM (
-         SELECT toString(c.id) AS id, c.file_path AS file_path, c.suite AS suite, c.title AS title, c.params_hash AS params_hash, p.ran AS ran
+      `WITH arrayZip({suites:Array(String)}, {titles:Array(String)}, {params:Array(String)}) AS key_titles,
+            arrayZip({files:Array(String)}, {fileSuites:Array(String)}, {fileParams:Array(String)}) AS key_files,
+            {runs:Array(UUID)} AS lease_runs, {commits:Array(String)} AS lease_commits
+       SELECT id, file_path, suite, title, params_hash, ran FROM (
+         SELECT toString(c.id) AS id, c.file_path AS file_path, c.suite AS suite, c.title AS title, c.params_hash AS params_hash, p.ran AS ran,
+                ifNull(p.covered, 0) AS covered
          FROM (
            SELECT id, file_path, suite, title, params_hash FROM (
              SELECT id, argMax(file_path, version) AS file_path, argMax(suite, version) AS suite, argMax(title, version) AS title,
@@ -252,9 +278,13 @@ export class IdentityRepo {
              GROUP BY id)
            WHERE ${arms}) AS c
          LEFT JOIN (
-           SELECT test_id, groupUniqArray((run_id, commit_sha)) AS ran FROM ${this.store.table('executions')}
+           -- An execution covers the entries of seen.where of its run, and those of its commit.
+           SELECT test_id, groupUniqArray((run_id, commit_sha)) AS ran,
+                  uniqExactArray(arrayConcat({runEntries:Array(Array(UInt32))}[indexOf(lease_runs, run_id)],
+                                             {commitEntries:Array(Array(UInt32))}[indexOf(lease_commits, commit_sha)])) AS covered
+           FROM ${this.store.table('executions')}
            WHERE project_id = {projectId:UUID} AND test_id IN (${matching})
-             AND (run_id IN {runs:Array(UUID)} OR commit_sha IN {commits:Array(String)})
+             AND (run_id IN lease_runs OR commit_sha IN lease_commits)
              AND fingerprint NOT IN {skipFps:Array(String)}
            GROUP BY test_id) AS p ON p.test_id = c.id)
        WHERE ${keep}`,
@@ -265,10 +295,11 @@ export class IdentityRepo {
         params: keys.map((k) => k.paramsHash),
         // Each (file, suite, params) once: the tests of a lease mostly share a few files.
         ...fileKeys(keys),
-        runs: [...new Set(seen.where.map((w) => w.runId))],
-        commits: known,
-        whereRuns: seen.where.map((w) => w.runId),
-        whereShas: seen.where.map((w) => (isKnownCommit(w.commitSha) ? w.commitSha : '')),
+        runs,
+        commits,
+        whereCount: seen.where.length,
+        runEntries,
+        commitEntries,
         skipFps: seen.exceptFingerprints,
         untrimmed: UNTRIMMED,
         ...(renameKeys === null
