@@ -5,7 +5,7 @@ import { register } from 'tsx/esm/api';
 register();
 const name = process.argv[2];
 if (!name) {
-  console.error('usage: npm run bench -- <agent-rss|cli-start|clustering|dashboard|detection|door|durability|export|grpc-hostile|identity-stitch|ingest|junit-large|nats-chaos|otlp-grpc|reporter-overhead|scale|scale-out|split|sql|suite> [options]');
+  console.error('usage: npm run bench -- <agent-rss|cli-start|clustering|dashboard|detection|door|durability|export|grpc-hostile|identity-cold|identity-stitch|ingest|junit-large|nats-chaos|otlp-grpc|reporter-overhead|scale|scale-out|split|sql|suite> [options]');
   process.exit(2);
 }
 const mod = await import(`../bench/${name}.ts`);
