@@ -37,35 +37,16 @@ import type { IdentityRepo, SeenIn, StitchKey } from '../src/store/identities.js
 import { migrate } from '../src/store/migrate.js';
 import { openRepositories } from '../src/store/repositories.js';
 import { createLogger } from '../src/telemetry/logger.js';
+import { makeBatch } from './ingest.js';
 
 const PROJECT = '00000000-0000-4000-8000-0000000000c1';
 const T0 = Date.parse('2026-11-20T10:00:00Z');
 
 const hex = (s: string, n: number): string => createHash('sha256').update(s).digest('hex').slice(0, n);
 
-/** bench/ingest.ts makeBatch, deterministic: the same tests, files and suites. */
-function makeBatch(i: number, size: number, tests: number): IngestBatch {
-  const startedAt = T0 + i;
-  return {
-    contractVersion: '0.1.0',
-    idempotencyKey: `bench-${hex(`key-${i}`, 16)}-${i}`,
-    resource: { ciProvider: 'github_actions', commitSha: hex(`commit-${i}`, 40), branch: 'main', trigger: 'push' },
-    run: { status: 'passed', startedAt },
-    executions: Array.from({ length: size }, (_, j) => {
-      const t = (i * size + j) % tests;
-      const fail = (i + j) % 37 === 0;
-      return {
-        filePath: `src/feature${t % 200}/module${t % 17}.test.ts`,
-        suite: `Feature ${t % 200}`,
-        title: `behaves correctly in case ${t}`,
-        status: fail ? ('fail' as const) : ('pass' as const),
-        attempt: 1,
-        startedAt: startedAt + j,
-        durationMs: 5 + ((i * 7 + j * 13) % 900),
-        ...(fail ? { error: { type: 'AssertionError', message: `expected ${j} to equal ${j + 1}`, stack: `AssertionError: expected\n    at Object.<anonymous> (src/feature${t % 200}/module.test.ts:${j}:7)` } } : {}),
-      };
-    }),
-  };
+/** bench/ingest.ts makeBatch, deterministic: the same tests, files and suites, commits, keys and times. */
+function fixedBatch(i: number, size: number, tests: number): IngestBatch {
+  return makeBatch(i, size, tests, { key: `bench-${hex(`key-${i}`, 16)}-${i}`, commitSha: hex(`commit-${i}`, 40), startedAt: T0 + i });
 }
 
 type Calls = Record<string, { calls: number; rows: number; ms: number }>;
@@ -184,7 +165,7 @@ export async function run(argv: string[]): Promise<number> {
     for (let l = 0; l < leaseCount; l++) {
       const jobs: Job[] = Array.from({ length: perLease }, (_, k) => {
         const i = l * perLease + k;
-        return { id: `job-${i}`, receiptId: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`, receivedAt: T0 + 60_000 + i, attempts: 0, projectId: PROJECT, source: 'native', batch: makeBatch(i, size, tests) };
+        return { id: `job-${i}`, receiptId: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`, receivedAt: T0 + 60_000 + i, attempts: 0, projectId: PROJECT, source: 'native', batch: fixedBatch(i, size, tests) };
       });
       const batch = new WorkBatch({
         leaseId: `lease-${l}`,

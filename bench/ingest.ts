@@ -30,12 +30,12 @@ import { Worker } from 'node:worker_threads';
 
 
 /** A native batch of `size` executions over `tests` distinct tests (bench/scale-out.ts sends the same). */
-export function makeBatch(i: number, size: number, tests: number): IngestBatch {
-  const startedAt = Date.now() - 60_000 + i;
+export function makeBatch(i: number, size: number, tests: number, fixed: { key?: string; commitSha?: string; startedAt?: number } = {}): IngestBatch {
+  const startedAt = fixed.startedAt ?? Date.now() - 60_000 + i;
   return {
     contractVersion: '0.1.0',
-    idempotencyKey: `bench-${randomBytes(8).toString('hex')}-${i}`,
-    resource: { ciProvider: 'github_actions', commitSha: randomBytes(20).toString('hex'), branch: 'main', trigger: 'push' },
+    idempotencyKey: fixed.key ?? `bench-${randomBytes(8).toString('hex')}-${i}`,
+    resource: { ciProvider: 'github_actions', commitSha: fixed.commitSha ?? randomBytes(20).toString('hex'), branch: 'main', trigger: 'push' },
     run: { status: 'passed', startedAt },
     executions: Array.from({ length: size }, (_, j) => {
       const t = (i * size + j) % tests;
