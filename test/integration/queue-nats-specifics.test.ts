@@ -455,7 +455,12 @@ describe('nats jetstream specifics', () => {
     );
     proxy.passAll();
     // The retried ack lands: the job leaves the stream, and nothing was handed out again meanwhile.
-    await pollLeasesUntil('the job acked (the stream empty)', async () => (await jsm.streams.info(`${prefix}_JOBS`)).state.messages === 0, 15_000);
+    // stats() counts the stream as last re-read (every REFRESH_MS of src/queue/nats/queue.ts), so it is waited for too.
+    await pollLeasesUntil(
+      'the job acked (the stream empty, and stats() re-read since)',
+      async () => (await jsm.streams.info(`${prefix}_JOBS`)).state.messages === 0 && q.stats().pending === 0 && q.stats().inflight === 0,
+      15_000,
+    );
     expect(again).toEqual([]);
     expect(q.stats()).toMatchObject({ pending: 0, inflight: 0 });
     expect(a.receiptId).toBe(lease.jobs[0]!.receiptId);
