@@ -1,4 +1,4 @@
-// `npm run bench -- ingest [--only junit|saturation] [--clients 32] [--seconds 15] [--batch 100] [--rate 10000] [--thread true|false] [--pipeline FILE] [--junit-cases 100000]`
+// `npm run bench -- ingest [--only junit|saturation|paced] [--clients 32] [--seconds 15] [--batch 100] [--rate 10000] [--thread true|false] [--pipeline FILE] [--junit-cases 100000]`
 //
 // Starts the daemon as a child process (embedded chDB + lmdb queue), drives it with N concurrent
 // clients posting native batches, and measures in one run every target of docs/benchmarks.md
@@ -161,7 +161,8 @@ export async function run(argv: string[]): Promise<number> {
       pipeline: { type: 'string' },
       thread: { type: 'string', default: 'true' },
       // One phase alone, for working on one target: `junit` (the JUnit report's peak RSS) or
-      // `saturation` (closed loop with the runs reader beside it). The targets need the whole run.
+      // `saturation` (closed loop with the runs reader beside it), `paced` (saturation, then the paced
+      // phase: the ack latency, on caches as warm as in the whole run). The targets need the whole run.
       only: { type: 'string' },
     },
   });
@@ -196,6 +197,7 @@ export async function run(argv: string[]): Promise<number> {
     let errors = 0;
     let accepted = 0;
     const before = await workerStats();
+    const served0 = await ingestDurationBuckets();
     const cpu0 = cpuSeconds(pid);
     const gen0 = process.cpuUsage();
     const t0 = performance.now();
@@ -239,6 +241,7 @@ export async function run(argv: string[]): Promise<number> {
       );
     }
     const postSeconds = (performance.now() - t0) / 1000;
+    const served = bucketDelta(served0, await ingestDurationBuckets());
     // End to end: until the worker has committed everything accepted in this phase.
     for (;;) {
       const st = await workerStats();
@@ -256,6 +259,9 @@ export async function run(argv: string[]): Promise<number> {
       errors,
       acceptedExecutions: accepted,
       ackLatencyMs: { p50: round(percentile(latencies, 50)), p99: round(percentile(latencies, 99)), max: round(latencies[latencies.length - 1] ?? 0) },
+      // The same acks as the daemon times them (headers read -> reply written, its request-duration
+      // histogram): the gap to the above is the load generator's own event loop and the sockets.
+      ackServedMs: { p50UpTo: bucketPercentile(served, 50), p99UpTo: bucketPercentile(served, 99), within10ms: served.total > 0 ? round((served.le.get(0.01) ?? 0) / served.total) : 0 },
       ackExecutionsPerSec: Math.round(accepted / postSeconds),
       endToEnd: { seconds: round(e2eSeconds), executionsPerSec: Math.round(accepted / e2eSeconds) },
       // Where the two cores went over the phase (until everything was committed).
@@ -266,6 +272,20 @@ export async function run(argv: string[]): Promise<number> {
         daemonMicrosPerExecution: accepted > 0 ? round((cpu.total * 1e6) / accepted) : 0,
       },
     };
+  }
+
+  /** The daemon's request-duration histogram for POST /v1/ingest: cumulative count per bucket bound (s). */
+  async function ingestDurationBuckets(): Promise<Map<number, number>> {
+    const res = await fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${admin}` } });
+    const out = new Map<number, number>();
+    for (const line of (await res.text()).split('\n')) {
+      if (!line.startsWith('http_server_request_duration_seconds_bucket{') || !line.includes('http_route="/v1/ingest"') || !line.includes('"POST"')) continue;
+      const le = /le="([^"]+)"/.exec(line)?.[1];
+      if (!le) continue;
+      const bound = le === '+Inf' ? Number.POSITIVE_INFINITY : Number(le);
+      out.set(bound, (out.get(bound) ?? 0) + Number(line.slice(line.lastIndexOf(' ') + 1)));
+    }
+    return out;
   }
 
   async function workerStats(): Promise<{ pending: number; inflight: number; executions: number; eventsDelivered: number; eventLoopDelayMs: unknown; stageMs: Record<string, number> }> {
@@ -287,6 +307,12 @@ export async function run(argv: string[]): Promise<number> {
   }
   const loopAfterSaturation = (await workerStats()).eventLoopDelayMs;
   const paced = await phase('paced', Number(values.rate) / batchSize);
+  if (values.only === 'paced') {
+    console.log(JSON.stringify({ saturation, runsReadUnderIngest, paced, loopAfterSaturation, loopAfterPaced: (await workerStats()).eventLoopDelayMs }, null, 2));
+    await server.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+    return 0;
+  }
   const final = await workerStats();
   const loopAfterBoth = final.eventLoopDelayMs;
   // Where the worker's time went, per pipeline stage, over both phases.
@@ -345,6 +371,20 @@ export async function run(argv: string[]): Promise<number> {
   const name = `${values.pipeline ? `ingest-${path.basename(values.pipeline, path.extname(values.pipeline))}` : 'ingest'}${values.thread === 'true' ? '' : '-one-thread'}`;
   console.log(`written ${writeResult(name, result)}`);
   return 0;
+}
+
+/** Per-bucket growth of a cumulative histogram between two reads. */
+function bucketDelta(a: Map<number, number>, b: Map<number, number>): { le: Map<number, number>; total: number } {
+  const le = new Map<number, number>();
+  for (const [bound, n] of b) le.set(bound, n - (a.get(bound) ?? 0));
+  return { le, total: le.get(Number.POSITIVE_INFINITY) ?? 0 };
+}
+
+/** The smallest bucket bound (ms) under which `p` % of the observations fall. */
+function bucketPercentile(h: { le: Map<number, number>; total: number }, p: number): number | null {
+  if (h.total === 0) return null;
+  for (const [bound, n] of [...h.le].sort((x, y) => x[0] - y[0])) if (n >= (h.total * p) / 100) return Number.isFinite(bound) ? bound * 1000 : null;
+  return null;
 }
 
 function target(name: string, value: number, op: '<=' | '>=', goal: number): { name: string; value: number; op: string; target: number; pass: boolean } {
