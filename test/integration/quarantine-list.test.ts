@@ -35,7 +35,7 @@ describe('GET /v1/quarantine', () => {
   beforeAll(async () => {
     td = await startTestDaemon({ env: { SERVICE_QUARANTINE_ENABLED: 'true' } });
     // Posted together: the scorer folds the runs in by start time whether one lease takes them or
-    // many, and `retry flake` (flaky in every other run, never 3 clean runs in a row) ends up
+    // many, and `retry flake` (flaky in every other run: never two clean runs in a row, against a cooldown of 20) ends up
     // automatically quarantined either way; the cases read only that end state.
     await td.ingest(...Array.from({ length: 30 }, (_, i) => runBody(i + 1)));
     const runs = await td.request('GET', '/v1/runs?limit=1');
