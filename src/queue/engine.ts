@@ -186,7 +186,8 @@ export class QueueEngine implements Queue, RawLeaseSource {
           w.put('jobs', id, payload);
           w.put('receipts', key, { receiptId: id, acceptedExecutions: result.acceptedExecutions, receivedAt });
         },
-        { durable: true },
+        // A new id and a key no other write holds (`enqueuing` above): nothing read inside.
+        { durable: true, blind: true },
       );
       return result;
     })();

@@ -5,7 +5,7 @@ import { setImmediate as turn } from 'node:timers/promises';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import type { DomainEvent } from '../domain/events.js';
 import { isOutOfSpace } from '../domain/storage-errors.js';
-import type { QueueStorage, StorageTables, StorageWrite, TableName } from './storage.js';
+import type { QueueStorage, StorageTables, StorageWrite, TableName, WriteOptions } from './storage.js';
 import type { OutboxEntry } from './types.js';
 
 const DB_NAMES: Record<TableName, string> = {
@@ -86,7 +86,8 @@ export class LmdbStorage implements QueueStorage {
     return this.db(table).getCount();
   }
 
-  async write(body: (w: StorageWrite) => void, opts: { durable?: boolean } = {}): Promise<void> {
+  async write(body: (w: StorageWrite) => void, opts: WriteOptions = {}): Promise<void> {
+    if (opts.blind) return this.writeBlind(body, opts);
     const w: StorageWrite = {
       put: (table, key, value) => void this.db(table).put(key, value),
       remove: (table, key) => void this.db(table).remove(key),
@@ -100,6 +101,29 @@ export class LmdbStorage implements QueueStorage {
       },
     };
     await settleWrite(this.root.transaction(() => body(w)));
+    if (opts.durable) await this.root.flushed;
+  }
+
+  /**
+   * Single operations instead of a transaction callback: lmdb commits every operation issued in one
+   * event turn in one transaction, so the batch stays atomic, and its writer thread commits it
+   * without waiting for this thread to run a callback. Under saturating ingest that wait was an
+   * event-loop turn of a busy thread for every acknowledgement.
+   */
+  private async writeBlind(body: (w: StorageWrite) => void, opts: WriteOptions): Promise<void> {
+    // Collected first and issued together: a body that throws writes nothing.
+    const ops: (() => Promise<boolean>)[] = [];
+    body({
+      put: (table, key, value) => void ops.push(() => this.db(table).put(key, value)),
+      remove: (table, key) => void ops.push(() => this.db(table).remove(key)),
+      appendOutbox: () => {
+        throw new Error('a blind write cannot append to the outbox (it reads the sequence)');
+      },
+      trimOutbox: () => {
+        throw new Error('a blind write cannot trim the outbox (it reads its keys)');
+      },
+    });
+    await settleWrite(Promise.all(ops.map((op) => op())));
     if (opts.durable) await this.root.flushed;
   }
 

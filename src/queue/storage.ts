@@ -49,6 +49,16 @@ export interface StorageWrite {
   trimOutbox(seq: number): void;
 }
 
+export interface WriteOptions {
+  /** Resolve once on disk (what a 202 promises), not only committed. */
+  durable?: boolean;
+  /**
+   * `body` only puts and removes: it reads nothing that another write still in flight could change
+   * (the door's new job and receipt). A storage may then apply it without a transaction callback.
+   */
+  blind?: boolean;
+}
+
 export interface QueueStorage {
   get<T extends TableName>(table: T, key: string): StorageTables[T] | undefined;
   has(table: TableName, key: string): boolean;
@@ -61,7 +71,7 @@ export interface QueueStorage {
    * Runs `body` as one atomic batch: all of it is stored or none. Resolves once committed; with
    * `durable`, once on disk (what a 202 promises).
    */
-  write(body: (w: StorageWrite) => void, opts?: { durable?: boolean }): Promise<void>;
+  write(body: (w: StorageWrite) => void, opts?: WriteOptions): Promise<void>;
   readOutbox(afterSeq: number, limit: number): OutboxEntry[];
   /** Bytes the jobs and dead jobs take (what acks and drops free): the queue's size cap compares it. */
   usedBytes(): number;

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { EmbeddedQueue } from '../../src/queue/embedded.js';
+import { LmdbStorage } from '../../src/queue/lmdb-storage.js';
 import { makeBatch, makeEvent, queueContract } from './queue-contract.js';
 
 queueContract('embedded (lmdb)', {
@@ -48,6 +49,35 @@ describe('embedded (lmdb) specifics', () => {
     expect(later.receiptId > receipts[N - 1]!).toBe(true);
     const lease = await q.dequeue({ maxJobs: N + 1, maxExecutions: 10_000 });
     expect(lease?.jobs.map((j) => j.receiptId)).toEqual([...receipts, later.receiptId]);
+  });
+
+  it("the door's blind writes commit beside the engine's transactions of the same turn, whole, and are on disk when they resolve", async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'fh-queue-embedded-'));
+    let storage = new LmdbStorage(dir);
+    cleanups.push(async () => {
+      await storage.close();
+      rmSync(dir, { recursive: true, force: true });
+    });
+    const receipt = (i: number) => ({ receiptId: `job-${i}`, acceptedExecutions: i, receivedAt: 1 });
+    // One turn: blind puts (as enqueue makes them) interleaved with transactions that read inside
+    // (the outbox's sequence), as the worker's commits do.
+    const writes: Promise<void>[] = [];
+    for (let i = 0; i < 40; i++) {
+      writes.push(storage.write((w) => { w.put('jobs', `job-${i}`, new Uint8Array([i])); w.put('receipts', `p\u0000key-${i}`, receipt(i)); }, { durable: true, blind: true }));
+      if (i % 10 === 0) writes.push(storage.write((w) => w.appendOutbox([makeEvent(i), makeEvent(i + 1)]), { durable: true }));
+    }
+    await Promise.all(writes);
+    // A body that throws writes nothing, not even the puts it made before throwing.
+    await expect(storage.write((w) => { w.put('jobs', 'job-partial', new Uint8Array([1])); w.appendOutbox([makeEvent(99)]); }, { blind: true })).rejects.toThrow(/cannot append to the outbox/);
+    await storage.close();
+    storage = new LmdbStorage(dir);
+    expect(storage.count('jobs')).toBe(40);
+    expect(storage.count('receipts')).toBe(40);
+    expect(storage.get('receipts', 'p\u0000key-7')).toEqual(receipt(7));
+    expect([...storage.get('jobs', 'job-39')!]).toEqual([39]);
+    expect(storage.has('jobs', 'job-partial')).toBe(false);
+    // Four appends of two events each: eight entries under sequence numbers 1..8, none overwritten.
+    expect(storage.readOutbox(0, 100).map((e) => e.seq)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
   });
 
   it('does not keep waiters that timed out', async () => {
