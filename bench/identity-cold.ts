@@ -38,6 +38,7 @@ import { migrate } from '../src/store/migrate.js';
 import { openRepositories } from '../src/store/repositories.js';
 import { createLogger } from '../src/telemetry/logger.js';
 import { makeBatch } from './ingest.js';
+import { instrumentIdentityRepo } from './identity-calls.js';
 
 const PROJECT = '00000000-0000-4000-8000-0000000000c1';
 const T0 = Date.parse('2026-11-20T10:00:00Z');
@@ -47,43 +48,6 @@ const hex = (s: string, n: number): string => createHash('sha256').update(s).dig
 /** bench/ingest.ts makeBatch, deterministic: the same tests, files and suites, commits, keys and times. */
 function fixedBatch(i: number, size: number, tests: number): IngestBatch {
   return makeBatch(i, size, tests, { key: `bench-${hex(`key-${i}`, 16)}-${i}`, commitSha: hex(`commit-${i}`, 40), startedAt: T0 + i });
-}
-
-type Calls = Record<string, { calls: number; rows: number; ms: number }>;
-
-function instrument(repo: IdentityRepo, proto: object, onCandidates: (name: string, args: unknown[]) => void): { take: () => Calls } {
-  let current: Calls = {};
-  let depth = 0;
-  const target = repo as unknown as Record<string, (...args: unknown[]) => unknown>;
-  for (const name of Object.getOwnPropertyNames(proto)) {
-    if (name === 'constructor' || typeof target[name] !== 'function') continue;
-    const original = target[name].bind(repo);
-    target[name] = async (...args: unknown[]) => {
-      if (depth > 0) return original(...args);
-      if (name === 'stitchCandidates' || name === 'presentCompetitors') onCandidates(name, args);
-      const t = performance.now();
-      depth++;
-      let out: unknown;
-      try {
-        out = await original(...args);
-      } finally {
-        depth--;
-      }
-      const s = (current[name] ??= { calls: 0, rows: 0, ms: 0 });
-      s.calls++;
-      s.ms += performance.now() - t;
-      if (Array.isArray(out)) s.rows += out.length;
-      else if (out instanceof Map) s.rows += out.size;
-      return out;
-    };
-  }
-  return {
-    take: () => {
-      const c = current;
-      current = {};
-      return c;
-    },
-  };
 }
 
 async function digest(store: Store): Promise<{ executions: string; stitches: string; aliases: string; identities: number; stitchesByLevel: Record<string, number> }> {
@@ -152,7 +116,9 @@ export async function run(argv: string[]): Promise<number> {
     const other = OtherRepo ? new OtherRepo(store) : null;
     const captured: { name: string; args: unknown[] }[] = [];
     let capturing = true;
-    const meter = instrument(identities, Repo.prototype, (name, args) => void (capturing && captured.push({ name, args })));
+    const meter = instrumentIdentityRepo(identities, Repo.prototype, (name, args) => {
+      if (capturing && (name === 'stitchCandidates' || name === 'presentCompetitors')) captured.push({ name, args });
+    });
     const host = { logger, extensions: { ids: [], repositories: () => ({ ...repos, identities }) } } as unknown as Host;
     const identity = identityProcessorFactory.createExecutions!({}, { id: 'identity', logger });
     const exporter = clickhouseExporterFactory.createExecutions!({}, { id: 'clickhouse', logger });

@@ -35,55 +35,12 @@ import { migrate } from '../src/store/migrate.js';
 import { openRepositories } from '../src/store/repositories.js';
 import { createLogger } from '../src/telemetry/logger.js';
 import { RESULTS_DIR } from './results.js';
+import { instrumentIdentityRepo, type CallStats } from './identity-calls.js';
 
 const PROJECT = '00000000-0000-4000-8000-0000000000a1';
 const FILE = 'src/test/java/com/example/BigTest.java';
 const SUITE = 'com.example.BigTest';
 const T0 = Date.parse('2026-11-20T10:00:00Z');
-
-/** Per identity-repository method: calls, rows returned (array length or map size), ms. */
-type CallStats = Record<string, { calls: number; rows: number; ms: number; ranAt?: number }>;
-
-/**
- * Wraps every IdentityRepo method of `repo` so that its calls, returned rows and time land in
- * `stats()`; a call made by another of its methods (a private helper) is the outer call's.
- */
-function instrument(repo: IdentityRepo): { stats: () => CallStats; reset: () => void } {
-  let current: CallStats = {};
-  let depth = 0;
-  const target = repo as unknown as Record<string, (...args: unknown[]) => unknown>;
-  for (const name of Object.getOwnPropertyNames(IdentityRepo.prototype)) {
-    if (name === 'constructor' || typeof target[name] !== 'function') continue;
-    const original = target[name].bind(repo);
-    target[name] = async (...args: unknown[]) => {
-      if (depth > 0) return original(...args);
-      const t = performance.now();
-      depth++;
-      let out: unknown;
-      try {
-        out = await original(...args);
-      } finally {
-        depth--;
-      }
-      const s = (current[name] ??= { calls: 0, rows: 0, ms: 0 });
-      s.calls++;
-      s.ms += performance.now() - t;
-      if (Array.isArray(out)) {
-        s.rows += out.length;
-        // Candidates that carry where they ran (the presence lookup folded into the candidate query).
-        for (const row of out as { ranAt?: unknown[] }[]) if (Array.isArray(row.ranAt)) s.ranAt = (s.ranAt ?? 0) + row.ranAt.length;
-      }
-      else if (out instanceof Map) s.rows += out.size;
-      return out;
-    };
-  }
-  return {
-    stats: () => current,
-    reset: () => {
-      current = {};
-    },
-  };
-}
 
 interface LeaseStat {
   run: number;
@@ -170,7 +127,7 @@ export async function run(argv: string[]): Promise<number> {
   try {
     await migrate(store);
     const repos = openRepositories(store);
-    const meter = instrument(repos.identities);
+    const meter = instrumentIdentityRepo(repos.identities, IdentityRepo.prototype);
     const host = { logger, extensions: { ids: [], repositories: () => repos } } as unknown as Host;
     const identity = identityProcessorFactory.createExecutions!({}, { id: 'identity', logger });
     const exporter = clickhouseExporterFactory.createExecutions!({}, { id: 'clickhouse', logger });
@@ -201,7 +158,7 @@ export async function run(argv: string[]): Promise<number> {
             executions: [],
           })),
         });
-        meter.reset();
+        meter.take();
         const ti = performance.now();
         const cpu0 = process.cpuUsage();
         await identity.processBatch(batch);
