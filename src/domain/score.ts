@@ -356,7 +356,7 @@ export function applyObservation(stored: ScoreState, obs: Observation, params: S
   if (state.runIds.includes(obs.runId)) return state;
   const s: ScoreState = {
     ...state,
-    commits: state.commits.map((c) => [...c] as [string, number, number?]),
+    commits: [...state.commits],
     runIds: [...state.runIds, obs.runId].slice(-RUN_ID_MEMORY),
     tracks: [...state.tracks],
     bases: [...state.bases],
