@@ -26,6 +26,7 @@ export interface TsvColumns {
   plain?: ReadonlySet<string>;
 }
 
+const utf8 = new TextEncoder();
 const TAB = 0x09;
 const NEWLINE = 0x0a;
 const BACKSLASH = 0x5c;
@@ -54,41 +55,27 @@ class TsvBytes {
   }
 
   /**
-   * A string as UTF-8 (what TextEncoder writes: a lone surrogate becomes U+FFFD), with TabSeparated's
-   * escapes when `escape`.
+   * A string as UTF-8, with TabSeparated's escapes when `escape`. ASCII, nearly every value, is
+   * copied here byte by byte; from the first other character on, the platform's encoder writes the
+   * rest (a lone surrogate becomes U+FFFD, as TextEncoder writes it).
    */
   text(s: string, escape: boolean): void {
     const n = s.length;
-    // At most 3 bytes per UTF-16 unit (a surrogate pair is 4 bytes for 2 units), 2 for an escape.
+    // At most 3 bytes per UTF-16 unit, and 2 for an escaped one.
     this.reserve(n * 3);
     const out = this.bytes;
     let at = this.length;
     for (let i = 0; i < n; i++) {
       const c = s.charCodeAt(i);
-      if (c < 0x80) {
-        if (escape && (c === BACKSLASH || c === TAB || c === NEWLINE || c === 0x0d || c === 0)) {
-          out[at++] = BACKSLASH;
-          out[at++] = c === BACKSLASH ? BACKSLASH : c === TAB ? 0x74 : c === NEWLINE ? 0x6e : c === 0x0d ? 0x72 : 0x30;
-        } else out[at++] = c;
-      } else if (c < 0x800) {
-        out[at++] = 0xc0 | (c >> 6);
-        out[at++] = 0x80 | (c & 0x3f);
-      } else {
-        let cp = c;
-        if (c >= 0xd800 && c <= 0xdfff) {
-          const next = i + 1 < n ? s.charCodeAt(i + 1) : 0;
-          if (c <= 0xdbff && next >= 0xdc00 && next <= 0xdfff) {
-            cp = 0x10000 + ((c - 0xd800) << 10) + (next - 0xdc00);
-            i++;
-          } else cp = 0xfffd;
-        }
-        if (cp >= 0x10000) {
-          out[at++] = 0xf0 | (cp >> 18);
-          out[at++] = 0x80 | ((cp >> 12) & 0x3f);
-        } else out[at++] = 0xe0 | (cp >> 12);
-        out[at++] = 0x80 | ((cp >> 6) & 0x3f);
-        out[at++] = 0x80 | (cp & 0x3f);
+      if (c >= 0x80) {
+        const rest = s.slice(i);
+        at += utf8.encodeInto(escape ? tsvValue(rest) : rest, out.subarray(at)).written;
+        break;
       }
+      if (escape && (c === BACKSLASH || c === TAB || c === NEWLINE || c === 0x0d || c === 0)) {
+        out[at++] = BACKSLASH;
+        out[at++] = c === BACKSLASH ? BACKSLASH : c === TAB ? 0x74 : c === NEWLINE ? 0x6e : c === 0x0d ? 0x72 : 0x30;
+      } else out[at++] = c;
     }
     this.length = at;
   }
