@@ -2,8 +2,8 @@
 // sink (src/pipeline/lease-sink.ts): its insert_deduplication_token is `lease:<lease>:<part>`, so a
 // redelivered lease (crash, visibility timeout) writes nothing twice, in the tables and in every
 // materialized view fed by them, and the runtime knows the lease wrote. The one stage that maps the
-// processors' typed outputs (src/pipeline/work-batch.ts) to table rows. It reads the store itself
-// (the run assembled so far of a trace part), never writes to it directly.
+// processors' typed outputs (src/pipeline/work-batch.ts) to table rows. It reads the store itself,
+// before writing anything (the run stored so far of a trace part), and never writes to it directly.
 import { z } from 'zod';
 import { defineExporter } from '../pipeline/helpers/exporter.js';
 import type { WorkBatch } from '../pipeline/work-batch.js';
@@ -11,8 +11,8 @@ import { Yielder } from '../pipeline/yield.js';
 import { TEST_STATE_COLUMNS, testStateRow } from '../store/tests.js';
 import type { TsvColumns } from '../store/tsv.js';
 import { errorSignatureRow, healthEventRow, identityAliasRow, identityStitchRow, signatureBandRows } from '../store/processor-rows.js';
-import { isTracePart, mergeRunPart, type RunRecord } from '../domain/records.js';
-import { EXECUTION_COLUMNS_IN, RUN_COLUMNS_IN, executionRow, identityRow, receiptRow, runRow } from '../store/runs.js';
+import { isTracePart, mergeRunPart, type RunCounts, type RunRecord } from '../domain/records.js';
+import { EXECUTION_COLUMNS_IN, RUN_COLUMNS_IN, executionRow, identityRow, receiptRow, runRow, type PendingExecution, type RunRepo } from '../store/runs.js';
 
 /** Tables written as TabSeparated (the big ones); others go as JSON rows. */
 const TSV_TABLES: Record<string, TsvColumns> = { test_state: TEST_STATE_COLUMNS };
@@ -34,6 +34,41 @@ export function processorRows(batch: WorkBatch): Map<string, Record<string, unkn
   return new Map(tables.filter(([, rows]) => rows.length > 0));
 }
 
+/**
+ * The run rows a lease stores, one per run id. A part of an OTLP trace (or of a JUnit report sent in
+ * parts) is merged into the run stored so far, counted over the run's stored executions and this
+ * lease's; two parts of one run in a lease merge into one row. The batch is left as it is: every
+ * exporter sees each item's own run, whichever order they are listed in.
+ */
+export async function storedRuns(repo: Pick<RunRepo, 'runState' | 'countsWith'>, batch: WorkBatch): Promise<RunRecord[]> {
+  const runs = new Map<string, RunRecord>();
+  const counts = new Map<string, RunCounts>();
+  for (const item of batch.items) {
+    let run = item.run;
+    if (isTracePart(item.job.source, item.job.batch)) {
+      const prev = runs.get(run.id) ?? (await repo.runState(run.projectId, run.id));
+      let total = counts.get(run.id);
+      if (!total) {
+        total = await repo.countsWith(run.projectId, run.id, pendingOf(batch, run.id));
+        counts.set(run.id, total);
+      }
+      run = mergeRunPart(prev, run, total);
+    }
+    runs.set(run.id, run);
+  }
+  return [...runs.values()];
+}
+
+/** The lease's executions of one run, as its counts read them. */
+function pendingOf(batch: WorkBatch, runId: string): PendingExecution[] {
+  const out: PendingExecution[] = [];
+  for (const item of batch.items) {
+    if (item.run.id !== runId) continue;
+    for (const e of item.executions) out.push({ id: e.id, testId: e.testId, status: e.input.status, attempt: e.input.attempt, startedAt: e.input.startedAt });
+  }
+  return out;
+}
+
 export const clickhouseExporterFactory = defineExporter({
   type: 'clickhouse',
   description: 'writes runs, executions, identities and receipts to ClickHouse, idempotently per lease',
@@ -45,6 +80,9 @@ export const clickhouseExporterFactory = defineExporter({
     const repo = host.extensions.repositories('exporter', id).runs;
     return {
       async exportBatch(batch, sink) {
+        // Reads first, writes after: the runs this lease stores, trace parts merged with what
+        // earlier leases stored. Nothing read depends on this lease's own writes.
+        const runs = await storedRuns(repo, batch);
         const executions: Record<string, unknown>[] = [];
         const y = new Yielder();
         for (const i of batch.items) {
@@ -62,17 +100,7 @@ export const clickhouseExporterFactory = defineExporter({
           if (spec) await sink.insertTsv(table, spec, rows, table);
           else await sink.insert(table, rows, table);
         }
-        // Parts of an OTLP trace: merge into the run assembled so far, counting over stored rows.
-        // Keyed by run id: two parts of one trace in a lease merge into one row.
-        const runs = new Map<string, RunRecord>();
-        for (const item of batch.items) {
-          if (isTracePart(item.job.source, item.job.batch)) {
-            const prev = runs.get(item.run.id) ?? (await repo.runState(item.run.projectId, item.run.id));
-            item.run = mergeRunPart(prev, item.run, await repo.countsForRun(item.run.projectId, item.run.id));
-          }
-          runs.set(item.run.id, item.run);
-        }
-        await sink.insertTsv('runs', RUN_COLUMNS_IN, [...runs.values()].map(runRow), 'runs');
+        await sink.insertTsv('runs', RUN_COLUMNS_IN, runs.map(runRow), 'runs');
         await sink.insert(
           'receipts',
           batch.items.map((i) => receiptRow(i.run, now, i.job.batch.executions.length)),

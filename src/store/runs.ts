@@ -165,6 +165,16 @@ export function receiptRow(r: RunRecord, processedAt: number, acceptedExecutions
   };
 }
 
+/** An execution of a run not stored yet, as the run's counts read it (RunsRepo.countsWith). */
+export interface PendingExecution {
+  id: string;
+  testId: string;
+  status: string;
+  attempt: number;
+  /** Epoch milliseconds. */
+  startedAt: number;
+}
+
 export interface RunCountsOut {
   total: number;
   passed: number;
@@ -435,8 +445,14 @@ export class RunRepo {
     };
   }
 
-  /** Test counts of a run over its stored executions: per test the last attempt decides; pass after a fail is flaky. */
-  async countsForRun(projectId: string, runId: string): Promise<RunCountsOut> {
+  /**
+   * Test counts of a run over its stored executions and `pending` ones (a lease's, about to be
+   * inserted): per test the last attempt decides, and a pass after a fail is flaky. Stored rows with
+   * a pending row's id are left out (an earlier delivery of the lease wrote them): the lease's rows
+   * count as this delivery has them. Read before the lease writes, so the exporter never reads
+   * back its own rows.
+   */
+  async countsWith(projectId: string, runId: string, pending: readonly PendingExecution[]): Promise<RunCountsOut> {
     const rows = await this.store.query<Record<keyof RunCountsOut, number | string>>(
       `SELECT count() AS total,
               countIf(s = 'pass' AND NOT f) AS passed,
@@ -444,12 +460,26 @@ export class RunRepo {
               countIf(s = 'skip') AS skipped,
               countIf(s = 'flaky' OR (s = 'pass' AND f)) AS flaky
        FROM (
-         SELECT test_id, argMax(status, (attempt, started_at)) AS s, max(status = 'fail') AS f
-         FROM ${this.store.table('executions')}
-         WHERE project_id = {projectId:UUID} AND run_id = {runId:UUID}
+         SELECT test_id, argMax(status, k) AS s, max(status = 'fail') AS f
+         FROM (
+           SELECT test_id, toString(status) AS status, (toUInt32(attempt), toUnixTimestamp64Milli(started_at)) AS k
+           FROM ${this.store.table('executions')}
+           WHERE project_id = {projectId:UUID} AND run_id = {runId:UUID} AND id NOT IN {ids:Array(UUID)}
+           UNION ALL
+           SELECT p.1 AS test_id, p.2 AS status, (p.3, p.4) AS k
+           FROM (SELECT arrayJoin(arrayZip({tests:Array(UUID)}, {statuses:Array(String)}, {attempts:Array(UInt32)}, {starts:Array(Int64)})) AS p)
+         )
          GROUP BY test_id
        )`,
-      { projectId, runId },
+      {
+        projectId,
+        runId,
+        ids: pending.map((e) => e.id),
+        tests: pending.map((e) => e.testId),
+        statuses: pending.map((e) => e.status),
+        attempts: pending.map((e) => e.attempt),
+        starts: pending.map((e) => e.startedAt),
+      },
     );
     const r = rows[0];
     return {
