@@ -12,7 +12,8 @@ import { TEST_STATE_COLUMNS, testStateRow } from '../store/tests.js';
 import type { TsvColumns } from '../store/tsv.js';
 import { errorSignatureRow, healthEventRow, identityAliasRow, identityStitchRow, signatureBandRows } from '../store/processor-rows.js';
 import { isTracePart, mergeRunPart, type RunCounts, type RunRecord } from '../domain/records.js';
-import { EXECUTION_COLUMNS_IN, RUN_COLUMNS_IN, executionRow, identityRow, receiptRow, runRow, type PendingExecution, type RunRepo } from '../store/runs.js';
+import { EXECUTION_COLUMNS_IN, RUN_COLUMNS_IN, executionRow, identityRow, receiptRow, runRow, type RunRepo } from '../store/runs.js';
+import { countsWithPending, type PendingExecution } from '../domain/run-parts.js';
 
 /** Tables written as TabSeparated (the big ones); others go as JSON rows. */
 const TSV_TABLES: Record<string, TsvColumns> = { test_state: TEST_STATE_COLUMNS };
@@ -36,11 +37,12 @@ export function processorRows(batch: WorkBatch): Map<string, Record<string, unkn
 
 /**
  * The run rows a lease stores, one per run id. A part of an OTLP trace (or of a JUnit report sent in
- * parts) is merged into the run stored so far, counted over the run's stored executions and this
- * lease's; two parts of one run in a lease merge into one row. The batch is left as it is: every
- * exporter sees each item's own run, whichever order they are listed in.
+ * parts) is merged into the run stored so far; its counts are those of the stored executions with
+ * the tests of this lease counted again with the lease's executions (src/domain/run-parts.ts). Two
+ * parts of one run in a lease merge into one row. The batch is left as it is: every exporter sees
+ * each item's own run, whichever order they are listed in.
  */
-export async function storedRuns(repo: Pick<RunRepo, 'runState' | 'countsWith'>, batch: WorkBatch): Promise<RunRecord[]> {
+export async function storedRuns(repo: Pick<RunRepo, 'runState' | 'countsForRun' | 'testFinals'>, batch: WorkBatch): Promise<RunRecord[]> {
   const runs = new Map<string, RunRecord>();
   const counts = new Map<string, RunCounts>();
   for (const item of batch.items) {
@@ -49,7 +51,10 @@ export async function storedRuns(repo: Pick<RunRepo, 'runState' | 'countsWith'>,
       const prev = runs.get(run.id) ?? (await repo.runState(run.projectId, run.id));
       let total = counts.get(run.id);
       if (!total) {
-        total = await repo.countsWith(run.projectId, run.id, pendingOf(batch, run.id));
+        const pending = pendingOf(batch, run.id);
+        const stored = await repo.countsForRun(run.projectId, run.id);
+        const finals = await repo.testFinals(run.projectId, run.id, [...new Set(pending.map((e) => e.testId))]);
+        total = countsWithPending(stored, finals, pending);
         counts.set(run.id, total);
       }
       run = mergeRunPart(prev, run, total);
@@ -64,7 +69,7 @@ function pendingOf(batch: WorkBatch, runId: string): PendingExecution[] {
   const out: PendingExecution[] = [];
   for (const item of batch.items) {
     if (item.run.id !== runId) continue;
-    for (const e of item.executions) out.push({ id: e.id, testId: e.testId, status: e.input.status, attempt: e.input.attempt, startedAt: e.input.startedAt });
+    for (const e of item.executions) out.push({ testId: e.testId, status: e.input.status, attempt: e.input.attempt, startedAt: e.input.startedAt });
   }
   return out;
 }

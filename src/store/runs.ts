@@ -1,8 +1,9 @@
 // Rows in and out of the runs / executions / test_identities / receipts tables.
 import type { ExecutionRecord, IdentityRecord, RunRecord, RunState } from '../domain/records.js';
+import type { TestFinal } from '../domain/run-parts.js';
 import { runVerifyMarks } from './run-verify.js';
 import type { VerifyKind } from '../../client/src/contract/verify.js';
-import type { CiProvider, RunStatus, Trigger } from '../../client/src/contract/batch.js';
+import type { CiProvider, RunStatus, TestStatus, Trigger } from '../../client/src/contract/batch.js';
 import { toIso } from '../../client/src/contract/time.js';
 import { githubCommitUrl } from '../domain/commit-url.js';
 import { jobMatrixText, parseJobMatrixText, type JobMatrix } from '../../client/src/contract/ci-job.js';
@@ -165,15 +166,8 @@ export function receiptRow(r: RunRecord, processedAt: number, acceptedExecutions
   };
 }
 
-/** An execution of a run not stored yet, as the run's counts read it (RunsRepo.countsWith). */
-export interface PendingExecution {
-  id: string;
-  testId: string;
-  status: string;
-  attempt: number;
-  /** Epoch milliseconds. */
-  startedAt: number;
-}
+/** Test ids per read of RunRepo.testFinals: ~200 KB of URL parameters on a server. */
+const TEST_FINALS_SLICE = 5_000;
 
 export interface RunCountsOut {
   total: number;
@@ -445,14 +439,8 @@ export class RunRepo {
     };
   }
 
-  /**
-   * Test counts of a run over its stored executions and `pending` ones (a lease's, about to be
-   * inserted): per test the last attempt decides, and a pass after a fail is flaky. Stored rows with
-   * a pending row's id are left out (an earlier delivery of the lease wrote them): the lease's rows
-   * count as this delivery has them. Read before the lease writes, so the exporter never reads
-   * back its own rows.
-   */
-  async countsWith(projectId: string, runId: string, pending: readonly PendingExecution[]): Promise<RunCountsOut> {
+  /** Test counts of a run over its stored executions: per test the last attempt decides; pass after a fail is flaky. */
+  async countsForRun(projectId: string, runId: string): Promise<RunCountsOut> {
     const rows = await this.store.query<Record<keyof RunCountsOut, number | string>>(
       `SELECT count() AS total,
               countIf(s = 'pass' AND NOT f) AS passed,
@@ -460,26 +448,12 @@ export class RunRepo {
               countIf(s = 'skip') AS skipped,
               countIf(s = 'flaky' OR (s = 'pass' AND f)) AS flaky
        FROM (
-         SELECT test_id, argMax(status, k) AS s, max(status = 'fail') AS f
-         FROM (
-           SELECT test_id, toString(status) AS status, (toUInt32(attempt), toUnixTimestamp64Milli(started_at)) AS k
-           FROM ${this.store.table('executions')}
-           WHERE project_id = {projectId:UUID} AND run_id = {runId:UUID} AND id NOT IN {ids:Array(UUID)}
-           UNION ALL
-           SELECT p.1 AS test_id, p.2 AS status, (p.3, p.4) AS k
-           FROM (SELECT arrayJoin(arrayZip({tests:Array(UUID)}, {statuses:Array(String)}, {attempts:Array(UInt32)}, {starts:Array(Int64)})) AS p)
-         )
+         SELECT test_id, argMax(status, (attempt, started_at)) AS s, max(status = 'fail') AS f
+         FROM ${this.store.table('executions')}
+         WHERE project_id = {projectId:UUID} AND run_id = {runId:UUID}
          GROUP BY test_id
        )`,
-      {
-        projectId,
-        runId,
-        ids: pending.map((e) => e.id),
-        tests: pending.map((e) => e.testId),
-        statuses: pending.map((e) => e.status),
-        attempts: pending.map((e) => e.attempt),
-        starts: pending.map((e) => e.startedAt),
-      },
+      { projectId, runId },
     );
     const r = rows[0];
     return {
@@ -489,5 +463,30 @@ export class RunRepo {
       skipped: toNumber(r?.skipped),
       flaky: toNumber(r?.flaky),
     };
+  }
+
+  /**
+   * Where each of `testIds` stands in the run over its stored executions (src/domain/run-parts.ts);
+   * tests without any are left out. Read by the primary key, in slices, so that no request carries
+   * more than `slice` ids (a server takes parameters in the URL).
+   */
+  async testFinals(projectId: string, runId: string, testIds: readonly string[], slice = TEST_FINALS_SLICE): Promise<Map<string, TestFinal>> {
+    const out = new Map<string, TestFinal>();
+    for (let i = 0; i < testIds.length; i += slice) {
+      // Aliases unlike the columns: an alias named as a column would stand for it in the other aggregates.
+      const rows = await this.store.query<{ id: string; last_status: TestStatus; last_attempt: number | string; started_ms: number | string; any_failed: number | string }>(
+        `SELECT toString(test_id) AS id,
+                argMax(toString(status), (attempt, started_at)) AS last_status,
+                max(attempt) AS last_attempt,
+                argMax(toUnixTimestamp64Milli(started_at), (attempt, started_at)) AS started_ms,
+                max(status = 'fail') AS any_failed
+         FROM ${this.store.table('executions')}
+         WHERE project_id = {projectId:UUID} AND test_id IN {ids:Array(UUID)} AND run_id = {runId:UUID}
+         GROUP BY test_id`,
+        { projectId, runId, ids: testIds.slice(i, i + slice) },
+      );
+      for (const r of rows) out.set(r.id, { status: r.last_status, attempt: toNumber(r.last_attempt), startedAt: toNumber(r.started_ms), failed: toNumber(r.any_failed) === 1 });
+    }
+    return out;
   }
 }

@@ -135,7 +135,8 @@ describe('clickhouse exporter: a run in parts (issue 40)', () => {
     const { batch, ops } = await deliver(`lease-${randomUUID()}`, [p2!]);
 
     const firstWrite = ops.findIndex((op) => op.startsWith('write:'));
-    expect(ops.slice(0, firstWrite)).toEqual(['read', 'read']); // the run so far, the counts
+    // The run so far, the counts of what is stored, where the lease's tests stand in what is stored.
+    expect(ops.slice(0, firstWrite)).toEqual(['read', 'read', 'read']);
     expect(ops.slice(firstWrite).filter((op) => op === 'read')).toEqual([]);
     expect(ops.slice(firstWrite)).toEqual(expect.arrayContaining(['write:executions', 'write:runs']));
     expect(ops.indexOf('write:executions')).toBeLessThan(ops.indexOf('write:runs'));
@@ -175,5 +176,22 @@ describe('clickhouse exporter: a run in parts (issue 40)', () => {
     // Part 2 again, under its lease id: its stored rows and its batch are one part, counted once.
     await deliver(lease2, [p2!]);
     expect(await storedRun(projectId)).toEqual([{ total: 4, passed: 3, failed: 1, skipped: 0, flaky: 0, status: 'failed' }]);
+  });
+
+  it('reads where tests stand in slices, as one read would', async () => {
+    const projectId = randomUUID();
+    const [p1] = report(projectId, [[execution('x', 'fail', 1, T0), execution('x', 'pass', 2, T0 + 5), execution('y', 'skip'), execution('z', 'pass')]]);
+    const { batch } = await deliver(`lease-${randomUUID()}`, [p1!]);
+    const runId = batch.items[0]!.run.id;
+    const ids = new Map(batch.items[0]!.executions.map((e) => [e.input.title, e.testId]));
+    const repo = openRepositories(store).runs;
+    const asked = [ids.get('x')!, ids.get('y')!, ids.get('z')!, randomUUID()];
+    const whole = await repo.testFinals(projectId, runId, asked);
+    expect(await repo.testFinals(projectId, runId, asked, 1)).toEqual(whole);
+    expect(Object.fromEntries([...whole].map(([id, f]) => [id, f]))).toEqual({
+      [ids.get('x')!]: { status: 'pass', attempt: 2, startedAt: T0 + 5, failed: true },
+      [ids.get('y')!]: { status: 'skip', attempt: 1, startedAt: T0, failed: false },
+      [ids.get('z')!]: { status: 'pass', attempt: 1, startedAt: T0, failed: false },
+    });
   });
 });
