@@ -473,9 +473,9 @@ export class RunRepo {
   async testFinals(projectId: string, runId: string, testIds: readonly string[], slice = TEST_FINALS_SLICE): Promise<Map<string, TestFinal>> {
     const out = new Map<string, TestFinal>();
     for (let i = 0; i < testIds.length; i += slice) {
-      // Aliases unlike the columns: an alias named as a column would stand for it in the other aggregates.
-      const rows = await this.store.query<{ id: string; last_status: TestStatus; last_attempt: number | string; started_ms: number | string; any_failed: number | string }>(
-        `SELECT toString(test_id) AS id,
+      // No alias is a column name (id, status, attempt): ClickHouse would read the alias there instead.
+      const rows = await this.store.query<{ tid: string; last_status: TestStatus; last_attempt: number | string; started_ms: number | string; any_failed: number | string }>(
+        `SELECT toString(test_id) AS tid,
                 argMax(toString(status), (attempt, started_at)) AS last_status,
                 max(attempt) AS last_attempt,
                 argMax(toUnixTimestamp64Milli(started_at), (attempt, started_at)) AS started_ms,
@@ -485,7 +485,7 @@ export class RunRepo {
          GROUP BY test_id`,
         { projectId, runId, ids: testIds.slice(i, i + slice) },
       );
-      for (const r of rows) out.set(r.id, { status: r.last_status, attempt: toNumber(r.last_attempt), startedAt: toNumber(r.started_ms), failed: toNumber(r.any_failed) === 1 });
+      for (const r of rows) out.set(r.tid, { status: r.last_status, attempt: toNumber(r.last_attempt), startedAt: toNumber(r.started_ms), failed: toNumber(r.any_failed) === 1 });
     }
     return out;
   }

@@ -10,6 +10,8 @@ import { createLogger } from '../../src/telemetry/logger.js';
 import type { Logger } from 'pino';
 import type { Session } from 'chdb';
 import { SCRATCH_DIR } from './scratch.js';
+import { openStore, type Store } from '../../src/store/client.js';
+import { migrate } from '../../src/store/migrate.js';
 
 export const CHDB_PATH = path.join(SCRATCH_DIR, `fh-test-chdb-${process.pid}`);
 
@@ -28,6 +30,23 @@ export async function chdbEngine(): Promise<Session> {
     engine = new chdb.Session(CHDB_PATH);
   }
   return engine;
+}
+
+/**
+ * A store of its own for a test file that needs no daemon: a fresh database on this process's chDB
+ * path, migrated unless `migrated: false`. `dropTestStore` removes the database and closes it.
+ */
+export async function openTestStore(opts: { migrated?: boolean } = {}): Promise<Store> {
+  await chdbEngine();
+  const store = await openStore({ chdbPath: CHDB_PATH, database: `t_${randomBytes(6).toString('hex')}` });
+  if (opts.migrated !== false) await migrate(store);
+  return store;
+}
+
+export async function dropTestStore(store: Store | undefined): Promise<void> {
+  if (!store) return;
+  await store.command(`DROP DATABASE IF EXISTS \`${store.database}\``);
+  await store.close();
 }
 
 export interface TestDaemon {

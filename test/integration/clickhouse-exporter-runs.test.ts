@@ -16,26 +16,20 @@ import { leaseSink } from '../../src/pipeline/lease-sink.js';
 import { WorkBatch } from '../../src/pipeline/work-batch.js';
 import { identityProcessorFactory } from '../../src/processors/identity.js';
 import type { Job } from '../../src/queue/types.js';
-import { openStore, type Store } from '../../src/store/client.js';
-import { migrate } from '../../src/store/migrate.js';
+import type { Store } from '../../src/store/client.js';
 import { openRepositories } from '../../src/store/repositories.js';
 import { createLogger } from '../../src/telemetry/logger.js';
-import { CHDB_PATH, chdbEngine } from '../helpers/daemon.js';
+import { openTestStore, dropTestStore } from '../helpers/daemon.js';
 
 const T0 = Date.parse('2026-11-20T10:00:00Z');
 const logger = createLogger('silent');
 let store: Store;
 
 beforeAll(async () => {
-  await chdbEngine();
-  store = await openStore({ chdbPath: CHDB_PATH, database: `t_${randomBytes(6).toString('hex')}` });
-  await migrate(store);
+  store = await openTestStore();
 });
 
-afterAll(async () => {
-  await store.command(`DROP DATABASE IF EXISTS \`${store.database}\``);
-  await store.close();
-});
+afterAll(() => dropTestStore(store));
 
 /** What the exporter asked of the store, in order: `read` or `write:<table>`. */
 type Op = string;

@@ -6,26 +6,20 @@
 // decisions (which history a test inherits) are made from them. The data is drawn from a small
 // vocabulary so that keys match, names change between versions, runs share commits, commits are
 // unknown or placeholders, titles are untrimmed and paths are not plain ASCII.
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isKnownCommit } from '../../src/domain/stitch.js';
-import { openStore, type Store } from '../../src/store/client.js';
+import type { Store } from '../../src/store/client.js';
 import { IdentityRepo, type SeenIn, type StitchCandidate, type StitchKey } from '../../src/store/identities.js';
-import { migrate } from '../../src/store/migrate.js';
-import { CHDB_PATH, chdbEngine } from '../helpers/daemon.js';
+import { openTestStore, dropTestStore } from '../helpers/daemon.js';
 
 let store: Store;
 
 beforeAll(async () => {
-  await chdbEngine();
-  store = await openStore({ chdbPath: CHDB_PATH, database: `t_${randomBytes(6).toString('hex')}` });
-  await migrate(store);
+  store = await openTestStore();
 });
 
-afterAll(async () => {
-  await store.command(`DROP DATABASE IF EXISTS \`${store.database}\``);
-  await store.close();
-});
+afterAll(() => dropTestStore(store));
 
 // src/store/identities.ts's patterns, as the reference was written against them.
 const UNTRIMMED = '^[\\s\\x0B\\p{Z}\\x{FEFF}]|[\\s\\x0B\\p{Z}\\x{FEFF}]$';

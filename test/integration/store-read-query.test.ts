@@ -1,23 +1,18 @@
 // Store.readQuery against the real engine: its parameters written into the SQL read back exactly as
 // bound ones do (no value can end its literal), and it runs beside the bound queries of the process
 // rather than behind them (chdb-node runs those one at a time).
-import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openStore, type Store } from '../../src/store/client.js';
+import type { Store } from '../../src/store/client.js';
 import { inlineParams } from '../../src/store/inline-params.js';
-import { CHDB_PATH, chdbEngine } from '../helpers/daemon.js';
+import { openTestStore, dropTestStore } from '../helpers/daemon.js';
 
 let store: Store;
 beforeAll(async () => {
-  await chdbEngine();
-  store = await openStore({ chdbPath: CHDB_PATH, database: `t_${randomBytes(6).toString('hex')}` });
+  store = await openTestStore({ migrated: false });
   await store.command(`CREATE TABLE ${store.table('kept')} (v String) ENGINE = MergeTree ORDER BY v`);
   await store.command(`INSERT INTO ${store.table('kept')} VALUES ('still here')`);
 });
-afterAll(async () => {
-  await store.command(`DROP DATABASE IF EXISTS \`${store.database}\``);
-  await store.close();
-});
+afterAll(() => dropTestStore(store));
 
 const HOSTILE = [
   "it's",

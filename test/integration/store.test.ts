@@ -6,17 +6,13 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore, type Store } from '../../src/store/client.js';
 import { migrate } from '../../src/store/migrate.js';
-import { CHDB_PATH, chdbEngine } from '../helpers/daemon.js';
+import { CHDB_PATH, openTestStore, dropTestStore } from '../helpers/daemon.js';
 
 let store: Store;
 beforeAll(async () => {
-  await chdbEngine();
-  store = await openStore({ chdbPath: CHDB_PATH, database: `t_${randomBytes(6).toString('hex')}` });
+  store = await openTestStore({ migrated: false });
 });
-afterAll(async () => {
-  await store.command(`DROP DATABASE IF EXISTS \`${store.database}\``);
-  await store.close();
-});
+afterAll(() => dropTestStore(store));
 
 describe('store', () => {
   it('applies migrations once and records them', async () => {
