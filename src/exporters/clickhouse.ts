@@ -42,7 +42,7 @@ export function processorRows(batch: WorkBatch): Map<string, Record<string, unkn
  * parts of one run in a lease merge into one row. The batch is left as it is: every exporter sees
  * each item's own run, whichever order they are listed in.
  */
-export async function storedRuns(repo: Pick<RunRepo, 'runState' | 'countsForRun' | 'testFinals'>, batch: WorkBatch): Promise<RunRecord[]> {
+async function storedRuns(repo: Pick<RunRepo, 'runState' | 'countsForRun' | 'testFinals'>, batch: WorkBatch): Promise<RunRecord[]> {
   const runs = new Map<string, RunRecord>();
   const counts = new Map<string, RunCounts>();
   for (const item of batch.items) {
