@@ -27,6 +27,7 @@ import { startServerProcess, bootstrapToken } from '../test/helpers/process.js';
 import { junitXml } from './junit-large.js';
 import { gzipSync } from 'node:zlib';
 import { Worker } from 'node:worker_threads';
+import { freshBuild } from '../bin/built-cli.js';
 
 
 /** A native batch of `size` executions over `tests` distinct tests (bench/scale-out.ts sends the same). */
@@ -166,9 +167,12 @@ export async function run(argv: string[]): Promise<number> {
       only: { type: 'string' },
     },
   });
+  // A daemon runs its sources through tsx while the build is older than an edit, and that costs
+  // memory (idle anonymous memory 224 against 144 MB in one pair of runs, docs/benchmarks.md).
+  const daemonFrom = freshBuild() ? 'build (dist/cli)' : 'sources (tsx): run `npm run build:cli` first for numbers comparable to a release';
   if (values.only === 'junit') {
     const junit = await junitPeakRss(Number(values['junit-cases']), values.pipeline, values.thread);
-    console.log(JSON.stringify({ junitReport: junit }, null, 2));
+    console.log(JSON.stringify({ junitReport: junit, daemonFrom: daemonFrom.split(':')[0] }, null, 2));
     return 0;
   }
   const clients = Number(values.clients);
@@ -176,7 +180,7 @@ export async function run(argv: string[]): Promise<number> {
   const batchSize = Number(values.batch);
   const tests = Number(values.tests);
   const dataDir = mkdtempSync(path.join(tmpdir(), 'fh-bench-ingest-'));
-  console.log(`ingest bench: ${clients} clients × batches of ${batchSize} for ${seconds}s (data ${dataDir})`);
+  console.log(`ingest bench: ${clients} clients × batches of ${batchSize} for ${seconds}s (data ${dataDir}); daemon from ${daemonFrom}`);
 
   // Pre-build the bodies so the load generator spends its time sending, not building.
   const pool = Array.from({ length: 400 }, (_, i) => makeBatch(i, batchSize, tests));
@@ -346,7 +350,7 @@ export async function run(argv: string[]): Promise<number> {
     bench: 'ingest',
     at: new Date().toISOString(),
     machine: { cpus: (await import('node:os')).cpus().length, node: process.version, note: 'load generator runs on the same 2 cores' },
-    params: { clients, secondsPerPhase: seconds, batchSize, distinctTests: tests, pipeline: values.pipeline ?? 'pipelines/default.yaml', pipelineThread: values.thread === 'true' },
+    params: { clients, secondsPerPhase: seconds, batchSize, distinctTests: tests, pipeline: values.pipeline ?? 'pipelines/default.yaml', pipelineThread: values.thread === 'true', daemonFrom: daemonFrom.split(':')[0] },
     saturation,
     paced,
     queryable,
