@@ -5,10 +5,9 @@
 // leaves each item's run as the part's own, so the exporters listed after it see what was planned.
 // The counts stay per test over all parts: a retry in a later part makes one flaky test, and a part
 // redelivered after a later part was stored counts once.
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CURRENT_CONTRACT_VERSION, type ExecutionInput, type IngestBatch } from '../../client/src/contract/batch.js';
-import { reportPartKey } from '../../client/src/contract/report-parts.js';
+import type { ExecutionInput } from '../../client/src/contract/batch.js';
 import { buildRun } from '../../src/domain/records.js';
 import { clickhouseExporterFactory } from '../../src/exporters/clickhouse.js';
 import type { ExecutionsExporter, ExecutionsProcessor, Host } from '../../src/pipeline/component.js';
@@ -20,6 +19,7 @@ import type { Store } from '../../src/store/client.js';
 import { openRepositories } from '../../src/store/repositories.js';
 import { createLogger } from '../../src/telemetry/logger.js';
 import { openTestStore, dropTestStore } from '../helpers/daemon.js';
+import { reportJobs } from '../helpers/report-jobs.js';
 
 const T0 = Date.parse('2026-11-20T10:00:00Z');
 const logger = createLogger('silent');
@@ -94,21 +94,8 @@ const execution = (title: string, status: ExecutionInput['status'], attempt = 1,
   durationMs: 5,
 });
 
-/** A JUnit report's parts as the receiver makes them: one run (keyed by the report), one job per part. */
-function report(projectId: string, parts: ExecutionInput[][]): Job[] {
-  const key = `report-${randomUUID()}`;
-  const commitSha = randomBytes(20).toString('hex');
-  return parts.map((executions, index): Job => {
-    const batch: IngestBatch = {
-      contractVersion: CURRENT_CONTRACT_VERSION,
-      idempotencyKey: reportPartKey(key, index, parts.length),
-      resource: { ciProvider: 'github_actions', commitSha, branch: 'main', trigger: 'push' },
-      run: { status: 'passed', startedAt: T0, reportPart: { key, index, count: parts.length } },
-      executions,
-    };
-    return { id: randomUUID(), receiptId: randomUUID(), receivedAt: T0 + index, attempts: 0, projectId, source: 'junit', batch };
-  });
-}
+/** A JUnit report's parts, each received a millisecond after the one before. */
+const report = (projectId: string, parts: ExecutionInput[][]): Job[] => reportJobs(projectId, parts, { startedAt: T0, receivedAt: (i) => T0 + i });
 
 async function storedRun(projectId: string): Promise<{ total: number; passed: number; failed: number; skipped: number; flaky: number; status: string }[]> {
   const rows = await store.query<Record<string, string | number>>(

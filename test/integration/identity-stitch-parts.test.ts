@@ -8,8 +8,7 @@
 // runner-up may need.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CURRENT_CONTRACT_VERSION, type ExecutionInput, type IngestBatch } from '../../client/src/contract/batch.js';
-import { reportPartKey } from '../../client/src/contract/report-parts.js';
+import type { ExecutionInput } from '../../client/src/contract/batch.js';
 import { buildRun } from '../../src/domain/records.js';
 import { clickhouseExporterFactory } from '../../src/exporters/clickhouse.js';
 import type { ExecutionsExporter, ExecutionsProcessor, Host } from '../../src/pipeline/component.js';
@@ -22,6 +21,7 @@ import { IdentityRepo, type StitchKey } from '../../src/store/identities.js';
 import { openRepositories, type Repositories } from '../../src/store/repositories.js';
 import { createLogger } from '../../src/telemetry/logger.js';
 import { openTestStore, dropTestStore } from '../helpers/daemon.js';
+import { reportJobs } from '../helpers/report-jobs.js';
 
 const T0 = Date.parse('2026-11-20T10:00:00Z');
 const FILE = 'src/test/java/com/example/BigTest.java';
@@ -95,16 +95,7 @@ const test = (title: string, filePath = FILE, suite = SUITE): ExecutionInput => 
 
 /** A JUnit report's parts as the receiver makes them: one run (keyed by the report), one job per part. */
 function report(projectId: string, parts: ExecutionInput[][], commitSha: string, key = `report-${randomUUID()}`): Job[] {
-  return parts.map((executions, index): Job => {
-    const batch: IngestBatch = {
-      contractVersion: CURRENT_CONTRACT_VERSION,
-      idempotencyKey: reportPartKey(key, index, parts.length),
-      resource: { ciProvider: 'github_actions', commitSha, branch: 'main', trigger: 'push' },
-      run: { status: 'passed', startedAt: T0, reportPart: { key, index, count: parts.length } },
-      executions,
-    };
-    return { id: randomUUID(), receiptId: randomUUID(), receivedAt: T0, attempts: 0, projectId, source: 'junit', batch };
-  });
+  return reportJobs(projectId, parts, { startedAt: T0, commitSha, key });
 }
 
 const sha = (): string => randomBytes(20).toString('hex');
