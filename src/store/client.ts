@@ -251,6 +251,13 @@ export function insertSettings(token: string, clustered: boolean): Record<string
 const READ_CONNECTIONS = 2;
 
 /**
+ * The longest SQL a request read may be once its parameters are written in (inline-params.ts). A
+ * bound read has no such limit, and the inlined values come from the request or from the store
+ * (an owner's test ids), so this is a ceiling on memory, not a rule of the API: 256 MiB.
+ */
+const READ_MAX_QUERY_BYTES = 256 * 1024 * 1024;
+
+/**
  * ClickHouse query priorities (the `priority` setting: lower runs first; a query of a lower
  * priority pauses while one of a higher runs) on the embedded engine, where the pipeline's writes
  * and point queries share two cores with a request's read: the read goes first.
@@ -298,6 +305,9 @@ async function nativeSessions(chdbPath: string | undefined): Promise<NativeSessi
       open.add(session);
       try {
         await session.queryAsync(`SET priority = ${PRIORITY.read}`, { format: 'TSV' });
+        // Parameters are written into the SQL here, and the engine parses at most max_query_size
+        // (256 KiB by default) of it: a health page filtered to an owner of 7,000 tests was past that.
+        await session.queryAsync(`SET max_query_size = ${READ_MAX_QUERY_BYTES}`, { format: 'TSV' });
       } catch (err) {
         readers--;
         open.delete(session);

@@ -226,4 +226,29 @@ describe('GET /v1/health', () => {
     expect(nobody).toMatchObject({ mttr: { openCount: 0, resolvedCount: 0 }, quarantine: { currentBacklog: 0 }, reliabilityTrend: [], cost: { total: 0, rerunMs: 0 } });
     expect(nobody.quarantine.trend).toHaveLength(7);
   });
+
+  it('answers for an owner of 7,000 tests, whose ids are more SQL than the engine parses by default', async () => {
+    // The owner's test ids are written into the read's SQL (src/store/inline-params.ts): ~290 KB here.
+    const at = today + Math.floor((Date.now() - today) / 2);
+    const part = (p: number): Record<string, unknown> =>
+      nativeBatch({
+        resource: { commitSha: randomBytes(20).toString('hex'), branch: 'main', trigger: 'push' },
+        run: { status: 'passed', startedAt: new Date(at + p).toISOString() },
+        executions: Array.from({ length: 3_500 }, (_, i) => ({
+          filePath: `src/big/file${i % 40}.test.ts`,
+          suite: 'big',
+          title: `case ${p * 3_500 + i}`,
+          status: 'pass',
+          attempt: 1,
+          startedAt: at + p,
+          durationMs: 1,
+        })),
+      });
+    await td.ingest(part(0), part(1));
+    await td.request('PUT', '/v1/codeowners', { body: { content: '/src/pay/ @acme/pay\n/src/flaky/ @acme/flaky\n/src/big/ @acme/big\n' } });
+    const big = await td.request('GET', `/v1/health?days=7&owner=${encodeURIComponent('@acme/big')}`);
+    expect(big.status).toBe(200);
+    expect(big.json.reliabilityTrend.reduce((n: number, r: any) => n + r.total, 0)).toBe(7_000);
+    expect(big.json.mttr).toMatchObject({ openCount: 0, resolvedCount: 0 });
+  });
 });

@@ -54,6 +54,17 @@ describe('Store.readQuery', () => {
     expect(Number(rows[0]?.limited)).toBe(3);
   });
 
+  it('takes parameters past the default query size of the engine (256 KiB), as a bound read does', async () => {
+    // A team's owner filter on the health page is every test it owns: 10,000 ids are ~390 KB of SQL here.
+    const ids = Array.from({ length: 10_000 }, (_, i) => `0190e7c6-1b7d-7d2e-9a55-${i.toString(16).padStart(12, '0')}`);
+    const sql = 'SELECT length({ids:Array(UUID)}) AS n, toString({ids:Array(UUID)}[10000]) AS last';
+    expect(inlineParams(sql, { ids }).length).toBeGreaterThan(256 * 1024);
+    const rows = await readQuery<{ n: number | string; last: string }>(sql, { ids });
+    expect(rows).toEqual(await store.query(sql, { ids }));
+    expect(Number(rows[0]?.n)).toBe(10_000);
+    expect(rows[0]?.last).toBe(ids[9_999]);
+  });
+
   it('refuses a value its type cannot parse and a placeholder without a value', async () => {
     await expect(readQuery('SELECT {n:UInt32} AS n', { n: -1 })).rejects.toThrow(/UInt32/);
     await expect(readQuery("SELECT {id:UUID} AS id", { id: "x' OR 1=1 --" })).rejects.toThrow();
