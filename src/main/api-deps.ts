@@ -7,6 +7,7 @@ import type { NotificationSettings } from '../config/integrations.js';
 import type { ProjectConfigs } from '../config/resolved-project-config.js';
 import type { ServiceConfig } from '../config/service-yml.js';
 import type { Outbox } from '../queue/types.js';
+import { BadgeFactsRepo } from '../store/badges.js';
 import { ChannelRepo } from '../store/channels.js';
 import type { Store } from '../store/client.js';
 import { ClusterRepo } from '../store/clusters.js';
@@ -18,6 +19,8 @@ import type { ProjectRepo } from '../store/projects.js';
 import { QuarantineLogRepo } from '../store/quarantine-log.js';
 import { RcaRepo } from '../store/rca.js';
 import { RunRepo } from '../store/runs.js';
+import { SplitTimings } from '../store/split-timings.js';
+import { SplitPlanRepo } from '../store/splits.js';
 import { SuiteHealthRepo } from '../store/suite-health.js';
 import { TestTrendsRepo } from '../store/test-trends.js';
 import { TestRepo } from '../store/tests.js';
@@ -74,6 +77,10 @@ export function buildApiDeps(i: ApiDepsInput): ApiDeps {
     settings: { projects, configs },
     channels: { channels, notifications: i.notifications },
     badges: { projects, ...(i.publicApiUrl !== undefined ? { publicApiUrl: i.publicApiUrl } : {}) },
+    badgeFacts: { facts: new BadgeFactsRepo(store), tests },
+    quarantineList: { store, tests },
+    knownTests: { store },
+    splits: { timings: new SplitTimings(store), plans: new SplitPlanRepo(store) },
   };
   return { useCases, repos: { tests, identities, codeowners, channels } };
 }

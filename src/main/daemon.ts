@@ -194,7 +194,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     ...runRoutes(useCases.runs, artifacts),
     ...rcaRoutes(useCases.rca),
     ...testRoutes({ ...useCases, codeowners: repos.codeowners }),
-    ...quarantineListRoutes({ store, tests: repos.tests }),
+    ...quarantineListRoutes(useCases.quarantineList),
     ...artifactRoutes({ signer: artifacts, projectArtifactsEnabled: async (id) => (await projectConfigs.get(id)).config.artifacts.enabled }),
     ...prRoutes(useCases.prCommit),
     ...projectHealthRoutes(useCases.health),
@@ -203,10 +203,10 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     ...deadJobRoutes(queue, projects),
     ...settingsRoutes(useCases.settings),
     ...notificationRoutes(repos.channels),
-    ...badgeRoutes({ store, tests: repos.tests, projects, publicApiUrl: settings.publicApiUrl }),
+    ...badgeRoutes({ projects, badges: useCases.badges, facts: useCases.badgeFacts }),
     ...exportRoutes({ store, artifacts: artifactInventory, running: runningExports }),
-    ...splitRoutes(store),
-    ...knownTestRoutes(store),
+    ...splitRoutes(useCases.splits),
+    ...knownTestRoutes(useCases.knownTests),
   ]) {
     app.routes.add(r);
   }

@@ -21,6 +21,10 @@ import type { TestActivityDeps } from './test-activity.js';
 import type { TestPageDeps } from './test-page.js';
 import type { TestTrendsDeps } from './test-trends.js';
 import type { IdentityRepo } from '../store/identities.js';
+import type { BadgeFactsDeps } from './badge-facts.js';
+import type { KnownTestsDeps } from './known-tests.js';
+import type { QuarantineListDeps } from './quarantine-list.js';
+import type { SplitDeps } from './test-splits.js';
 
 export interface UseCaseDeps {
   projects: ProjectRepo;
@@ -47,4 +51,12 @@ export interface UseCaseDeps {
   settings: ProjectSettingsDeps;
   channels: ProjectChannelsDeps;
   badges: ProjectBadgesDeps;
+  /** What a README badge shows. */
+  badgeFacts: BadgeFactsDeps;
+  /** The quarantine list runners fetch before a run. */
+  quarantineList: QuarantineListDeps;
+  /** Which tests of a run a branch has seen (`flakehouse run --verify-new`). */
+  knownTests: KnownTestsDeps;
+  /** A build's test shards. */
+  splits: SplitDeps;
 }

@@ -5,7 +5,8 @@
 import type { NotificationSettings } from '../config/integrations.js';
 import { readerChannelTarget } from '../domain/channel-target.js';
 import { redactUrl } from '../exporters/notify/transports.js';
-import type { ChannelRepo } from '../store/channels.js';
+import { toIso } from '../../client/src/contract/time.js';
+import type { ChannelInput, ChannelRepo } from '../store/channels.js';
 import { errors } from '../errors/catalogue.js';
 import { sendTestNotification, type SendTestResult, type TestChannel } from './send-test-notification.js';
 
@@ -58,4 +59,32 @@ export async function sendTestToChannel(d: ProjectChannelsDeps, projectId: strin
   const channel = (await channelsOf(d, projectId)).find((c) => c.id === channelId);
   if (!channel) throw errors.notFound(`no channel "${channelId}" in project "${projectSlug}"`);
   return sendTestNotification(channel, projectSlug, d.notifications);
+}
+
+/**
+ * PUT /v1/notifications/routing: the CI's sync of service.yml's channels replaces the project's
+ * config channels; the dashboard's own stay.
+ */
+export async function syncConfigChannels(channels: Pick<ChannelRepo, 'replaceConfigChannels'>, projectId: string, list: readonly ChannelInput[]): Promise<{ ok: true; channels: number }> {
+  const res = await channels.replaceConfigChannels(projectId, list);
+  return { ok: true, channels: res.channels };
+}
+
+/**
+ * GET /v1/notifications/channels: the project's own channels (config and dashboard ones, not the
+ * environment's) as a token with `read` sees them: credentials redacted, the signing secret only
+ * as whether one is set.
+ */
+export async function storedChannels(channels: Pick<ChannelRepo, 'list'>, projectId: string) {
+  const items = (await channels.list(projectId)).map((c) => ({
+    id: c.id,
+    source: c.source,
+    kind: c.kind,
+    target: readerChannelTarget(c.kind, c.target),
+    events: c.events,
+    signed: c.signingSecret !== null && c.signingSecret !== '',
+    createdAt: toIso(c.createdAt),
+    updatedAt: toIso(c.updatedAt),
+  }));
+  return { items };
 }

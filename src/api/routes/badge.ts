@@ -7,15 +7,12 @@
 // with 200, as shields.io does, rather than a broken image.
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { BADGE_VARIANTS, HEALTH_WINDOW_DAYS, UNKNOWN_BADGE, badgeFor, badgeSvg, parseBadgeFile, shieldsJson, type Badge, type BadgeFacts, type BadgeFormat } from '../../../client/src/contract/badge.js';
+import { BADGE_VARIANTS, UNKNOWN_BADGE, badgeFor, badgeSvg, parseBadgeFile, shieldsJson, type Badge, type BadgeFacts, type BadgeFormat } from '../../../client/src/contract/badge.js';
 import { badgesResponseSchema } from '../../../client/src/contract/pr-schemas.js';
-import { effectiveQuarantine } from '../../domain/quarantine.js';
-import { BadgeFactsRepo } from '../../store/badges.js';
-import type { Store } from '../../store/client.js';
 import { BADGE_TOKEN_RE, type ProjectRepo } from '../../store/projects.js';
-import type { TestRepo } from '../../store/tests.js';
 import { errors } from '../../errors/catalogue.js';
-import { projectBadges } from '../../usecases/project-badges.js';
+import { badgeFacts, type BadgeFactsDeps } from '../../usecases/badge-facts.js';
+import { projectBadges, type ProjectBadgesDeps } from '../../usecases/project-badges.js';
 import { defineRoute, type AnyRouteDef } from '../route.js';
 
 /** How long a badge may be cached by browsers and proxies (GitHub's camo honours it). */
@@ -23,14 +20,14 @@ export const BADGE_MAX_AGE_S = 300;
 /** How long the facts of a project and a token's project are reused here. */
 const CACHE_TTL_MS = 30_000;
 const MAX_CACHE = 10_000;
-const DAY_MS = 86_400_000;
 
 export interface BadgeRouteDeps {
-  store: Store;
-  tests: TestRepo;
-  projects: ProjectRepo;
-  /** SERVICE_PUBLIC_API_URL: where badge URLs point when the CLI has no setting of its own. */
-  publicApiUrl?: string;
+  /** The project a badge token names, and the token's rotation. */
+  projects: Pick<ProjectRepo, 'byBadgeToken' | 'rotateBadgeToken'>;
+  /** GET /v1/badges. */
+  badges: ProjectBadgesDeps;
+  /** What a badge shows. */
+  facts: BadgeFactsDeps;
 }
 
 /** Small TTL map, cleared whole when it grows past its bound (keys are tokens and project ids). */
@@ -52,7 +49,6 @@ class TtlCache<V> {
 export function badgeRoutes(d: BadgeRouteDeps): AnyRouteDef[] {
   const projectOfToken = new TtlCache<string | null>();
   const factsOfProject = new TtlCache<BadgeFacts>();
-  const repo = new BadgeFactsRepo(d.store);
 
   async function resolve(badgeToken: string, now: number): Promise<string | null> {
     if (!BADGE_TOKEN_RE.test(badgeToken)) return null;
@@ -66,7 +62,7 @@ export function badgeRoutes(d: BadgeRouteDeps): AnyRouteDef[] {
   async function facts(projectId: string, now: number): Promise<BadgeFacts> {
     const cached = factsOfProject.get(projectId, now);
     if (cached) return cached;
-    const fresh = await loadFacts(d, repo, projectId, now);
+    const fresh = await badgeFacts(d.facts, projectId, now);
     factsOfProject.set(projectId, fresh, now);
     return fresh;
   }
@@ -103,7 +99,7 @@ export function badgeRoutes(d: BadgeRouteDeps): AnyRouteDef[] {
       tags: ['badges'],
       auth: { kind: 'token', anyOf: ['ingest', 'read'] },
       response: badgesResponseSchema,
-      handler: ({ principal }) => projectBadges(d, principal!.projectId),
+      handler: ({ principal }) => projectBadges(d.badges, principal!.projectId),
     }),
     defineRoute({
       method: 'POST',
@@ -134,25 +130,4 @@ export function matchesEtag(header: string | string[] | undefined, etag: string)
   if (header === undefined) return false;
   const list = (Array.isArray(header) ? header.join(',') : header).split(',').map((t) => t.trim().replace(/^W\//, ''));
   return list.includes('*') || list.includes(etag);
-}
-
-async function loadFacts(d: BadgeRouteDeps, repo: BadgeFactsRepo, projectId: string, now: number): Promise<BadgeFacts> {
-  const startDay = new Date(Math.floor(now / DAY_MS) * DAY_MS - (HEALTH_WINDOW_DAYS - 1) * DAY_MS).toISOString().slice(0, 10);
-  const [flagged, overrides, totals] = await Promise.all([repo.flaggedTestIds(projectId), d.tests.overrides(projectId, null), repo.passTotals(projectId, startDay)]);
-  const ids = [...new Set([...flagged, ...overrides.keys()])];
-  const states = await d.tests.states(projectId, ids);
-  let flaky = 0;
-  let quarantined = 0;
-  let worst: BadgeFacts['worst'] = null;
-  for (const id of ids) {
-    const s = states.get(id) ?? null;
-    if (effectiveQuarantine(s?.auto ?? null, overrides.get(id) ?? null).quarantined) {
-      quarantined++;
-      continue;
-    }
-    if (!s?.candidate) continue;
-    flaky++;
-    if (!worst || s.score > worst.score) worst = { suite: s.suite, title: s.title, score: s.score };
-  }
-  return { passRate: totals.graded > 0 ? totals.passed / totals.graded : null, flaky, quarantined, worst };
 }

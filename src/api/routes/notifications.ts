@@ -5,9 +5,8 @@
 // segments) redacted (src/domain/channel-target.ts); the admin sees them whole in the settings.
 import { z } from 'zod';
 import { MAX_CONFIG_CHANNELS, NOTIFICATION_CHANNEL_KINDS, NOTIFICATION_EVENT_TYPES, channelSchema } from '../../config/service-yml.js';
-import { readerChannelTarget } from '../../domain/channel-target.js';
-import { toIso } from '../../../client/src/contract/time.js';
 import { CHANNEL_SOURCES, type ChannelRepo } from '../../store/channels.js';
+import { storedChannels, syncConfigChannels } from '../../usecases/project-channels.js';
 import { defineRoute, type AnyRouteDef } from '../route.js';
 
 /** Strict (unknown keys are errors naming the path), at most 50, kind + target unique. */
@@ -47,10 +46,7 @@ export function notificationRoutes(channels: ChannelRepo): AnyRouteDef[] {
       auth: { kind: 'token', anyOf: ['ingest'] },
       body: routingBodySchema,
       response: z.object({ ok: z.literal(true), channels: z.number().int() }),
-      async handler({ body, principal }) {
-        const res = await channels.replaceConfigChannels(principal!.projectId, body.channels);
-        return { ok: true as const, channels: res.channels };
-      },
+      handler: ({ body, principal }) => syncConfigChannels(channels, principal!.projectId, body.channels),
     }),
     defineRoute({
       method: 'GET',
@@ -59,19 +55,7 @@ export function notificationRoutes(channels: ChannelRepo): AnyRouteDef[] {
       tags: ['notifications'],
       auth: { kind: 'token', anyOf: ['read'] },
       response: z.object({ items: z.array(channelView) }),
-      async handler({ principal }) {
-        const items = (await channels.list(principal!.projectId)).map((c) => ({
-          id: c.id,
-          source: c.source,
-          kind: c.kind,
-          target: readerChannelTarget(c.kind, c.target),
-          events: c.events,
-          signed: c.signingSecret !== null && c.signingSecret !== '',
-          createdAt: toIso(c.createdAt),
-          updatedAt: toIso(c.updatedAt),
-        }));
-        return { items };
-      },
+      handler: ({ principal }) => storedChannels(channels, principal!.projectId),
     }),
   ];
 }

@@ -3,19 +3,10 @@
 // and keep it in a local cache (client/src/reporter/quarantine-cache.ts); the ETag is strong, a hash of
 // the answer's bytes, so an unchanged list costs a 304 and no body.
 import { createHash } from 'node:crypto';
-import type { z } from 'zod';
-import type { Store } from '../../store/client.js';
-import { listQuarantined } from '../../store/quarantine-list.js';
-import type { TestRepo } from '../../store/tests.js';
+import { quarantineListSchema } from '../../../client/src/contract/quarantine-list.js';
+import { quarantineList, type QuarantineListDeps } from '../../usecases/quarantine-list.js';
 import { defineRoute, type AnyRouteDef } from '../route.js';
 import { matchesEtag } from './badge.js';
-import { quarantineListSchema } from '../../../client/src/contract/quarantine-list.js';
-
-
-export interface QuarantineListDeps {
-  store: Store;
-  tests: Pick<TestRepo, 'overrides'>;
-}
 
 /** A strong ETag of the answer's bytes. */
 export function quarantineEtag(body: string): string {
@@ -32,8 +23,7 @@ export function quarantineListRoutes(d: QuarantineListDeps): AnyRouteDef[] {
       auth: { kind: 'token', anyOf: ['ingest', 'read'] },
       response: quarantineListSchema,
       async handler({ principal, request, reply }) {
-        const items = await listQuarantined(d, principal!.projectId);
-        const body = JSON.stringify({ items } satisfies z.input<typeof quarantineListSchema>);
+        const body = JSON.stringify(await quarantineList(d, principal!.projectId));
         const etag = quarantineEtag(body);
         // Cache-Control stays the token routes' no-store: no shared cache keeps a project's list; the
         // client keeps its own copy and revalidates it with If-None-Match.
