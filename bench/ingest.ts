@@ -6,7 +6,8 @@
 //  - idle anonymous memory of the started daemon, before any traffic,
 //  - end-to-end executions/s at saturation (first POST → every execution committed) against the raw
 //    chDB insert of the same rows in this process (the storage limit), and CPU per execution of both,
-//  - `GET /v1/runs` latency while ingest saturates (a reader beside the writers),
+//  - `GET /v1/runs` latency while ingest saturates (a reader beside the writers; the board's and the
+//    quarantine list's are reported beside it),
 //  - ack latency p50/p99/max at a paced offered load (POST → 202, i.e. durable in the queue),
 //  - peak RSS of the daemon at saturation,
 //  - peak RSS of a second, fresh daemon ingesting one JUnit report of --junit-cases cases.
@@ -302,9 +303,9 @@ export async function run(argv: string[]): Promise<number> {
   // On a thread of its own, so its latencies are the daemon's, not the 32 clients' event loop's.
   const readsDuringSaturation = pageReader(server.url, token, seconds * 1000);
   const saturation = await phase('saturation', null);
-  const { runs: runsReadUnderIngest, board: boardReadUnderIngest } = await readsDuringSaturation;
+  const { runs: runsReadUnderIngest, board: boardReadUnderIngest, quarantine: quarantineReadUnderIngest } = await readsDuringSaturation;
   if (values.only === 'saturation') {
-    console.log(JSON.stringify({ saturation, runsReadUnderIngest, boardReadUnderIngest, peakRssMb: round(peakRss(pid) / 1024 / 1024), stageMs: (await workerStats()).stageMs }, null, 2));
+    console.log(JSON.stringify({ saturation, runsReadUnderIngest, boardReadUnderIngest, quarantineReadUnderIngest, peakRssMb: round(peakRss(pid) / 1024 / 1024), stageMs: (await workerStats()).stageMs }, null, 2));
     await server.stop();
     rmSync(dataDir, { recursive: true, force: true });
     return 0;
@@ -363,6 +364,7 @@ export async function run(argv: string[]): Promise<number> {
     runsReadUnderIngest,
     // The board beside the same writers (no target of its own in issue 40; reported beside the runs page).
     boardReadUnderIngest,
+    quarantineReadUnderIngest,
     junitReport: junit,
     rawChdbInsert: { executions: sent.length * batchSize, executionsPerSec: Math.round(raw.executionsPerSec), cpuMicrosPerExecution: round(raw.cpuMicrosPerExecution) },
     endToEndVsRawInsert,
@@ -443,19 +445,22 @@ async function junitPeakRss(cases: number, pipeline: string | undefined, thread:
 type ReadLatency = { requests: number; failed: number; ms: { p50: number; p95: number; max: number } };
 
 /**
- * The runs page's and the board's requests (GET /v1/runs?limit=50, GET /v1/flaky?limit=50) in turn,
- * one every 100 ms for `ms`, from a worker thread: each one's latencies' p50/p95/max.
+ * The runs page's, the board's and a runner's requests (GET /v1/runs?limit=50, GET /v1/flaky?limit=50,
+ * GET /v1/quarantine: what `flakehouse run` and the reporters fetch before a run) in turn, one every
+ * 100 ms for `ms`, from a worker thread: each one's latencies' p50/p95/max.
  */
-async function pageReader(url: string, token: string, ms: number): Promise<{ runs: ReadLatency; board: ReadLatency }> {
+async function pageReader(url: string, token: string, ms: number): Promise<{ runs: ReadLatency; board: ReadLatency; quarantine: ReadLatency }> {
   const code = `
     const { parentPort, workerData: { url, token, ms } } = require('node:worker_threads');
     (async () => {
       const stop = performance.now() + ms;
-      const paths = { runs: '/v1/runs?limit=50', board: '/v1/flaky?limit=50' };
-      const out = { runs: { times: [], failed: 0 }, board: { times: [], failed: 0 } };
+      const paths = { runs: '/v1/runs?limit=50', board: '/v1/flaky?limit=50', quarantine: '/v1/quarantine' };
+      const out = { runs: { times: [], failed: 0 }, board: { times: [], failed: 0 }, quarantine: { times: [], failed: 0 } };
+      // The runs page every other read (its p95 is a target), the board and the quarantine list in turn.
+      const order = ['runs', 'board', 'runs', 'quarantine'];
       let turn = 0;
       while (performance.now() < stop) {
-        const which = turn++ % 2 === 0 ? 'runs' : 'board';
+        const which = order[turn++ % order.length];
         const s = performance.now();
         const res = await fetch(url + paths[which], { headers: { authorization: 'Bearer ' + token } });
         await res.arrayBuffer();
@@ -467,7 +472,7 @@ async function pageReader(url: string, token: string, ms: number): Promise<{ run
     })();
   `;
   const worker = new Worker(code, { eval: true, workerData: { url, token, ms } });
-  const out = await new Promise<Record<'runs' | 'board', { times: number[]; failed: number }>>((resolve, reject) => {
+  const out = await new Promise<Record<'runs' | 'board' | 'quarantine', { times: number[]; failed: number }>>((resolve, reject) => {
     worker.once('message', resolve);
     worker.once('error', reject);
   });
@@ -476,7 +481,7 @@ async function pageReader(url: string, token: string, ms: number): Promise<{ run
     times.sort((a, b) => a - b);
     return { requests: times.length, failed, ms: { p50: round(percentile(times, 50)), p95: round(percentile(times, 95)), max: round(times[times.length - 1] ?? 0) } };
   };
-  return { runs: latency(out.runs), board: latency(out.board) };
+  return { runs: latency(out.runs), board: latency(out.board), quarantine: latency(out.quarantine) };
 }
 
 function round(n: number): number {
