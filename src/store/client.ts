@@ -123,6 +123,12 @@ export async function openStore(opts: StoreOptions): Promise<OpenedStore> {
   }
   const database = opts.database;
   const native = await nativeSessions(embedded ? opts.chdbPath : undefined);
+  // A server takes bound parameters in the URL, and refuses a URL past 1 MiB (http_max_uri_size):
+  // large ones (a request's 20,000 fingerprints) are written into the SQL, which goes in the body.
+  const withParams = (sql: string, params: Record<string, unknown> | undefined): ServerCall =>
+    opts.url !== undefined && params !== undefined && JSON.stringify(params).length > URL_PARAMS_BYTES
+      ? { query: inlineParams(sql, params), clickhouse_settings: { max_query_size: String(INLINED_MAX_QUERY_BYTES) } }
+      : { query: sql, ...(params !== undefined ? { query_params: params } : {}) };
   const clustered = opts.cluster !== undefined;
   await client.command({
     query: clustered ? `CREATE DATABASE IF NOT EXISTS \`${database}\` ON CLUSTER '${opts.cluster}'` : `CREATE DATABASE IF NOT EXISTS \`${database}\``,
@@ -138,12 +144,12 @@ export async function openStore(opts: StoreOptions): Promise<OpenedStore> {
     table: (name) => `\`${database}\`.\`${name}\``,
     async query<T>(sql: string, params?: Record<string, unknown>) {
       if (native) return parseJsonEachRow<T>(await native.pointQuery(sql, params));
-      const rs = await client.query({ query: sql, format: 'JSONEachRow', query_params: params });
+      const rs = await client.query({ ...withParams(sql, params), format: 'JSONEachRow' });
       return rs.json<T>();
     },
     async queryText(sql, params) {
       if (native) return native.pointQuery(sql, params);
-      const rs = await client.query({ query: sql, format: 'JSONEachRow', query_params: params });
+      const rs = await client.query({ ...withParams(sql, params), format: 'JSONEachRow' });
       return rs.text();
     },
     async insertJsonBody(table, body, dedupToken) {
@@ -159,7 +165,8 @@ export async function openStore(opts: StoreOptions): Promise<OpenedStore> {
       });
     },
     async command(sql, params, settings) {
-      await client.command({ query: sql, query_params: params, clickhouse_settings: settings });
+      const call = withParams(sql, params);
+      await client.command({ ...call, clickhouse_settings: { ...settings, ...call.clickhouse_settings } });
     },
     async insert(table, rows, dedupToken) {
       if (rows.length === 0) return;
@@ -195,7 +202,8 @@ export async function openStore(opts: StoreOptions): Promise<OpenedStore> {
         yield* native(sql, params, signal);
         return;
       }
-      const rs = await client.exec({ query: `${sql}\nFORMAT JSONEachRow`, query_params: params, abort_signal: signal });
+      const call = withParams(sql, params);
+      const rs = await client.exec({ ...call, query: `${call.query}\nFORMAT JSONEachRow`, abort_signal: signal });
       yield* rs.stream as AsyncIterable<Buffer>;
     },
     ...(native
@@ -251,11 +259,22 @@ export function insertSettings(token: string, clustered: boolean): Record<string
 const READ_CONNECTIONS = 2;
 
 /**
- * The longest SQL a request read may be once its parameters are written in (inline-params.ts). A
- * bound read has no such limit, and the inlined values come from the request or from the store
- * (an owner's test ids), so this is a ceiling on memory, not a rule of the API: 256 MiB.
+ * The longest SQL a query may be once its parameters are written in (inline-params.ts: the request
+ * reads on chDB, large parameters on a server). A bound query has no such limit, and the values
+ * come from a request or from the store (an owner's test ids), so this is a ceiling on memory, not
+ * a rule of the API: 256 MiB. The engine's default, 256 KiB, is what a written-in query met.
  */
-const READ_MAX_QUERY_BYTES = 256 * 1024 * 1024;
+const INLINED_MAX_QUERY_BYTES = 256 * 1024 * 1024;
+
+/** Parameters (as JSON) above this go into the SQL on a server: their URL encoding stays far below 1 MiB. */
+const URL_PARAMS_BYTES = 128 * 1024;
+
+/** A query as the client sends it: its parameters bound (in the URL), or written into its SQL. */
+interface ServerCall {
+  query: string;
+  query_params?: Record<string, unknown>;
+  clickhouse_settings?: ClickHouseSettings;
+}
 
 /**
  * ClickHouse query priorities (the `priority` setting: lower runs first; a query of a lower
@@ -307,7 +326,7 @@ async function nativeSessions(chdbPath: string | undefined): Promise<NativeSessi
         await session.queryAsync(`SET priority = ${PRIORITY.read}`, { format: 'TSV' });
         // Parameters are written into the SQL here, and the engine parses at most max_query_size
         // (256 KiB by default) of it: a health page filtered to an owner of 7,000 tests was past that.
-        await session.queryAsync(`SET max_query_size = ${READ_MAX_QUERY_BYTES}`, { format: 'TSV' });
+        await session.queryAsync(`SET max_query_size = ${INLINED_MAX_QUERY_BYTES}`, { format: 'TSV' });
       } catch (err) {
         readers--;
         open.delete(session);

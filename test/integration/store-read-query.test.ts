@@ -44,6 +44,13 @@ describe('Store.readQuery', () => {
     expect(await readQuery(`SELECT v FROM ${store.table('kept')}`, {})).toEqual([{ v: 'still here' }]);
   });
 
+  it('reads back an array of every such string exactly as a bound array does', async () => {
+    const sql = 'SELECT {list:Array(String)} AS list, length({list:Array(String)}) AS n';
+    const rows = await readQuery<{ list: string[]; n: number | string }>(sql, { list: HOSTILE });
+    expect(rows).toEqual(await store.query(sql, { list: HOSTILE }));
+    expect(rows[0]?.list).toEqual(HOSTILE);
+  });
+
   it('types each value as its placeholder says: UUIDs, numbers, nullable, arrays, LIMIT', async () => {
     const params = { id: '0190e7c6-1b7d-7d2e-9a55-0f0d1e2c3b4a', n: 3, big: -1_700_000_000_000, none: null, list: ["a'b", 'c\\d'] };
     const sql = `SELECT {id:UUID} AS id, toTypeName({id:UUID}) AS t, {big:Int64} AS big, {none:Nullable(UInt32)} AS none,
