@@ -88,7 +88,7 @@ export async function startAgent(opts: AgentOptions): Promise<Agent> {
   });
   // The dead letters' listing names each job's project by slug: here there is one.
   const oneProject = { list: async () => [{ id: AGENT_PROJECT_ID, slug: AGENT_PROJECT_ID }] } as unknown as ProjectRepo;
-  addRoutes(app, deadJobRoutes(queue, oneProject));
+  addRoutes(app, deadJobRoutes({ queue, projects: oneProject }));
 
   // What receivers get: the route table, the ingest service and the HTTP routes' checks for those with their own listener (OTLP/gRPC).
   const { door, admission, listeners } = receiverWiring(app, auth, rateLimiter, ingest);

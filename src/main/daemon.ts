@@ -200,7 +200,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     ...projectHealthRoutes(useCases.health),
     ...adminRoutes(projects, useCases.tokens),
     ...identityMergeRoutes({ ...twinMerge, projects }),
-    ...deadJobRoutes(queue, projects),
+    ...deadJobRoutes({ queue, projects }),
     ...settingsRoutes(useCases.settings),
     ...notificationRoutes(repos.channels),
     ...badgeRoutes({ projects, badges: useCases.badges, facts: useCases.badgeFacts }),
