@@ -5,6 +5,7 @@ import type { ProjectConfigs } from '../config/resolved-project-config.js';
 import { toIso } from '../../client/src/contract/time.js';
 import type { ProjectRepo } from '../store/projects.js';
 import { errors } from '../errors/catalogue.js';
+import { patchProjectSettings, type ProjectSettingsDeps } from './project-settings.js';
 
 type Source = 'default' | 'file' | 'settings' | 'env';
 
@@ -48,4 +49,14 @@ export async function projectPolicy(d: ProjectPolicyDeps, projectId: string) {
     version: state.version,
     updatedAt: state.updatedAt === null ? null : toIso(state.updatedAt),
   };
+}
+
+/**
+ * The settings page's change (`settings.update`): validated and written as
+ * PATCH /v1/admin/projects/:slug/settings does (400 naming the path), answered with the policy as
+ * it now applies.
+ */
+export async function updateProjectPolicy(d: { settings: ProjectSettingsDeps; policy: ProjectPolicyDeps }, project: { slug: string; id: string }, patch: unknown) {
+  await patchProjectSettings(d.settings, project.slug, patch);
+  return projectPolicy(d.policy, project.id);
 }

@@ -9,8 +9,7 @@ import type { TrpcDeps } from './deps.js';
 import { PROCEDURES } from './procedures.js';
 import { projectBadges } from '../../usecases/project-badges.js';
 import { projectChannels, sendTestToChannel } from '../../usecases/project-channels.js';
-import { projectPolicy } from '../../usecases/project-policy.js';
-import { patchProjectSettings } from '../../usecases/project-settings.js';
+import { projectPolicy, updateProjectPolicy } from '../../usecases/project-policy.js';
 import { createProjectToken, projectTokens, revokeProjectToken } from '../../usecases/project-tokens.js';
 import { listProjects } from '../../usecases/projects.js';
 
@@ -40,11 +39,9 @@ export function projectRouter(d: TrpcDeps, p: ProcedureKinds) {
     },
     settings: {
       get: p.read.input(PROCEDURES['settings.get'].input).query(({ ctx }) => projectPolicy(u().policy, ctx.projectId)),
-      update: p.adminProject.input(PROCEDURES['settings.update'].input).mutation(async ({ ctx, input }) => {
-        // As PATCH /v1/admin/projects/:slug/settings: validated (400 naming the path) and written.
-        await patchProjectSettings(u().settings, ctx.projectSlug, input.patch);
-        return projectPolicy(u().policy, ctx.projectId);
-      }),
+      update: p.adminProject
+        .input(PROCEDURES['settings.update'].input)
+        .mutation(({ ctx, input }) => updateProjectPolicy(u(), { slug: ctx.projectSlug, id: ctx.projectId }, input.patch)),
     },
     channels: {
       list: p.read.input(PROCEDURES['channels.list'].input).query(({ ctx }) => projectChannels(u().channels, ctx.projectId, ctx.caller.kind === 'admin')),
