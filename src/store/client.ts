@@ -126,7 +126,7 @@ export async function openStore(opts: StoreOptions): Promise<OpenedStore> {
   // A server takes bound parameters in the URL, and refuses a URL past 1 MiB (http_max_uri_size):
   // large ones (a request's 20,000 fingerprints) are written into the SQL, which goes in the body.
   const withParams = (sql: string, params: Record<string, unknown> | undefined): ServerCall =>
-    opts.url !== undefined && params !== undefined && JSON.stringify(params).length > URL_PARAMS_BYTES
+    opts.url !== undefined && params !== undefined && paramsSize(params) > URL_PARAMS_BYTES
       ? { query: inlineParams(sql, params), clickhouse_settings: { max_query_size: String(INLINED_MAX_QUERY_BYTES) } }
       : { query: sql, ...(params !== undefined ? { query_params: params } : {}) };
   const clustered = opts.cluster !== undefined;
@@ -268,6 +268,11 @@ const INLINED_MAX_QUERY_BYTES = 256 * 1024 * 1024;
 
 /** Parameters (as JSON) above this go into the SQL on a server: their URL encoding stays far below 1 MiB. */
 const URL_PARAMS_BYTES = 128 * 1024;
+
+/** The parameters' size as JSON (a bigint as its digits: the client binds it so). */
+function paramsSize(params: Record<string, unknown>): number {
+  return JSON.stringify(params, (_key, value: unknown) => (typeof value === 'bigint' ? value.toString() : value)).length;
+}
 
 /** A query as the client sends it: its parameters bound (in the URL), or written into its SQL. */
 interface ServerCall {

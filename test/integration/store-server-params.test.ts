@@ -49,9 +49,10 @@ async function sent(call: () => Promise<unknown>): Promise<Seen> {
 }
 
 describe('Store on a ClickHouse server', () => {
-  it('binds small parameters in the URL', async () => {
-    const r = await sent(() => store.query('SELECT {id:UUID} AS id', { id: params.projectId }));
+  it('binds small parameters in the URL, a bigint among them', async () => {
+    const r = await sent(() => store.query('SELECT {id:UUID} AS id, {n:Int64} AS n', { id: params.projectId, n: 2n ** 62n }));
     expect(r.url.searchParams.get('param_id')).toBe(params.projectId);
+    expect(r.url.searchParams.get('param_n')).toBe(String(2n ** 62n));
     expect(r.body).toContain('{id:UUID}');
     expect(r.url.searchParams.has('max_query_size')).toBe(false);
   });
