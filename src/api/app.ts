@@ -9,6 +9,7 @@ import type { DoorSettings } from '../config/daemon-env.js';
 import { registerBodySlots } from './body-slots.js';
 import { capConnections } from './connection-caps.js';
 import { drainOnClose } from './drain.js';
+import { lingerWhenClosed } from './lingering-close.js';
 import { checkDeclaredLength, decodingPipeline, KEEP_ALIVE_TIMEOUT_MS, ListenerDoor, MAX_HEADER_BYTES } from '../ingest/door.js';
 import { ApiError, errors } from '../errors/catalogue.js';
 import { answerAndClose, SECURITY_HEADERS } from './raw-answer.js';
@@ -144,7 +145,10 @@ export function buildApp(opts: AppOptions): App {
     if (apiError.statusCode === 500) request.log.error({ err: error }, 'request failed');
     // Refused before its body was read (401, 403, 429, 503 at the door): close the connection after
     // the answer rather than keep receiving a body nobody wants.
-    if (!request.raw.complete) void reply.header('connection', 'close');
+    if (!request.raw.complete) {
+      void reply.header('connection', 'close');
+      lingerWhenClosed(request.raw.socket);
+    }
     for (const [k, v] of Object.entries(apiError.extra.headers ?? {})) void reply.header(k, v);
     void reply.code(apiError.statusCode).send(apiError.toBody());
   });

@@ -4,7 +4,8 @@
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
 import { errors } from '../errors/catalogue.js';
-import { REFUSED_GRACE_MS, type ConnectionBudget } from '../ingest/door.js';
+import type { ConnectionBudget } from '../ingest/door.js';
+import { lingeringClose } from './lingering-close.js';
 import { rawAnswer } from './raw-answer.js';
 
 /** Wraps the server's connection handling so each socket takes a unit of `budget` for as long as it is open. */
@@ -21,10 +22,5 @@ export function capConnections(server: Server, budget: ConnectionBudget): void {
 }
 
 function refuse(socket: Socket, why: string): void {
-  socket.on('error', () => {});
-  // Read and drop what the client sends meanwhile: closing with unread data would reset the
-  // connection, and the client could lose the answer.
-  socket.resume();
-  socket.setTimeout(REFUSED_GRACE_MS, () => socket.destroy());
-  socket.end(rawAnswer(errors.serverBusy(why)));
+  lingeringClose(socket, rawAnswer(errors.serverBusy(why)));
 }

@@ -58,6 +58,26 @@ describe('authentication before the body', () => {
     expect(td.daemon.app.door.bodies()).toBe(0);
   });
 
+  it('a client busy while it is refused still reads its 401: the connection is not reset under it', async () => {
+    const c = unfinishedIngest(td);
+    // It keeps sending and reads nothing for 300 ms. Closed at once, with its body still arriving,
+    // the connection would be reset, and the reset drops the answer the client had not read yet.
+    c.socket.pause();
+    const pump = setInterval(() => c.write(CHUNK), 20);
+    try {
+      await new Promise((r) => setTimeout(r, 300));
+      c.socket.resume();
+      const res = await c.response;
+      expect(res.status).toBe(401);
+      expect(res.body).toBe('{"error":"unauthorized","message":"a valid bearer token is required"}');
+      // A client that never stops sending is cut after the grace (REFUSED_GRACE_MS, 1 s).
+      expect((await c.closed).atMs).toBeLessThan(3000);
+    } finally {
+      clearInterval(pump);
+    }
+    await until(() => td.daemon.app.door.connections() === 0);
+  });
+
   it('a bad token is 401 and a token without the scope is 403, both before the body', async () => {
     const bad = unfinishedIngest(td, `Bearer fh_${'0'.repeat(48)}`);
     const badRes = await bad.response;
