@@ -4,8 +4,7 @@
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
 import { errors } from '../errors/catalogue.js';
-import type { ConnectionBudget } from '../ingest/door.js';
-import { lingeringClose } from './lingering-close.js';
+import { lingeringClose, type ConnectionBudget } from '../ingest/door.js';
 import { rawAnswer } from './raw-answer.js';
 
 /** Wraps the server's connection handling so each socket takes a unit of `budget` for as long as it is open. */

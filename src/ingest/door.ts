@@ -7,6 +7,7 @@
 //   the enqueue.
 // Who a token is comes in as a function (src/api passes its authenticator with its scope check),
 // so this module stays below the API layer.
+import type { Socket } from 'node:net';
 import { Transform, type Readable, type TransformCallback } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import type { DoorSettings } from '../config/daemon-env.js';
@@ -23,6 +24,24 @@ export const KEEP_ALIVE_TIMEOUT_MS = 72_000;
 
 /** How long a refused connection may take to read its answer before it is cut. */
 export const REFUSED_GRACE_MS = 1000;
+
+/**
+ * Closes a connection whose client may still be sending (a refusal, on either protocol). Closing a
+ * socket with unread data makes the kernel reset the connection, and the reset makes the client's
+ * kernel drop what it had received and not yet read: a client busy for a moment loses the answer
+ * (a raw HTTP client that read 300 ms late lost its 401 every time). So `last` goes out with a
+ * FIN, what the client still sends is read and dropped, and the socket is destroyed once the
+ * client closes its side or REFUSED_GRACE_MS have passed (one that never stops sending is cut then).
+ */
+export function lingeringClose(socket: Socket, last?: string | Uint8Array): void {
+  socket.on('error', () => {});
+  socket.resume();
+  const cut = setTimeout(() => socket.destroy(), REFUSED_GRACE_MS);
+  socket.once('close', () => clearTimeout(cut));
+  socket.once('end', () => socket.destroy());
+  if (last === undefined) socket.end();
+  else socket.end(last);
+}
 
 /**
  * How long a stop (SIGTERM, close()) lets a request whose body, or a call whose message, is still

@@ -27,7 +27,7 @@ import http2, { constants as h2, type IncomingHttpHeaders, type ServerHttp2Sessi
 import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { ApiError, errors } from '../../errors/catalogue.js';
-import { checkDeclaredLength, decodeBody, KEEP_ALIVE_TIMEOUT_MS, MAX_HEADER_BYTES, REFUSED_GRACE_MS, SHUTDOWN_DRAIN_MS, type ListenerDoor } from '../../ingest/door.js';
+import { checkDeclaredLength, decodeBody, KEEP_ALIVE_TIMEOUT_MS, lingeringClose, MAX_HEADER_BYTES, REFUSED_GRACE_MS, SHUTDOWN_DRAIN_MS, type ListenerDoor } from '../../ingest/door.js';
 import type { Host, IngestDoor, IngestPort, Receiver } from '../../pipeline/component.js';
 import type { Endpoint } from './config.js';
 import { exportTraces } from './grpc-export.js';
@@ -146,10 +146,7 @@ function refuseConnection(socket: Socket, why: string): void {
   frames.writeUInt32BE(0, 18);
   frames.writeUInt32BE(h2.NGHTTP2_ENHANCE_YOUR_CALM, 22);
   debug.copy(frames, 26);
-  socket.on('error', () => {});
-  socket.resume();
-  socket.setTimeout(REFUSED_GRACE_MS, () => socket.destroy());
-  socket.end(frames);
+  lingeringClose(socket, frames);
 }
 
 /** Idle timeouts and the stream count of one connection; each call is served by serveCall. */
