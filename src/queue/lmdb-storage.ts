@@ -35,7 +35,11 @@ export class LmdbStorage implements QueueStorage {
     const json = <T>(name: string): Database<T, string> => this.root.openDB<T, string>({ name, encoding: 'json' });
     this.dbs = {
       // Job records as JSON bytes: payloads vary in shape, which makes LMDB's shared-structure msgpack slow.
-      jobs: this.root.openDB<Uint8Array, string>({ name: DB_NAMES.jobs, encoding: 'binary' }),
+      // LZ4-compressed on lmdb's writer side (records over 1,000 bytes): the queue's pages are what a
+      // backlog writes, syncs and maps back in when the pipeline reads it. A record stored before
+      // compression reads as it is: lmdb only decompresses values whose first byte is ≥ 250, and JSON
+      // starts with `{`.
+      jobs: this.root.openDB<Uint8Array, string>({ name: DB_NAMES.jobs, encoding: 'binary', compression: true }),
       receipts: json(DB_NAMES.receipts),
       attempts: json(DB_NAMES.attempts),
       plans: json(DB_NAMES.plans),

@@ -2,6 +2,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { open } from 'lmdb';
 import { afterEach, describe, expect, it } from 'vitest';
 import { EmbeddedQueue } from '../../src/queue/embedded.js';
 import { LmdbStorage } from '../../src/queue/lmdb-storage.js';
@@ -78,6 +79,35 @@ describe('embedded (lmdb) specifics', () => {
     expect(storage.has('jobs', 'job-partial')).toBe(false);
     // Four appends of two events each: eight entries under sequence numbers 1..8, none overwritten.
     expect(storage.readOutbox(0, 100).map((e) => e.seq)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+  });
+
+  it('stores job records compressed, and reads a record stored before compression as it was', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'fh-queue-embedded-'));
+    const enc = new TextEncoder();
+    const record = (i: number) => enc.encode(JSON.stringify({ id: `job-${i}`, projectId: 'p', batch: makeBatch(`key-lz4-${i}`, 100) }));
+    // A data dir written before compression: the same database, plain bytes.
+    const before = open({ path: dir, maxDbs: 16, mapSize: 64 * 1024 * 1024 * 1024 });
+    await before.openDB<Uint8Array, string>({ name: 'jobs', encoding: 'binary' }).put('old-job', record(0));
+    await before.close();
+    let storage = new LmdbStorage(dir);
+    cleanups.push(async () => {
+      await storage.close();
+      rmSync(dir, { recursive: true, force: true });
+    });
+    let plainBytes = 0;
+    await storage.write((w) => {
+      for (let i = 1; i <= 200; i++) {
+        const bytes = record(i);
+        plainBytes += bytes.byteLength;
+        w.put('jobs', `job-${i}`, bytes);
+      }
+    }, { durable: true });
+    await storage.close();
+    storage = new LmdbStorage(dir);
+    expect(Buffer.from(storage.get('jobs', 'old-job')!).equals(Buffer.from(record(0)))).toBe(true);
+    expect(Buffer.from(storage.get('jobs', 'job-150')!).equals(Buffer.from(record(150)))).toBe(true);
+    // Uncompressed, the pages hold at least the bytes themselves; LZ4 keeps repetitive JSON well under half.
+    expect(storage.usedBytes()).toBeLessThan(plainBytes / 2);
   });
 
   it('does not keep waiters that timed out', async () => {
