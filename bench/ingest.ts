@@ -304,8 +304,11 @@ export async function run(argv: string[]): Promise<number> {
   const readsDuringSaturation = pageReader(server.url, token, seconds * 1000);
   const saturation = await phase('saturation', null);
   const { runs: runsReadUnderIngest, board: boardReadUnderIngest, quarantine: quarantineReadUnderIngest } = await readsDuringSaturation;
+  // The same reads once the queue has drained, on the same data: what the read itself costs, so the
+  // reads under ingest show how much of their time is waiting for the two busy cores.
+  const readsAfterDrain = await quietReads(server.url, token, 20);
   if (values.only === 'saturation') {
-    console.log(JSON.stringify({ saturation, runsReadUnderIngest, boardReadUnderIngest, quarantineReadUnderIngest, peakRssMb: round(peakRss(pid) / 1024 / 1024), stageMs: (await workerStats()).stageMs }, null, 2));
+    console.log(JSON.stringify({ saturation, runsReadUnderIngest, boardReadUnderIngest, quarantineReadUnderIngest, readsAfterDrain, peakRssMb: round(peakRss(pid) / 1024 / 1024), stageMs: (await workerStats()).stageMs }, null, 2));
     await server.stop();
     rmSync(dataDir, { recursive: true, force: true });
     return 0;
@@ -365,6 +368,7 @@ export async function run(argv: string[]): Promise<number> {
     // The board beside the same writers (no target of its own in issue 40; reported beside the runs page).
     boardReadUnderIngest,
     quarantineReadUnderIngest,
+    readsAfterDrain,
     junitReport: junit,
     rawChdbInsert: { executions: sent.length * batchSize, executionsPerSec: Math.round(raw.executionsPerSec), cpuMicrosPerExecution: round(raw.cpuMicrosPerExecution) },
     endToEndVsRawInsert,
@@ -449,12 +453,15 @@ type ReadLatency = { requests: number; failed: number; ms: { p50: number; p95: n
  * GET /v1/quarantine: what `flakehouse run` and the reporters fetch before a run) in turn, one every
  * 100 ms for `ms`, from a worker thread: each one's latencies' p50/p95/max.
  */
+/** The pages the readers ask for: the runs page (its p95 is a target), the board, the quarantine list. */
+const PAGE_PATHS = { runs: '/v1/runs?limit=50', board: '/v1/flaky?limit=50', quarantine: '/v1/quarantine' } as const;
+
 async function pageReader(url: string, token: string, ms: number): Promise<{ runs: ReadLatency; board: ReadLatency; quarantine: ReadLatency }> {
   const code = `
     const { parentPort, workerData: { url, token, ms } } = require('node:worker_threads');
     (async () => {
       const stop = performance.now() + ms;
-      const paths = { runs: '/v1/runs?limit=50', board: '/v1/flaky?limit=50', quarantine: '/v1/quarantine' };
+      const paths = ${JSON.stringify(PAGE_PATHS)};
       const out = { runs: { times: [], failed: 0 }, board: { times: [], failed: 0 }, quarantine: { times: [], failed: 0 } };
       // The runs page every other read (its p95 is a target), the board and the quarantine list in turn.
       const order = ['runs', 'board', 'runs', 'quarantine'];
@@ -482,6 +489,26 @@ async function pageReader(url: string, token: string, ms: number): Promise<{ run
     return { requests: times.length, failed, ms: { p50: round(percentile(times, 50)), p95: round(percentile(times, 95)), max: round(times[times.length - 1] ?? 0) } };
   };
   return { runs: latency(out.runs), board: latency(out.board), quarantine: latency(out.quarantine) };
+}
+
+/** `n` reads of each page in turn, one at a time, with nothing else running (after the drain). */
+async function quietReads(url: string, token: string, n: number): Promise<Record<'runs' | 'board' | 'quarantine', ReadLatency>> {
+  const times: Record<'runs' | 'board' | 'quarantine', number[]> = { runs: [], board: [], quarantine: [] };
+  let failed = 0;
+  for (let i = 0; i < n; i++) {
+    for (const [which, p] of [['runs', PAGE_PATHS.runs], ['board', PAGE_PATHS.board], ['quarantine', PAGE_PATHS.quarantine]] as const) {
+      const s = performance.now();
+      const res = await fetch(url + p, { headers: { authorization: `Bearer ${token}` } });
+      await res.arrayBuffer();
+      if (res.status === 200) times[which].push(performance.now() - s);
+      else failed++;
+    }
+  }
+  const latency = (t: number[]): ReadLatency => {
+    t.sort((a, b) => a - b);
+    return { requests: t.length, failed, ms: { p50: round(percentile(t, 50)), p95: round(percentile(t, 95)), max: round(t[t.length - 1] ?? 0) } };
+  };
+  return { runs: latency(times.runs), board: latency(times.board), quarantine: latency(times.quarantine) };
 }
 
 function round(n: number): number {
