@@ -175,62 +175,33 @@ const WRITE_BEHIND_MS = 60_000;
  * Committed test states, least recently used forgotten first, with how many clean runs each holds
  * that are not written yet. A crash loses at most those (clean passes; the executions themselves
  * are stored), and the model simply continues from the last written state.
- *
- * The most recently committed `hot` states are kept as objects; older ones as their JSON, about a
- * third of an object's memory (a state is ~2.4 KB as objects after one run). A project whose tests
- * all run every few leases stays in the hot tier and never pays for the encoding; a big report of
- * new tests (100,000 in one JUnit file) would otherwise hold every state as objects, the largest
- * part of the pipeline thread's heap. JSON is the state's own stored form (the model column is
- * its JSON), so a state decoded here is what a read from the store would give.
  */
-export class StateCache {
-  private readonly hot = new Map<string, { record: TestStateRecord; dirty: number }>();
-  private readonly cold = new Map<string, { json: string; dirty: number }>();
-  constructor(
-    private readonly max: number,
-    private readonly hotMax: number = Math.min(max, DEFAULT_HOT_STATES),
-  ) {}
-
-  get size(): number {
-    return this.hot.size + this.cold.size;
-  }
+class StateCache {
+  private readonly map = new Map<string, { record: TestStateRecord; dirty: number }>();
+  constructor(private readonly max: number) {}
 
   /**
    * Without refreshing its recency: every state read for a lease is `set` again when the lease
    * commits (it is in the lease's states), which refreshes it then.
    */
   peek(key: string): { record: TestStateRecord; dirty: number } | undefined {
-    const hot = this.hot.get(key);
-    if (hot) return hot;
-    const cold = this.cold.get(key);
-    return cold && { record: JSON.parse(cold.json) as TestStateRecord, dirty: cold.dirty };
+    return this.map.get(key);
   }
 
   dirty(key: string): number | undefined {
-    return (this.hot.get(key) ?? this.cold.get(key))?.dirty;
+    return this.map.get(key)?.dirty;
   }
 
   set(key: string, record: TestStateRecord, dirty: number): void {
-    this.hot.delete(key);
-    this.cold.delete(key);
-    this.hot.set(key, { record, dirty });
-    if (this.hot.size > this.hotMax) {
-      const [oldKey, oldest] = this.hot.entries().next().value!;
-      this.hot.delete(oldKey);
-      this.cold.set(oldKey, { json: JSON.stringify(oldest.record), dirty: oldest.dirty });
-    }
-    // The cold tier holds the older states, so the least recently set is its first.
-    if (this.size > this.max) this.cold.delete(this.cold.keys().next().value!);
+    this.map.delete(key);
+    this.map.set(key, { record, dirty });
+    if (this.map.size > this.max) this.map.delete(this.map.keys().next().value!);
   }
 
   *dirtyEntries(): Generator<[string, TestStateRecord]> {
-    for (const [key, v] of this.cold) if (v.dirty > 0) yield [key, JSON.parse(v.json) as TestStateRecord];
-    for (const [key, v] of this.hot) if (v.dirty > 0) yield [key, v.record];
+    for (const [key, v] of this.map) if (v.dirty > 0) yield [key, v.record];
   }
 }
-
-/** States kept as objects (the rest as JSON): the tests of a project that runs them all every lease or two. */
-const DEFAULT_HOT_STATES = 25_000;
 
 function scoreTest(t: Touched, prev: TestStateRecord | null, batch: WorkBatch, params: { threshold: number; minSamples: number }, unwritten: number): TestUpdate {
   const outcome = { runs: t.cleanRuns.map((c) => c.clean) };
