@@ -18,6 +18,23 @@ export interface HeapTrimPolicy {
   growth: number;
   /** At most one collection per this many ms. */
   minGapMs: number;
+  /** Collect sooner while the thread is quiet (QuietTrim); never when absent. */
+  quiet?: QuietTrim;
+}
+
+/**
+ * A lower threshold that applies only while the thread's event loop is mostly idle: a collection
+ * then costs the thread nothing it was doing, where one under load stops what it serves.
+ */
+export interface QuietTrim {
+  /** Never collect while quiet below this. */
+  floorBytes: number;
+  /** Collect while quiet once the heap uses this many times what was live after the last collection. */
+  growth: number;
+  /** Quiet: the event loop was busy at most this share of the time since the last check… */
+  maxUtilization: number;
+  /** …for this many checks in a row. */
+  checks: number;
 }
 
 // The pipeline thread's: its live set grows with the tests it keeps state for (scoring's and
@@ -33,13 +50,23 @@ export const DEFAULT_HEAP_TRIM: HeapTrimPolicy = { floorBytes: 128 * 1024 * 1024
  * was processed. The floor keeps these collections rare (one stopped the HTTP thread for 70-140 ms
  * on a busy 2-core machine): under saturating native ingest its heap stayed below it (~115 MB).
  */
-export const MAIN_THREAD_HEAP_TRIM: HeapTrimPolicy = { floorBytes: 128 * 1024 * 1024, growth: 2, minGapMs: 2_000 };
+export const MAIN_THREAD_HEAP_TRIM: HeapTrimPolicy = {
+  floorBytes: 128 * 1024 * 1024,
+  growth: 2,
+  minGapMs: 2_000,
+  // After a burst of ingest its used heap stayed just under the floor, ~75 MB of it garbage, until
+  // the drain ended; the process's peak comes in that drain (issue 40). A 64 MB floor instead cost
+  // a collection every 2 s under load: -4.9 % end to end, +5.5 % CPU per execution
+  // (docs/benchmarks.md, session 51). Quiet for a second, it is collected from 48 MB (an idle
+  // daemon's heap uses ~38 MB, so idling never collects).
+  quiet: { floorBytes: 48 * 1024 * 1024, growth: 1.5, maxUtilization: 0.3, checks: 4 },
+};
 
 /** How often the heap's use is read (a cheap call). */
 const CHECK_EVERY_MS = 250;
 
 /** The heap use above which the next collection is due, given what was live after the last one. */
-export function nextTrimAt(liveBytes: number, policy: HeapTrimPolicy): number {
+export function nextTrimAt(liveBytes: number, policy: Pick<HeapTrimPolicy, 'floorBytes' | 'growth'>): number {
   return Math.max(policy.floorBytes, liveBytes * policy.growth);
 }
 
@@ -47,29 +74,51 @@ export interface HeapAccess {
   usedBytes(): number;
   collect(): void;
   now(): number;
+  /** The share of the time the event loop was busy since the last call (0..1); needed by a quiet policy. */
+  utilization?(): number;
 }
 
 /** One check: collects when the heap is past the threshold and the gap since the last has passed. */
 export class HeapTrimmer {
   private threshold: number;
+  private quietThreshold: number;
+  private quietChecks = 0;
   private lastAt = Number.NEGATIVE_INFINITY;
   collections = 0;
+  /** Of `collections`, those made because the thread was quiet. */
+  quietCollections = 0;
 
   constructor(
     private readonly heap: HeapAccess,
     private readonly policy: HeapTrimPolicy = DEFAULT_HEAP_TRIM,
   ) {
     this.threshold = policy.floorBytes;
+    this.quietThreshold = policy.quiet ? policy.quiet.floorBytes : Number.POSITIVE_INFINITY;
   }
 
   check(): void {
-    if (this.heap.usedBytes() < this.threshold) return;
+    const quiet = this.quietNow();
+    const used = this.heap.usedBytes();
+    const dueQuiet = quiet && used >= this.quietThreshold;
+    if (used < this.threshold && !dueQuiet) return;
     const now = this.heap.now();
     if (now - this.lastAt < this.policy.minGapMs) return;
     this.heap.collect();
     this.collections++;
+    if (used < this.threshold) this.quietCollections++;
     this.lastAt = now;
-    this.threshold = nextTrimAt(this.heap.usedBytes(), this.policy);
+    this.quietChecks = 0;
+    const live = this.heap.usedBytes();
+    this.threshold = nextTrimAt(live, this.policy);
+    if (this.policy.quiet) this.quietThreshold = nextTrimAt(live, this.policy.quiet);
+  }
+
+  /** Whether the thread has been quiet for the policy's checks in a row (sampled at every check). */
+  private quietNow(): boolean {
+    const q = this.policy.quiet;
+    if (!q || !this.heap.utilization) return false;
+    this.quietChecks = this.heap.utilization() <= q.maxUtilization ? this.quietChecks + 1 : 0;
+    return this.quietChecks >= q.checks;
   }
 }
 
@@ -85,7 +134,14 @@ export function exposeGc(): () => void {
 
 /** Starts checking this thread's heap; returns the stop. The timer never keeps the thread alive. */
 export function startHeapTrim(policy: HeapTrimPolicy = DEFAULT_HEAP_TRIM): () => void {
-  const trimmer = new HeapTrimmer({ usedBytes: () => v8.getHeapStatistics().used_heap_size, collect: exposeGc(), now: () => performance.now() }, policy);
+  let elu = performance.eventLoopUtilization();
+  const utilization = (): number => {
+    const now = performance.eventLoopUtilization();
+    const since = performance.eventLoopUtilization(now, elu);
+    elu = now;
+    return since.utilization;
+  };
+  const trimmer = new HeapTrimmer({ usedBytes: () => v8.getHeapStatistics().used_heap_size, collect: exposeGc(), now: () => performance.now(), utilization }, policy);
   const timer = setInterval(() => trimmer.check(), CHECK_EVERY_MS);
   timer.unref();
   return () => clearInterval(timer);
