@@ -63,61 +63,48 @@ describe('heap trim', () => {
 
   describe('while the thread is quiet', () => {
     const quietPolicy = { ...policy, quiet: { floorBytes: 40 * MB, growth: 1.5, maxUtilization: 0.3, checks: 4 } };
-    function quietHeap(): ReturnType<typeof fakeHeap> & { busy: number } {
-      const h = Object.assign(fakeHeap(), { busy: 0 });
-      return Object.assign(h, { utilization: () => h.busy });
+
+    /** 90 MB used, 30 live: under the usual floor, over the quiet one. `tick` is one 250 ms check at a utilization. */
+    function setup(): { heap: ReturnType<typeof fakeHeap> & { busy: number }; trimmer: HeapTrimmer; tick: (busy: number) => void } {
+      const heap = Object.assign(fakeHeap(), { busy: 0, used: 90 * MB, live: 30 * MB });
+      const trimmer = new HeapTrimmer(Object.assign(heap, { utilization: () => heap.busy }), quietPolicy);
+      const tick = (busy: number) => {
+        heap.busy = busy;
+        heap.at += 250;
+        trimmer.check();
+      };
+      return { heap, trimmer, tick };
     }
 
     it('collects from the lower floor once the loop has been quiet for the checks in a row, not before', () => {
-      const heap = quietHeap();
-      const trimmer = new HeapTrimmer(heap, quietPolicy);
-      heap.used = 90 * MB;
-      heap.live = 30 * MB;
-      heap.busy = 0.1;
-      for (let i = 0; i < 3; i++) {
-        heap.at += 250;
-        trimmer.check();
-      }
+      const { heap, trimmer, tick } = setup();
+      for (let i = 0; i < 3; i++) tick(0.1);
       expect(heap.collected).toBe(0);
-      heap.at += 250;
-      trimmer.check();
+      tick(0.1);
       expect(heap.collected).toBe(1);
       expect(trimmer.quietCollections).toBe(1);
       // Next quiet collection at 1.5 x the 30 MB live: 45 MB.
       heap.at += 5_000;
       heap.used = 44 * MB;
-      for (let i = 0; i < 4; i++) trimmer.check();
+      for (let i = 0; i < 4; i++) tick(0.1);
       expect(heap.collected).toBe(1);
       heap.used = 46 * MB;
-      trimmer.check();
+      tick(0.1);
       expect(heap.collected).toBe(2);
     });
 
     it('never collects below the usual floor while the loop is busy, and one busy check starts the count again', () => {
-      const heap = quietHeap();
-      const trimmer = new HeapTrimmer(heap, quietPolicy);
-      heap.used = 90 * MB;
-      heap.live = 30 * MB;
-      heap.busy = 0.9;
-      for (let i = 0; i < 20; i++) {
-        heap.at += 250;
-        trimmer.check();
-      }
+      const { heap, trimmer, tick } = setup();
+      for (let i = 0; i < 20; i++) tick(0.9);
       expect(heap.collected).toBe(0);
-      for (const busy of [0.1, 0.1, 0.1, 0.5, 0.1, 0.1, 0.1]) {
-        heap.busy = busy;
-        heap.at += 250;
-        trimmer.check();
-      }
+      for (const busy of [0.1, 0.1, 0.1, 0.5, 0.1, 0.1, 0.1]) tick(busy);
       expect(heap.collected).toBe(0);
-      heap.at += 250;
-      trimmer.check();
+      tick(0.1);
       expect(heap.collected).toBe(1);
       // Under load the usual floor still applies.
-      heap.busy = 0.9;
       heap.at += 5_000;
       heap.used = 120 * MB;
-      trimmer.check();
+      tick(0.9);
       expect(heap.collected).toBe(2);
       expect(trimmer.quietCollections).toBe(1);
     });
