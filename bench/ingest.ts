@@ -448,14 +448,14 @@ async function junitPeakRss(cases: number, pipeline: string | undefined, thread:
 
 type ReadLatency = { requests: number; failed: number; ms: { p50: number; p95: number; max: number } };
 
+/** The pages the readers ask for: the runs page (its p95 is a target), the board, the quarantine list. */
+const PAGE_PATHS = { runs: '/v1/runs?limit=50', board: '/v1/flaky?limit=50', quarantine: '/v1/quarantine' } as const;
+
 /**
  * The runs page's, the board's and a runner's requests (GET /v1/runs?limit=50, GET /v1/flaky?limit=50,
  * GET /v1/quarantine: what `flakehouse run` and the reporters fetch before a run) in turn, one every
  * 100 ms for `ms`, from a worker thread: each one's latencies' p50/p95/max.
  */
-/** The pages the readers ask for: the runs page (its p95 is a target), the board, the quarantine list. */
-const PAGE_PATHS = { runs: '/v1/runs?limit=50', board: '/v1/flaky?limit=50', quarantine: '/v1/quarantine' } as const;
-
 async function pageReader(url: string, token: string, ms: number): Promise<{ runs: ReadLatency; board: ReadLatency; quarantine: ReadLatency }> {
   const code = `
     const { parentPort, workerData: { url, token, ms } } = require('node:worker_threads');
@@ -484,31 +484,29 @@ async function pageReader(url: string, token: string, ms: number): Promise<{ run
     worker.once('error', reject);
   });
   await worker.terminate();
-  const latency = ({ times, failed }: { times: number[]; failed: number }): ReadLatency => {
-    times.sort((a, b) => a - b);
-    return { requests: times.length, failed, ms: { p50: round(percentile(times, 50)), p95: round(percentile(times, 95)), max: round(times[times.length - 1] ?? 0) } };
-  };
-  return { runs: latency(out.runs), board: latency(out.board), quarantine: latency(out.quarantine) };
+  return { runs: readLatency(out.runs), board: readLatency(out.board), quarantine: readLatency(out.quarantine) };
+}
+
+/** One page's reads: how many, how many failed, and the p50/p95/max of those that answered 200. */
+function readLatency({ times, failed }: { times: number[]; failed: number }): ReadLatency {
+  times.sort((a, b) => a - b);
+  return { requests: times.length, failed, ms: { p50: round(percentile(times, 50)), p95: round(percentile(times, 95)), max: round(times[times.length - 1] ?? 0) } };
 }
 
 /** `n` reads of each page in turn, one at a time, with nothing else running (after the drain). */
-async function quietReads(url: string, token: string, n: number): Promise<Record<'runs' | 'board' | 'quarantine', ReadLatency>> {
-  const times: Record<'runs' | 'board' | 'quarantine', number[]> = { runs: [], board: [], quarantine: [] };
-  let failed = 0;
+async function quietReads(url: string, token: string, n: number): Promise<Record<keyof typeof PAGE_PATHS, ReadLatency>> {
+  const pages = Object.keys(PAGE_PATHS) as (keyof typeof PAGE_PATHS)[];
+  const out = Object.fromEntries(pages.map((page) => [page, { times: [] as number[], failed: 0 }])) as Record<keyof typeof PAGE_PATHS, { times: number[]; failed: number }>;
   for (let i = 0; i < n; i++) {
-    for (const [which, p] of [['runs', PAGE_PATHS.runs], ['board', PAGE_PATHS.board], ['quarantine', PAGE_PATHS.quarantine]] as const) {
+    for (const page of pages) {
       const s = performance.now();
-      const res = await fetch(url + p, { headers: { authorization: `Bearer ${token}` } });
+      const res = await fetch(url + PAGE_PATHS[page], { headers: { authorization: `Bearer ${token}` } });
       await res.arrayBuffer();
-      if (res.status === 200) times[which].push(performance.now() - s);
-      else failed++;
+      if (res.status === 200) out[page].times.push(performance.now() - s);
+      else out[page].failed++;
     }
   }
-  const latency = (t: number[]): ReadLatency => {
-    t.sort((a, b) => a - b);
-    return { requests: t.length, failed, ms: { p50: round(percentile(t, 50)), p95: round(percentile(t, 95)), max: round(t[t.length - 1] ?? 0) } };
-  };
-  return { runs: latency(times.runs), board: latency(times.board), quarantine: latency(times.quarantine) };
+  return { runs: readLatency(out.runs), board: readLatency(out.board), quarantine: readLatency(out.quarantine) };
 }
 
 function round(n: number): number {
