@@ -1,7 +1,10 @@
 # Flakehouse: the daemon on its embedded default (chDB + on-disk queue in /data).
 FROM node:24-bookworm-slim
 
+# GLIBC_TUNABLES: the malloc setting `serve` runs with (bin/malloc-tunables.js), set here so it
+# does not start twice to apply it.
 ENV NODE_ENV=production \
+    GLIBC_TUNABLES=glibc.malloc.mmap_threshold=1048576 \
     SERVICE_DATA_DIR=/data \
     SERVICE_PORT=8080 \
     SERVICE_HOST=0.0.0.0

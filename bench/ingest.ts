@@ -29,6 +29,7 @@ import { junitXml } from './junit-large.js';
 import { gzipSync } from 'node:zlib';
 import { Worker } from 'node:worker_threads';
 import { freshBuild } from '../bin/built-cli.js';
+import { withMallocTunable } from '../bin/malloc-tunables.js';
 
 
 /** A native batch of `size` executions over `tests` distinct tests (bench/scale-out.ts sends the same). */
@@ -186,10 +187,11 @@ export async function run(argv: string[]): Promise<number> {
   // Pre-build the bodies so the load generator spends its time sending, not building.
   const pool = Array.from({ length: 400 }, (_, i) => makeBatch(i, batchSize, tests));
   const nodeArgs = [...(values.profile ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(values.profile)}`] : []), ...values['node-args'].split(' ').filter(Boolean)];
-  const server = await startServerProcess({ SERVICE_DATA_DIR: dataDir, LOG_LEVEL: 'warn', SERVICE_MAX_QUEUE_DEPTH: '0', SERVICE_RATE_LIMIT_MAX: '0', SERVICE_PIPELINE_THREAD: values.thread }, 60_000, nodeArgs, values.pipeline ? ['--pipeline', path.resolve(values.pipeline)] : []);
+  const server = await startServerProcess({ ...NPM_START_ENV, SERVICE_DATA_DIR: dataDir, LOG_LEVEL: 'warn', SERVICE_MAX_QUEUE_DEPTH: '0', SERVICE_RATE_LIMIT_MAX: '0', SERVICE_PIPELINE_THREAD: values.thread }, 60_000, nodeArgs, values.pipeline ? ['--pipeline', path.resolve(values.pipeline)] : []);
   const token = bootstrapToken(dataDir);
   const admin = readFileSync(path.join(dataDir, 'admin-token'), 'utf8').trim();
   const pid = server.child.pid!;
+  const glibcTunables = daemonGlibcTunables(pid);
   // Idle: started, migrated, nothing sent yet; a few seconds for start-up work to settle.
   await new Promise((r) => setTimeout(r, 5_000));
   const idleAnonMb = round(statusBytes(pid, 'RssAnon') / 1024 / 1024);
@@ -354,7 +356,7 @@ export async function run(argv: string[]): Promise<number> {
     bench: 'ingest',
     at: new Date().toISOString(),
     machine: { cpus: (await import('node:os')).cpus().length, node: process.version, note: 'load generator runs on the same 2 cores' },
-    params: { clients, secondsPerPhase: seconds, batchSize, distinctTests: tests, pipeline: values.pipeline ?? 'pipelines/default.yaml', pipelineThread: values.thread === 'true', daemonFrom: daemonFrom.split(':')[0] },
+    params: { clients, secondsPerPhase: seconds, batchSize, distinctTests: tests, pipeline: values.pipeline ?? 'pipelines/default.yaml', pipelineThread: values.thread === 'true', daemonFrom: daemonFrom.split(':')[0], daemonGlibcTunables: glibcTunables },
     saturation,
     paced,
     queryable,
@@ -397,6 +399,19 @@ function bucketPercentile(h: { le: Map<number, number>; total: number }, p: numb
   return null;
 }
 
+/**
+ * What `npm start` adds to the daemon's environment (glibc's malloc setting, bin/malloc-tunables.js),
+ * so the daemon measured is the one the README starts on any Node, not only where the launcher can
+ * re-execute itself with it.
+ */
+const NPM_START_ENV: Record<string, string> = { GLIBC_TUNABLES: (withMallocTunable(process.env) ?? process.env).GLIBC_TUNABLES ?? '' };
+
+/** The daemon's own GLIBC_TUNABLES, read back from the kernel (what it really started with). */
+function daemonGlibcTunables(pid: number): string | null {
+  const entry = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').find((e) => e.startsWith('GLIBC_TUNABLES='));
+  return entry ? entry.slice('GLIBC_TUNABLES='.length) : null;
+}
+
 function target(name: string, value: number, op: '<=' | '>=', goal: number): { name: string; value: number; op: string; target: number; pass: boolean } {
   return { name, value, op, target: goal, pass: op === '<=' ? value <= goal : value >= goal };
 }
@@ -406,9 +421,9 @@ function target(name: string, value: number, op: '<=' | '>=', goal: number): { n
  * gzip, through `POST /v1/ingest/junit`: its peak RSS (VmHWM, sampled VmRSS too) until every case
  * is stored.
  */
-async function junitPeakRss(cases: number, pipeline: string | undefined, thread: string): Promise<{ cases: number; status: number; storedExecutions: number; seconds: number; baselineRssMB: number; peakRssMB: number }> {
+async function junitPeakRss(cases: number, pipeline: string | undefined, thread: string): Promise<{ cases: number; status: number; storedExecutions: number; seconds: number; baselineRssMB: number; peakRssMB: number; daemonGlibcTunables: string | null }> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'fh-bench-ingest-junit-'));
-  const server = await startServerProcess({ SERVICE_DATA_DIR: dataDir, LOG_LEVEL: 'warn', SERVICE_RATE_LIMIT_MAX: '0', SERVICE_PIPELINE_THREAD: thread }, 60_000, [], pipeline ? ['--pipeline', path.resolve(pipeline)] : []);
+  const server = await startServerProcess({ ...NPM_START_ENV, SERVICE_DATA_DIR: dataDir, LOG_LEVEL: 'warn', SERVICE_RATE_LIMIT_MAX: '0', SERVICE_PIPELINE_THREAD: thread }, 60_000, [], pipeline ? ['--pipeline', path.resolve(pipeline)] : []);
   const pid = server.child.pid!;
   const token = bootstrapToken(dataDir);
   try {
@@ -439,7 +454,7 @@ async function junitPeakRss(cases: number, pipeline: string | undefined, thread:
     }
     clearInterval(sampler);
     const mb = (b: number): number => round(b / 1024 / 1024);
-    return { cases, status: res.status, storedExecutions: stored, seconds: round((performance.now() - t0) / 1000), baselineRssMB: mb(baseline), peakRssMB: mb(Math.max(peak, statusBytes(pid, 'VmHWM'))) };
+    return { cases, status: res.status, storedExecutions: stored, seconds: round((performance.now() - t0) / 1000), baselineRssMB: mb(baseline), peakRssMB: mb(Math.max(peak, statusBytes(pid, 'VmHWM'))), daemonGlibcTunables: daemonGlibcTunables(pid) };
   } finally {
     await server.stop();
     rmSync(dataDir, { recursive: true, force: true });

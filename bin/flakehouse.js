@@ -4,6 +4,10 @@
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { freshBuild } from './built-cli.js';
+import { reexecWithMallocTunable } from './malloc-tunables.js';
+
+// Before anything loads: `serve` without its malloc setting starts again with it (same pid).
+reexecWithMallocTunable();
 
 // FLAKEHOUSE_CLI_FROM_SOURCES=1 skips the build (how the tests cover the path without one, as in Docker).
 const built = process.env.FLAKEHOUSE_CLI_FROM_SOURCES === '1' ? undefined : freshBuild();
