@@ -310,7 +310,7 @@ export async function run(argv: string[]): Promise<number> {
   // reads under ingest show how much of their time is waiting for the two busy cores.
   const readsAfterDrain = await quietReads(server.url, token, 20);
   if (values.only === 'saturation') {
-    console.log(JSON.stringify({ saturation, runsReadUnderIngest, boardReadUnderIngest, quarantineReadUnderIngest, readsAfterDrain, peakRssMb: round(peakRss(pid) / 1024 / 1024), stageMs: (await workerStats()).stageMs }, null, 2));
+    console.log(JSON.stringify({ saturation, runsReadUnderIngest, boardReadUnderIngest, quarantineReadUnderIngest, readsAfterDrain, peakRssMb: round(peakRss(pid) / 1024 / 1024), stageMs: (await workerStats()).stageMs, daemonGlibcTunables: glibcTunables }, null, 2));
     await server.stop();
     rmSync(dataDir, { recursive: true, force: true });
     return 0;
@@ -318,7 +318,7 @@ export async function run(argv: string[]): Promise<number> {
   const loopAfterSaturation = (await workerStats()).eventLoopDelayMs;
   const paced = await phase('paced', Number(values.rate) / batchSize);
   if (values.only === 'paced') {
-    console.log(JSON.stringify({ saturation, runsReadUnderIngest, paced, loopAfterSaturation, loopAfterPaced: (await workerStats()).eventLoopDelayMs }, null, 2));
+    console.log(JSON.stringify({ saturation, runsReadUnderIngest, paced, loopAfterSaturation, loopAfterPaced: (await workerStats()).eventLoopDelayMs, daemonGlibcTunables: glibcTunables }, null, 2));
     await server.stop();
     rmSync(dataDir, { recursive: true, force: true });
     return 0;
