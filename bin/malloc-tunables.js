@@ -1,7 +1,8 @@
 // The glibc malloc setting `serve` runs with (issue 40; docs/operations.md "Memory"). glibc raises
 // its mmap threshold each time a mapped block is freed, up to 32 MiB, after which the multi-MB
-// buffers Node's side of the daemon allocates and frees (request and insert bodies, the engine
-// binding's copies) are carved from malloc's arenas and stay there. A fixed threshold turns that
+// buffers Node's side of the daemon allocates and frees under ingest are carved from malloc's
+// arenas and stay there (which buffers was not traced: bodies of requests and of inserts, and the
+// engine binding's copies of them, are the multi-MB ones). A fixed threshold turns that
 // off: blocks of 1 MiB or more are mapped and unmapped each time. glibc reads it only when a
 // process starts, so it is set in the environment (npm start, the image) or `serve` re-executes
 // itself with it. The embedded engine does not use glibc's malloc (it has its own jemalloc).
