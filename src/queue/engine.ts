@@ -212,7 +212,10 @@ export class QueueEngine implements Queue, RawLeaseSource {
   /** SERVICE_QUEUE_MAX_BYTES: refuses a batch that would take the stored jobs past the cap, as out of space. */
   private checkRoom(bytes: number): void {
     if (this.maxBytes <= 0) return;
-    const used = this.usedBytes();
+    if (this.usedBytes() + this.writingBytes + bytes <= this.maxBytes) return;
+    // The count since the last read adds batches at their size before the storage compresses them:
+    // refuse only on what it really holds, or the next read would open the door with nothing drained.
+    const used = this.readUsage();
     if (used + this.writingBytes + bytes <= this.maxBytes) return;
     this.refusedBytes = bytes;
     throw Object.assign(
@@ -228,10 +231,12 @@ export class QueueEngine implements Queue, RawLeaseSource {
 
   /** What the jobs and dead jobs take in the storage (what acks and drops free), re-read every USAGE_REFRESH_MS. */
   usedBytes(now = Date.now()): number {
-    if (now - this.usageAt >= USAGE_REFRESH_MS) {
-      this.usageAt = now;
-      this.usage = this.storage.usedBytes();
-    }
+    return now - this.usageAt >= USAGE_REFRESH_MS ? this.readUsage(now) : this.usage;
+  }
+
+  private readUsage(now = Date.now()): number {
+    this.usageAt = now;
+    this.usage = this.storage.usedBytes();
     return this.usage;
   }
 

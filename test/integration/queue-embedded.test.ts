@@ -110,6 +110,39 @@ describe('embedded (lmdb) specifics', () => {
     expect(storage.usedBytes()).toBeLessThan(plainBytes / 2);
   });
 
+  it('the byte cap counts what the storage holds: compressed jobs fill it later, and a refusal holds until a lease leaves', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'fh-queue-embedded-'));
+    const maxBytes = 256 * 1024;
+    const q = EmbeddedQueue.open({ path: dir, ...OPTS, maxBytes });
+    cleanups.push(async () => {
+      await q.close();
+      rmSync(dir, { recursive: true, force: true });
+    });
+    let acceptedBytes = 0;
+    let refused: { code?: string } | undefined;
+    for (let i = 0; i < 1_000 && !refused; i++) {
+      const batch = makeBatch(`key-cap-${i}`, 100);
+      try {
+        await q.enqueue({ projectId: 'p', source: 'native', batch });
+        acceptedBytes += JSON.stringify(batch).length;
+      } catch (err) {
+        refused = err as { code?: string };
+      }
+    }
+    expect(refused?.code).toBe('QUEUE_MAX_BYTES');
+    // The batches' own bytes pass the cap: what counts is their compressed pages.
+    expect(acceptedBytes).toBeGreaterThan(2 * maxBytes);
+    expect(q.hasRoom()).toBe(false);
+    // The next read of the storage finds the same jobs, so the door stays shut…
+    q.usedBytes(Date.now() + 60_000);
+    expect(q.hasRoom()).toBe(false);
+    // …until a lease is acked and its jobs leave.
+    const lease = await q.dequeue({ maxJobs: 500, maxExecutions: 1_000_000 });
+    await q.ack(lease!.id);
+    q.usedBytes(Date.now() + 120_000);
+    expect(q.hasRoom()).toBe(true);
+  });
+
   it('does not keep waiters that timed out', async () => {
     const q = setup();
     const waiters = q as unknown as { workWaiters: { size: number }; outboxWaiters: { size: number } };
