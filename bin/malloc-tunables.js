@@ -27,5 +27,11 @@ export function withMallocTunable(env) {
 export function reexecWithMallocTunable(argv = process.argv) {
   if (argv[2] !== 'serve' || process.platform !== 'linux' || typeof process.execve !== 'function') return;
   const env = withMallocTunable(process.env);
-  if (env) process.execve(process.execPath, [process.execPath, ...process.execArgv, ...argv.slice(1)], env);
+  if (!env) return;
+  try {
+    process.execve(process.execPath, [process.execPath, ...process.execArgv, ...argv.slice(1)], env);
+  } catch (err) {
+    // It returns only when the exec failed: the daemon runs on, without the setting.
+    process.emitWarning(`serve runs without ${MALLOC_TUNABLE}: re-executing with it failed (${err instanceof Error ? err.message : String(err)})`);
+  }
 }

@@ -4,8 +4,8 @@ import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { describe, expect, it } from 'vitest';
-import { MALLOC_TUNABLE, withMallocTunable } from '../../bin/malloc-tunables.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import { MALLOC_TUNABLE, reexecWithMallocTunable, withMallocTunable } from '../../bin/malloc-tunables.js';
 import { BIN, REPO_ROOT } from '../helpers/process.js';
 
 describe('withMallocTunable', () => {
@@ -20,6 +20,49 @@ describe('withMallocTunable', () => {
   it('leaves an environment that already sets the threshold alone', () => {
     expect(withMallocTunable({ GLIBC_TUNABLES: 'glibc.malloc.arena_max=2:glibc.malloc.mmap_threshold=4194304' })).toBeUndefined();
     expect(withMallocTunable({ GLIBC_TUNABLES: MALLOC_TUNABLE })).toBeUndefined();
+  });
+});
+
+describe('reexecWithMallocTunable, with process.execve stood in for', () => {
+  const proc = process as { execve?: unknown };
+  const realExecve = proc.execve;
+  const realTunables = process.env.GLIBC_TUNABLES;
+  afterEach(() => {
+    proc.execve = realExecve;
+    if (realTunables === undefined) delete process.env.GLIBC_TUNABLES;
+    else process.env.GLIBC_TUNABLES = realTunables;
+  });
+
+  it.runIf(process.platform === 'linux')('hands execve the same node, flags and arguments, with the setting', () => {
+    delete process.env.GLIBC_TUNABLES;
+    const calls: unknown[][] = [];
+    proc.execve = (...args: unknown[]) => calls.push(args);
+    reexecWithMallocTunable(['/usr/bin/node', '/app/bin/flakehouse.js', 'serve', '--role', 'worker']);
+    expect(calls).toHaveLength(1);
+    const [file, args, env] = calls[0] as [string, string[], NodeJS.ProcessEnv];
+    expect(file).toBe(process.execPath);
+    expect(args).toEqual([process.execPath, ...process.execArgv, '/app/bin/flakehouse.js', 'serve', '--role', 'worker']);
+    expect(env.GLIBC_TUNABLES).toBe(MALLOC_TUNABLE);
+  });
+
+  it.runIf(process.platform === 'linux')('when the exec fails, warns and lets serve run on', async () => {
+    delete process.env.GLIBC_TUNABLES;
+    proc.execve = () => {
+      throw new Error('E2BIG: argument list too long');
+    };
+    const warned = new Promise<Error>((resolve) => process.once('warning', resolve));
+    expect(() => reexecWithMallocTunable(['/usr/bin/node', '/app/bin/flakehouse.js', 'serve'])).not.toThrow();
+    expect((await warned).message).toContain('E2BIG');
+  });
+
+  it('leaves other commands and a set threshold alone', () => {
+    const calls: unknown[] = [];
+    proc.execve = (...args: unknown[]) => calls.push(args);
+    delete process.env.GLIBC_TUNABLES;
+    reexecWithMallocTunable(['/usr/bin/node', '/app/bin/flakehouse.js', 'report', 'junit.xml']);
+    process.env.GLIBC_TUNABLES = 'glibc.malloc.mmap_threshold=4194304';
+    reexecWithMallocTunable(['/usr/bin/node', '/app/bin/flakehouse.js', 'serve']);
+    expect(calls).toEqual([]);
   });
 });
 
