@@ -12,6 +12,7 @@ import type { ServiceConfig } from '../config/service-yml.js';
 import type { TestStateRecord } from '../store/tests.js';
 import type { TestStatus } from '../../client/src/contract/batch.js';
 import { VERIFY_ATTRIBUTE } from '../../client/src/contract/verify.js';
+import { WriteBehindCache } from '../domain/write-behind-cache.js';
 
 /** Smallest score change worth a `score.updated` event (stable tests would otherwise emit one per run). */
 const SCORE_EPSILON = 0.01;
@@ -94,27 +95,42 @@ export function scoringPolicy(service: ServiceConfig): { threshold: number; minS
   return { threshold: service.flaky.threshold, minSamples: service.flaky.minSamples };
 }
 
+export const scoringConfigSchema = z
+  .object({
+    // Test states kept in memory between runs, ~2-3 KB each. Tests beyond it have their states read
+    // back and written on every run, which costs more than keeping them: a second 100,000-test
+    // report took 19.1 against 7.6 s and peaked higher with 32,768 kept (docs/pipeline.md "Scoring").
+    state_cache_size: z.number().int().min(0).default(200_000),
+  })
+  .strict();
+
+/** A kept state not set again for this long may give its place to a new one (WriteBehindCache). */
+const STATE_CACHE_IDLE_MS = 10 * 60_000;
+
 export const scoringProcessorFactory = defineProcessor({
   type: 'scoring',
   description: 'updates each touched test’s flakiness score and reason codes (score.updated, flaky.detected)',
-  configSchema: z.object({}).strict(),
+  configSchema: scoringConfigSchema,
   // Groups executions by test id (identity's) and weighs them by the run's counts.
   requires: ['runs', 'executions'],
   provides: ['testStates', 'healthEvents'],
-  start: (host, _cfg, { id }) => {
+  start: (host, cfg, { id }) => {
     const repo = host.extensions.repositories('processor', id).tests;
     // The worker is the only writer of test_state: a committed state can be kept in memory and
     // saves the read (and the JSON decode of the model) next time the test runs. It also lets
     // clean passes that change nothing visible be written behind (see WRITE_BEHIND_*): most tests
-    // pass most of the time, and rewriting their state every run doubled the write volume.
-    const cache = new StateCache(200_000);
+    // pass most of the time, and rewriting their state every run doubled the write volume. A crash
+    // loses at most those clean runs (the executions themselves are stored), and the model
+    // continues from the last written state.
+    const cache = new WriteBehindCache<TestStateRecord>(cfg.state_cache_size, STATE_CACHE_IDLE_MS);
     let lastFlush = Date.now();
     return {
       committed(batch) {
+        const now = Date.now();
         // The lease's states are keyed as the cache is: no key is built again.
         for (const [key, u] of batch.testStates) {
-          const dirty = u.persist ? 0 : (cache.dirty(key) ?? 0) + 1;
-          cache.set(key, u.record, dirty);
+          const dirty = u.persist ? 0 : (cache.peek(key)?.dirty ?? 0) + 1;
+          cache.set(key, u.record, dirty, now);
         }
       },
       async processBatch(batch) {
@@ -128,6 +144,7 @@ export const scoringProcessorFactory = defineProcessor({
           else byProject.set(entry[1].projectId, [entry]);
         }
         const y = new Yielder(500);
+        const now = Date.now();
         for (const [projectId, tests] of byProject) {
           // Each project's own flaky.threshold / minSamples (its settings may differ from service.yml).
           const params = scoringPolicy((await host.projectConfig(projectId)).config);
@@ -143,7 +160,9 @@ export const scoringProcessorFactory = defineProcessor({
             const testId = t.testId;
             const hit = hits[i];
             const prev = hit?.record ?? stored.get(testId) ?? null;
-            const update = scoreTest(t, prev, batch, params, hit?.dirty ?? 0);
+            // A state the cache will not keep is written now: its clean runs have nowhere to wait.
+            const unwritten = cache.wouldKeep(key, now) ? (hit?.dirty ?? 0) : WRITE_BEHIND_RUNS;
+            const update = scoreTest(t, prev, batch, params, unwritten);
             batch.testStates.set(key, update);
             if (!update.alreadyApplied) {
               for (const event of scoreEvents(update, batch.now)) batch.emit(projectId, event);
@@ -155,12 +174,17 @@ export const scoringProcessorFactory = defineProcessor({
             await y.tick();
           }
         }
-        // Write-behind flush: states kept in memory for a while go out with this lease.
-        if (Date.now() - lastFlush >= WRITE_BEHIND_MS) {
-          lastFlush = Date.now();
-          for (const [key, record] of cache.dirtyEntries()) {
+        // States the cache let go with clean runs unwritten go out with this lease; so do, now and
+        // then, those it keeps (write-behind flush).
+        const flush = (states: Iterable<[string, TestStateRecord]>): void => {
+          for (const [key, record] of states) {
             if (!batch.testStates.has(key)) batch.testStates.set(key, { record, previous: record, outcome: { runs: [] }, alreadyApplied: false, persist: true });
           }
+        };
+        flush(cache.unwrittenEntries());
+        if (Date.now() - lastFlush >= WRITE_BEHIND_MS) {
+          lastFlush = Date.now();
+          flush(cache.dirtyEntries());
         }
       },
     };
@@ -170,38 +194,6 @@ export const scoringProcessorFactory = defineProcessor({
 /** Clean runs a state may stay unwritten, and how long, before it is written anyway. */
 const WRITE_BEHIND_RUNS = 20;
 const WRITE_BEHIND_MS = 60_000;
-
-/**
- * Committed test states, least recently used forgotten first, with how many clean runs each holds
- * that are not written yet. A crash loses at most those (clean passes; the executions themselves
- * are stored), and the model simply continues from the last written state.
- */
-class StateCache {
-  private readonly map = new Map<string, { record: TestStateRecord; dirty: number }>();
-  constructor(private readonly max: number) {}
-
-  /**
-   * Without refreshing its recency: every state read for a lease is `set` again when the lease
-   * commits (it is in the lease's states), which refreshes it then.
-   */
-  peek(key: string): { record: TestStateRecord; dirty: number } | undefined {
-    return this.map.get(key);
-  }
-
-  dirty(key: string): number | undefined {
-    return this.map.get(key)?.dirty;
-  }
-
-  set(key: string, record: TestStateRecord, dirty: number): void {
-    this.map.delete(key);
-    this.map.set(key, { record, dirty });
-    if (this.map.size > this.max) this.map.delete(this.map.keys().next().value!);
-  }
-
-  *dirtyEntries(): Generator<[string, TestStateRecord]> {
-    for (const [key, v] of this.map) if (v.dirty > 0) yield [key, v.record];
-  }
-}
 
 function scoreTest(t: Touched, prev: TestStateRecord | null, batch: WorkBatch, params: { threshold: number; minSamples: number }, unwritten: number): TestUpdate {
   const outcome = { runs: t.cleanRuns.map((c) => c.clean) };

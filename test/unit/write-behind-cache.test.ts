@@ -1,0 +1,84 @@
+// The scoring processor's state cache (WriteBehindCache): bounded, resistant to projects larger
+// than it, and never forgetting a state with unwritten clean runs without handing it back.
+import { describe, expect, it } from 'vitest';
+import { WriteBehindCache } from '../../src/domain/write-behind-cache.js';
+
+const IDLE = 1_000;
+interface State {
+  testId: string;
+  version: number;
+}
+const state = (testId: string, version = 1): State => ({ testId, version });
+const keys = (c: WriteBehindCache<State>, ks: string[]): (string | undefined)[] => ks.map((k) => c.peek(k)?.record.testId);
+
+describe('WriteBehindCache', () => {
+  it('keeps at most max states and refuses newcomers while the oldest is recent', () => {
+    const c = new WriteBehindCache<State>(2, IDLE);
+    c.set('a', state('a'), 0, 0);
+    c.set('b', state('b'), 0, 10);
+    expect(c.wouldKeep('c', 20)).toBe(false);
+    c.set('c', state('c'), 0, 20);
+    expect(c.size).toBe(2);
+    expect(keys(c, ['a', 'b', 'c'])).toEqual(['a', 'b', undefined]);
+    // A state already kept is always updated in place.
+    expect(c.wouldKeep('a', 30)).toBe(true);
+    c.set('a', state('a', 2), 3, 30);
+    expect(c.peek('a')).toMatchObject({ dirty: 3, record: { version: 2 } });
+  });
+
+  it('keeps a share of a project larger than it across runs that visit every test in order', () => {
+    const c = new WriteBehindCache<State>(100, IDLE);
+    const tests = Array.from({ length: 300 }, (_, i) => `t${i}`);
+    let hits = 0;
+    for (let run = 0; run < 3; run++) {
+      for (const [i, k] of tests.entries()) {
+        const now = run * 100 + i / 10;
+        if (run > 0 && c.peek(k)) hits++;
+        c.set(k, state(k), 0, now);
+      }
+    }
+    // A least-recently-used cache would hit nothing here: each test is forgotten just before its turn.
+    expect(hits).toBe(200);
+  });
+
+  it('gives the oldest place to a newcomer once that state has been idle', () => {
+    const c = new WriteBehindCache<State>(2, IDLE);
+    c.set('a', state('a'), 0, 0);
+    c.set('b', state('b'), 0, 500);
+    expect(c.wouldKeep('c', IDLE)).toBe(true);
+    c.set('c', state('c'), 0, IDLE);
+    expect(keys(c, ['a', 'b', 'c'])).toEqual([undefined, 'b', 'c']);
+    expect([...c.unwrittenEntries()]).toEqual([]);
+  });
+
+  it('hands back a state let go with unwritten clean runs until it is set again', () => {
+    const c = new WriteBehindCache<State>(1, IDLE);
+    c.set('a', state('a'), 4, 0);
+    c.set('b', state('b'), 0, IDLE);
+    // a was evicted holding 4 clean runs: still readable, and listed to be written.
+    expect(c.peek('a')).toMatchObject({ dirty: 4 });
+    expect([...c.unwrittenEntries()].map(([k]) => k)).toEqual(['a']);
+    expect([...c.dirtyEntries()]).toEqual([]);
+    // Written by the next lease (set with dirty 0, not kept: b is recent): gone from both.
+    c.set('a', state('a', 2), 0, IDLE + 1);
+    expect(c.peek('a')).toBeUndefined();
+    expect([...c.unwrittenEntries()]).toEqual([]);
+  });
+
+  it('hands back a newcomer it cannot keep that holds unwritten clean runs', () => {
+    const c = new WriteBehindCache<State>(1, IDLE);
+    c.set('a', state('a'), 0, 0);
+    c.set('b', state('b'), 2, 1);
+    expect(c.size).toBe(1);
+    expect([...c.unwrittenEntries()].map(([k]) => k)).toEqual(['b']);
+    expect(c.peek('b')).toMatchObject({ dirty: 2 });
+  });
+
+  it('keeps nothing at size 0', () => {
+    const c = new WriteBehindCache<State>(0, IDLE);
+    expect(c.wouldKeep('a', 0)).toBe(false);
+    c.set('a', state('a'), 0, 0);
+    expect(c.peek('a')).toBeUndefined();
+    expect(c.size).toBe(0);
+  });
+});
