@@ -34,23 +34,24 @@ export function impactSql(store: Store, bound?: string): string {
   const window = 'project_id = {projectId:UUID} AND started_at >= fromUnixTimestamp64Milli({impactSinceMs:Int64})';
   // Only a (test, run) with a failed or a retried attempt in the window costs anything: any other's
   // final attempt passed and it has no retry, so it adds 0 to every column (a test with only such
-  // runs gets no row, which the board's LEFT JOIN reads as 0). Those pairs are found on the cheap
-  // status and attempt columns, and only their rows are grouped: grouping every execution of the
-  // window by (test, run), three times over (a CTE is inlined at each use), was most of the board's
-  // time (issue 40). Bounded, the pairs are those of every test in the runs where the page's tests
-  // have one, so that each run's count of tests that failed it counts the tests not on the page too.
+  // runs gets no row, which the board's LEFT JOIN reads as 0). Those rows alone are grouped, on the
+  // cheap status and attempt columns: they hold all a costly pair needs, since attempts start at 1
+  // (receivers default it so) and a pair's final attempt is then costly itself: attempt 1 alone
+  // only by failing, any later one by being a retry. Grouping every execution of the window by
+  // (test, run) was most of the board's time (issue 40); so was reading all the rows of the pairs
+  // found costly again (a test with one failure read its whole window). Bounded, the rows are those
+  // of every test in the runs where the page's tests have one, so that each run's count of tests
+  // that failed it counts the tests not on the page too.
   const costly = "(status = 'fail' OR attempt > 1)";
-  const pairs = bound
-    ? `SELECT DISTINCT test_id, run_id FROM ${recent} WHERE ${window} AND ${costly}
-         AND run_id IN (SELECT run_id FROM ${recent} WHERE ${window} AND test_id IN ${bound} AND ${costly})`
-    : `SELECT DISTINCT test_id, run_id FROM ${recent} WHERE ${window} AND ${costly}`;
+  const costlyRuns = bound
+    ? `SELECT run_id FROM ${recent} WHERE ${window} AND test_id IN ${bound} AND ${costly}`
+    : `SELECT run_id FROM ${recent} WHERE ${window} AND ${costly}`;
   return `WITH
-    p AS (${pairs}),
     t AS (
       SELECT test_id, run_id, failed, retried_ms, countIf(failed) OVER (PARTITION BY run_id) AS failed_tests FROM (
         SELECT test_id, run_id, argMax(status, attempt) = 'fail' AS failed, sumIf(duration_ms, attempt > 1) AS retried_ms
         FROM ${recent}
-        WHERE ${window} AND test_id IN (SELECT test_id FROM p) AND (test_id, run_id) IN (SELECT test_id, run_id FROM p)
+        WHERE ${window} AND ${costly}${bound ? ` AND run_id IN (${costlyRuns})` : ''}
         GROUP BY test_id, run_id
       )
     ),
@@ -59,7 +60,7 @@ export function impactSql(store: Store, bound?: string): string {
              if(trigger = 'schedule' OR commit_sha IN ('', {impactPlaceholder:String}), 0, leadInFrame(duration_ms) OVER w) AS rerun_ms
       FROM ${runs} FINAL
       WHERE project_id = {projectId:UUID}
-        AND commit_sha IN (SELECT commit_sha FROM ${runs} WHERE project_id = {projectId:UUID} AND id IN (SELECT run_id FROM p))
+        AND commit_sha IN (SELECT commit_sha FROM ${runs} WHERE project_id = {projectId:UUID} AND id IN (${costlyRuns}))
       WINDOW w AS (PARTITION BY commit_sha, branch, trigger, shard_index, shard_total, ci_job_name, ci_job_matrix
                    ORDER BY started_at, id ROWS BETWEEN CURRENT ROW AND 1 FOLLOWING)
     )
