@@ -203,7 +203,7 @@ export class BoardRepo {
     // PREWHERE on sorting-key columns only: every version of a row shares them, so FINAL keeps
     // the same rows, and it reads the wide columns of the page's granules only.
     const shown = await this.store.query<Row & { ring: string }>(
-      `SELECT ${BOARD_COLUMNS}, toUnixTimestamp64Milli(last_seen_at) AS last_seen_ms, JSONExtractString(model, 'ring') AS ring
+      `SELECT ${BOARD_COLUMNS}, toUnixTimestamp64Milli(last_seen_at) AS last_seen_ms, ring
        FROM ${this.store.table('test_state')} FINAL
        PREWHERE project_id = {projectId:UUID} AND test_id IN {ids:Array(UUID)}`,
       { projectId, ids: ranked.map((r) => r.test_id) },

@@ -271,12 +271,13 @@ export class TestRepo {
   /**
    * Each test's raw rate behind its smoothed flake rate: its last graded runs (the model's ring of
    * run letters, up to 32; runs in an outage left out) and those with a failed attempt (failed, or
-   * failed then passed on a retry). Bounded to `testIds` (a board page): the model is most of a row.
+   * failed then passed on a retry). Bounded to `testIds` (a board page); the ring is a column of
+   * its own (migration 019), so the model, most of a row, is not read.
    */
   async recentRuns(projectId: string, testIds: readonly string[]): Promise<Map<string, RecentRuns>> {
     if (testIds.length === 0) return new Map();
     const rows = await this.store.query<{ test_id: string; ring: string }>(
-      `SELECT test_id, JSONExtractString(model, 'ring') AS ring FROM ${this.store.table('test_state')} FINAL
+      `SELECT test_id, ring FROM ${this.store.table('test_state')} FINAL
        WHERE project_id = {projectId:UUID} AND test_id IN {ids:Array(UUID)}`,
       { projectId, ids: testIds },
     );
