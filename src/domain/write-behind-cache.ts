@@ -58,6 +58,17 @@ export class WriteBehindCache<V> {
     else if (dirty > 0) this.unwritten.set(key, { record, dirty });
   }
 
+  /**
+   * A record handed out by `dirtyEntries` or `unwrittenEntries` was written: it holds nothing
+   * unwritten now. Its place and age stay as they were: a flush is no use of the record, and must
+   * not keep an idle one from giving its place to another.
+   */
+  written(key: string): void {
+    this.unwritten.delete(key);
+    const kept = this.map.get(key);
+    if (kept) kept.dirty = 0;
+  }
+
   /** Kept records holding unwritten changes (a periodic flush writes them). */
   *dirtyEntries(): Generator<[string, V]> {
     for (const [key, v] of this.map) if (v.dirty > 0) yield [key, v.record];

@@ -26,6 +26,8 @@ export interface TestUpdate {
   /** Write the state now. Clean passes that move nothing are kept in memory and written later
    * (write-behind); anything a reader or the next restart must see is written with the lease. */
   persist: boolean;
+  /** A state written only to flush what was written behind: the lease did not score the test. */
+  flushed?: true;
 }
 
 export class WorkBatch {

@@ -129,6 +129,10 @@ export const scoringProcessorFactory = defineProcessor({
         const now = Date.now();
         // The lease's states are keyed as the cache is: no key is built again.
         for (const [key, u] of batch.testStates) {
+          if (u.flushed) {
+            cache.written(key);
+            continue;
+          }
           const dirty = u.persist ? 0 : (cache.peek(key)?.dirty ?? 0) + 1;
           cache.set(key, u.record, dirty, now);
         }
@@ -178,7 +182,7 @@ export const scoringProcessorFactory = defineProcessor({
         // then, those it keeps (write-behind flush).
         const flush = (states: Iterable<[string, TestStateRecord]>): void => {
           for (const [key, record] of states) {
-            if (!batch.testStates.has(key)) batch.testStates.set(key, { record, previous: record, outcome: { runs: [] }, alreadyApplied: false, persist: true });
+            if (!batch.testStates.has(key)) batch.testStates.set(key, { record, previous: record, outcome: { runs: [] }, alreadyApplied: false, persist: true, flushed: true });
           }
         };
         flush(cache.unwrittenEntries());

@@ -74,6 +74,32 @@ describe('WriteBehindCache', () => {
     expect(c.peek('b')).toMatchObject({ dirty: 2 });
   });
 
+  it('marks a flushed record written without refreshing its place or age', () => {
+    const c = new WriteBehindCache<State>(2, IDLE);
+    c.set('a', state('a'), 3, 0);
+    c.set('b', state('b'), 0, 500);
+    expect([...c.dirtyEntries()].map(([k]) => k)).toEqual(['a']);
+    // The periodic flush wrote a: clean now, and still the oldest, so still idle at IDLE.
+    c.written('a');
+    expect(c.peek('a')).toMatchObject({ dirty: 0 });
+    expect([...c.dirtyEntries()]).toEqual([]);
+    c.set('c', state('c'), 0, IDLE);
+    expect(keys(c, ['a', 'b', 'c'])).toEqual([undefined, 'b', 'c']);
+    // Nothing unwritten was let go: a was clean.
+    expect([...c.unwrittenEntries()]).toEqual([]);
+  });
+
+  it('forgets a let-go record once it is written', () => {
+    const c = new WriteBehindCache<State>(1, IDLE);
+    c.set('a', state('a'), 2, 0);
+    c.set('b', state('b'), 0, IDLE);
+    expect([...c.unwrittenEntries()].map(([k]) => k)).toEqual(['a']);
+    c.written('a');
+    expect([...c.unwrittenEntries()]).toEqual([]);
+    expect(c.peek('a')).toBeUndefined();
+    expect(keys(c, ['b'])).toEqual(['b']);
+  });
+
   it('keeps nothing at size 0', () => {
     const c = new WriteBehindCache<State>(0, IDLE);
     expect(c.wouldKeep('a', 0)).toBe(false);
