@@ -13,6 +13,24 @@ interface Entry<V> extends CachedState<V> {
   at: number;
 }
 
+/** A record the cache keeps packed (`Packing`): the older ones, past the `hot` most recent. */
+interface ColdEntry {
+  packed: string;
+  dirty: number;
+  at: number;
+}
+
+/**
+ * How the records past the `hot` most recently set are kept: as compact text (a ShapePacker's),
+ * unpacked when read. Objects cost 3-4 KB a test state, their packed text 1-1.7 KB; packing and
+ * unpacking cost ~12 and ~7 µs, paid only by projects of more tests than `hot`.
+ */
+export interface Packing<V> {
+  hot: number;
+  pack(record: V): string;
+  unpack(packed: string): V;
+}
+
 /**
  * At most `max` records, in the order they were last set. When full, a new one takes the place
  * of the oldest only if that one has not been set for `idleMs`; otherwise it is not kept. A plain
@@ -20,27 +38,47 @@ interface Entry<V> extends CachedState<V> {
  * every run visits all its tests in the same order, so each would be forgotten just before it
  * came round again. Refusing newcomers keeps the first `max` of them across runs instead, and the
  * idle rule lets a project that stopped running give its places to others.
+ *
+ * With a `Packing`, only the `hot` most recently set are kept as objects and the older ones as
+ * packed text. Every packed record is older than every object (the oldest object is the one
+ * packed), so the oldest record is the first packed one, else the first object.
  */
 export class WriteBehindCache<V> {
-  private readonly map = new Map<string, Entry<V>>();
+  private readonly hot = new Map<string, Entry<V>>();
+  private readonly cold = new Map<string, ColdEntry>();
   /** Records with unwritten changes that the cache let go: the caller writes them next. */
   private readonly unwritten = new Map<string, CachedState<V>>();
 
   constructor(
     private readonly max: number,
     private readonly idleMs: number,
+    private readonly packing?: Packing<V>,
   ) {}
 
   get size(): number {
-    return this.map.size;
+    return this.hot.size + this.cold.size;
+  }
+
+  /** Records kept packed (the rest of `size` are objects). */
+  get packedSize(): number {
+    return this.cold.size;
   }
 
   /**
    * Without refreshing its place (the scoring processor sets every state it read again when the
-   * lease commits, which refreshes it then).
+   * lease commits, which refreshes it then). A packed record is unpacked: a new object each call.
    */
   peek(key: string): CachedState<V> | undefined {
-    return this.map.get(key) ?? this.unwritten.get(key);
+    const h = this.hot.get(key);
+    if (h) return h;
+    const c = this.cold.get(key);
+    if (c) return { record: this.packing!.unpack(c.packed), dirty: c.dirty };
+    return this.unwritten.get(key);
+  }
+
+  /** The unwritten changes a record holds (0 when not kept), without unpacking it. */
+  dirtyOf(key: string): number {
+    return (this.hot.get(key) ?? this.cold.get(key) ?? this.unwritten.get(key))?.dirty ?? 0;
   }
 
   /**
@@ -48,14 +86,16 @@ export class WriteBehindCache<V> {
    * set first may take the last places; `set` hands those back as unwritten).
    */
   wouldKeep(key: string, now: number): boolean {
-    return this.map.has(key) || this.map.size < this.max || this.oldestIdle(now) !== undefined;
+    return this.hot.has(key) || this.cold.has(key) || this.size < this.max || this.oldestIdle(now) !== undefined;
   }
 
   set(key: string, record: V, dirty: number, now: number): void {
     this.unwritten.delete(key);
-    const kept = this.map.delete(key) || this.map.size < this.max || this.evictIdle(now);
-    if (kept) this.map.set(key, { record, dirty, at: now });
-    else if (dirty > 0) this.unwritten.set(key, { record, dirty });
+    const kept = this.hot.delete(key) || this.cold.delete(key) || this.size < this.max || this.evictIdle(now);
+    if (kept) {
+      this.hot.set(key, { record, dirty, at: now });
+      this.packOldest();
+    } else if (dirty > 0) this.unwritten.set(key, { record, dirty });
   }
 
   /**
@@ -65,13 +105,14 @@ export class WriteBehindCache<V> {
    */
   written(key: string): void {
     this.unwritten.delete(key);
-    const kept = this.map.get(key);
+    const kept = this.hot.get(key) ?? this.cold.get(key);
     if (kept) kept.dirty = 0;
   }
 
-  /** Kept records holding unwritten changes (a periodic flush writes them). */
+  /** Kept records holding unwritten changes (a periodic flush writes them), oldest first. */
   *dirtyEntries(): Generator<[string, V]> {
-    for (const [key, v] of this.map) if (v.dirty > 0) yield [key, v.record];
+    for (const [key, v] of this.cold) if (v.dirty > 0) yield [key, this.packing!.unpack(v.packed)];
+    for (const [key, v] of this.hot) if (v.dirty > 0) yield [key, v.record];
   }
 
   /** Records let go with unwritten changes: to write until they are set again. */
@@ -79,17 +120,36 @@ export class WriteBehindCache<V> {
     for (const [key, v] of this.unwritten) yield [key, v.record];
   }
 
-  private oldestIdle(now: number): string | undefined {
-    for (const [key, v] of this.map) return now - v.at >= this.idleMs ? key : undefined;
+  private packOldest(): void {
+    const packing = this.packing;
+    if (!packing) return;
+    while (this.hot.size > packing.hot) {
+      const [key, e] = this.hot.entries().next().value as [string, Entry<V>];
+      this.hot.delete(key);
+      this.cold.set(key, { packed: packing.pack(e.record), dirty: e.dirty, at: e.at });
+    }
+  }
+
+  private oldest(): [string, { at: number }] | undefined {
+    for (const entry of this.cold) return entry;
+    for (const entry of this.hot) return entry;
     return undefined;
+  }
+
+  private oldestIdle(now: number): string | undefined {
+    const o = this.oldest();
+    return o && now - o[1].at >= this.idleMs ? o[0] : undefined;
   }
 
   private evictIdle(now: number): boolean {
     const key = this.oldestIdle(now);
     if (key === undefined) return false;
-    const old = this.map.get(key)!;
-    this.map.delete(key);
-    if (old.dirty > 0) this.unwritten.set(key, { record: old.record, dirty: old.dirty });
+    const h = this.hot.get(key);
+    const c = h ? undefined : this.cold.get(key)!;
+    this.hot.delete(key);
+    this.cold.delete(key);
+    const dirty = (h ?? c)!.dirty;
+    if (dirty > 0) this.unwritten.set(key, { record: h ? h.record : this.packing!.unpack(c!.packed), dirty });
     return true;
   }
 }

@@ -13,6 +13,7 @@ import type { TestStateRecord } from '../store/tests.js';
 import type { TestStatus } from '../../client/src/contract/batch.js';
 import { VERIFY_ATTRIBUTE } from '../../client/src/contract/verify.js';
 import { WriteBehindCache } from '../domain/write-behind-cache.js';
+import { ShapePacker } from '../domain/shape-packer.js';
 
 /** Smallest score change worth a `score.updated` event (stable tests would otherwise emit one per run). */
 const SCORE_EPSILON = 0.01;
@@ -101,11 +102,15 @@ export const scoringConfigSchema = z
     // back and written on every run, which costs more than keeping them: a second 100,000-test
     // report took 19.1 against 7.6 s and peaked higher with 32,768 kept (docs/pipeline.md "Scoring").
     state_cache_size: z.number().int().min(0).default(200_000),
+    // Of those, the most recently set kept as objects; older ones are kept packed, ~1-1.7 KB each
+    // against 3-4 KB (src/domain/shape-packer.ts), for ~20 µs a test and run to pack and unpack.
+    state_cache_hot: z.number().int().min(1).default(32_768),
   })
   .strict();
 
 /** A kept state not set again for this long may give its place to a new one (WriteBehindCache). */
 const STATE_CACHE_IDLE_MS = 10 * 60_000;
+
 
 export const scoringProcessorFactory = defineProcessor({
   type: 'scoring',
@@ -122,7 +127,12 @@ export const scoringProcessorFactory = defineProcessor({
     // pass most of the time, and rewriting their state every run doubled the write volume. A crash
     // loses at most those clean runs (the executions themselves are stored), and the model
     // continues from the last written state.
-    const cache = new WriteBehindCache<TestStateRecord>(cfg.state_cache_size, STATE_CACHE_IDLE_MS);
+    const packer = new ShapePacker<TestStateRecord>();
+    const cache = new WriteBehindCache<TestStateRecord>(cfg.state_cache_size, STATE_CACHE_IDLE_MS, {
+      hot: cfg.state_cache_hot,
+      pack: (r) => packer.pack(r),
+      unpack: (text) => packer.unpack(text),
+    });
     let lastFlush = Date.now();
     return {
       committed(batch) {
@@ -133,7 +143,7 @@ export const scoringProcessorFactory = defineProcessor({
             cache.written(key);
             continue;
           }
-          const dirty = u.persist ? 0 : (cache.peek(key)?.dirty ?? 0) + 1;
+          const dirty = u.persist ? 0 : cache.dirtyOf(key) + 1;
           cache.set(key, u.record, dirty, now);
         }
       },

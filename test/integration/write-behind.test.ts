@@ -19,9 +19,13 @@ function run(r: number, status: 'pass' | 'fail', titles = ['steady']): Record<st
 describe('test state write-behind', () => {
   let td: TestDaemon | undefined;
   let small: TestDaemon | undefined;
+  let packedDaemon: TestDaemon | undefined;
+  let plainDaemon: TestDaemon | undefined;
   afterAll(async () => {
     await td?.close();
     await small?.close();
+    await packedDaemon?.close();
+    await plainDaemon?.close();
   });
 
   it('writes a steadily passing test every 20 runs, and a failure at once', async () => {
@@ -67,4 +71,53 @@ describe('test state write-behind', () => {
     expect(kept).toBeLessThan(8);
     expect(notKept).toBe(8);
   });
+
+  it('scores the same with the cache’s states packed as with them all kept as objects', async () => {
+    // state_cache_hot: 1 keeps one state as an object: every other state is packed when its lease
+    // commits and unpacked when its test runs again. Flaky, broken and steady tests, 12 runs.
+    const dir = mkdtempSync(path.join(tmpdir(), 'fh-write-behind-'));
+    const pipelineFile = path.join(dir, 'pipeline.yaml');
+    const yaml = readFileSync(path.resolve('pipelines/default.yaml'), 'utf8');
+    writeFileSync(pipelineFile, yaml.replace('scoring: {}', 'scoring: { state_cache_hot: 1 }'));
+    const daemons = await Promise.all([startTestDaemon({ pipelineFile }), startTestDaemon()]);
+    [packedDaemon, plainDaemon] = daemons;
+    const titles = ['steady', 'flaky', 'broken'];
+    const body = (r: number): Record<string, unknown> => {
+      const at = Date.parse('2026-11-15T10:00:00Z') + r * 60_000;
+      const status = (title: string): 'pass' | 'fail' => (title === 'flaky' ? (r % 3 === 0 ? 'fail' : 'pass') : title === 'broken' && r > 6 ? 'fail' : 'pass');
+      return {
+        contractVersion: '0.1.0',
+        idempotencyKey: `packed-${r}`,
+        resource: { ciProvider: 'local', commitSha: `ccc${r}ddd`, branch: 'main', trigger: 'push' },
+        run: { status: 'passed', startedAt: at },
+        executions: titles.flatMap((title) => {
+          const first = { filePath: 'src/p.test.ts', suite: 's', title, status: status(title), attempt: 1, startedAt: at, durationMs: 3, ...(status(title) === 'fail' ? { error: { message: 'x' } } : {}) };
+          // The flaky test passes on its retry: same-code evidence.
+          return title === 'flaky' && first.status === 'fail' ? [first, { ...first, status: 'pass', attempt: 2, error: undefined }] : [first];
+        }),
+      };
+    };
+    const states = async (t: TestDaemon): Promise<unknown[]> =>
+      (
+        await t.daemon.store.query<{ title: string; score: number; state: string; samples: number; model: string }>(
+          `SELECT title, score, state, samples, model FROM ${t.daemon.store.table('test_state')} FINAL ORDER BY title`,
+        )
+      ).map((r) => {
+        // Run ids are each daemon's own: compared by count.
+        const { runIds, ...model } = JSON.parse(r.model) as { runIds: string[] };
+        return { ...r, model, runs: runIds.length };
+      });
+    for (let r = 1; r <= 12; r++) {
+      for (const t of daemons) {
+        expect((await t.request('POST', '/v1/ingest', { body: body(r) })).status).toBe(202);
+        await t.settled();
+      }
+    }
+    const [packed, plain] = await Promise.all(daemons.map(states));
+    expect(packed).toHaveLength(3);
+    expect(packed).toEqual(plain);
+    // What makes the comparison worth anything: the states moved apart from one another.
+    expect(new Set(packed.map((s) => (s as { state: string }).state))).toEqual(new Set(['healthy', 'flaky', 'broken']));
+  });
 });
+

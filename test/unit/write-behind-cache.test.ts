@@ -107,4 +107,72 @@ describe('WriteBehindCache', () => {
     expect(c.peek('a')).toBeUndefined();
     expect(c.size).toBe(0);
   });
+
+  describe('with packing', () => {
+    const packed = (hot: number): { cache: WriteBehindCache<State>; unpacked: () => number } => {
+      let unpacks = 0;
+      const cache = new WriteBehindCache<State>(4, IDLE, {
+        hot,
+        pack: (r) => JSON.stringify(r),
+        unpack: (text) => {
+          unpacks++;
+          return JSON.parse(text) as State;
+        },
+      });
+      return { cache, unpacked: () => unpacks };
+    };
+
+    it('keeps only the most recently set as objects and gives the others back equal', () => {
+      const { cache, unpacked } = packed(2);
+      const a = state('a');
+      cache.set('a', a, 1, 0);
+      cache.set('b', state('b'), 0, 10);
+      expect(cache.packedSize).toBe(0);
+      expect(cache.peek('a')!.record).toBe(a);
+      cache.set('c', state('c'), 0, 20);
+      expect([cache.size, cache.packedSize]).toEqual([3, 1]);
+      // a is packed now: an equal copy, its dirty count read without unpacking it.
+      expect(cache.dirtyOf('a')).toBe(1);
+      expect(unpacked()).toBe(0);
+      expect(cache.peek('a')).toEqual({ record: a, dirty: 1 });
+      expect(cache.peek('a')!.record).not.toBe(a);
+      // Set again, it is an object again, and the oldest object (b) is packed in its place.
+      cache.set('a', state('a', 2), 0, 30);
+      expect(cache.packedSize).toBe(1);
+      expect(keys(cache, ['a', 'b', 'c'])).toEqual(['a', 'b', 'c']);
+      expect(cache.peek('a')).toMatchObject({ record: state('a', 2), dirty: 0 });
+    });
+
+    it('counts packed records in its bound and lets the oldest, packed one, go first', () => {
+      const { cache } = packed(1);
+      cache.set('a', state('a'), 3, 0);
+      cache.set('b', state('b'), 0, 100);
+      cache.set('c', state('c'), 0, 200);
+      cache.set('d', state('d'), 0, 300);
+      expect([cache.size, cache.packedSize]).toEqual([4, 3]);
+      expect(cache.wouldKeep('e', 300)).toBe(false);
+      // a is the oldest and idle at IDLE: it gives its place and, holding 3 clean runs, is handed back whole.
+      cache.set('e', state('e'), 0, IDLE);
+      expect(keys(cache, ['a', 'b', 'c', 'd', 'e'])).toEqual(['a', 'b', 'c', 'd', 'e']);
+      expect(cache.size).toBe(4);
+      expect([...cache.unwrittenEntries()]).toEqual([['a', state('a')]]);
+      expect(cache.dirtyOf('a')).toBe(3);
+    });
+
+    it('lists dirty records packed or not, oldest first, and marks them written in place', () => {
+      const { cache } = packed(1);
+      cache.set('a', state('a'), 2, 0);
+      cache.set('b', state('b'), 0, 10);
+      cache.set('c', state('c'), 5, 20);
+      expect([...cache.dirtyEntries()]).toEqual([
+        ['a', state('a')],
+        ['c', state('c')],
+      ]);
+      cache.written('a');
+      cache.written('c');
+      expect([...cache.dirtyEntries()]).toEqual([]);
+      expect([cache.dirtyOf('a'), cache.dirtyOf('c'), cache.packedSize]).toEqual([0, 0, 2]);
+    });
+  });
 });
+
