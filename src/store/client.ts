@@ -5,6 +5,7 @@ import { Readable } from 'node:stream';
 import type { ClickHouseClient, ClickHouseClientConfigOptions, ClickHouseSettings } from '@clickhouse/client';
 import { encodeTsv, type TsvColumns } from './tsv.js';
 import { inlineParams } from './inline-params.js';
+import { setEngineMallocConf } from './engine-malloc.js';
 
 export interface StoreOptions {
   /** Embedded chDB data path; used when `url` is unset. */
@@ -111,7 +112,9 @@ export async function openStore(opts: StoreOptions): Promise<OpenedStore> {
   } else {
     if (!opts.chdbPath) throw new Error('either a ClickHouse URL or an embedded chDB path is required');
     mkdirSync(opts.chdbPath, { recursive: true });
-    // Loaded lazily: a server deployment never loads the 500 MB engine.
+    // Loaded lazily: a server deployment never loads the 500 MB engine. Its allocator reads its
+    // setting when it loads (./engine-malloc.ts).
+    setEngineMallocConf();
     const { createChdbConnection } = await import('chdb/connection');
     // The chdb package types the connection against @clickhouse/client-common while
     // @clickhouse/client bundles its own copy of the same interface: identical at run time.
