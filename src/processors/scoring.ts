@@ -103,8 +103,9 @@ export const scoringConfigSchema = z
     // report took 19.1 against 7.6 s and peaked higher with 32,768 kept (docs/pipeline.md "Scoring").
     state_cache_size: z.number().int().min(0).default(200_000),
     // Of those, the most recently set kept as objects; older ones are kept packed, ~1-1.7 KB each
-    // against 3-4 KB (src/domain/shape-packer.ts), for ~20 µs a test and run to pack and unpack.
-    state_cache_hot: z.number().int().min(1).default(32_768),
+    // against 3-4 KB (src/domain/shape-packer.ts). Off unless set below state_cache_size: packing
+    // and unpacking took a second 100,000-test report from ~8 to ~14 s with 32,768 (docs/pipeline.md).
+    state_cache_hot: z.number().int().min(1).default(200_000),
   })
   .strict();
 
