@@ -2,7 +2,7 @@
 // with its own jemalloc, built to keep freed pages for 5 s (`dirty_decay_ms:5000`) before giving
 // them back. Under a big report's inserts those pages were 150-250 MB of the peak; kept for 1 s,
 // the 100,000-case report peaked 85 MB lower on average (four alternating pairs: 1,084 against
-// 1,169 MB) and took 31 against 27 s, with no change in CPU per execution at saturation.
+// 1,169 MB), with no change in CPU per execution at saturation (docs/operations.md "Memory").
 //
 // jemalloc reads JE_MALLOC_CONF when the engine's library is loaded, so it is set in this process's
 // environment before the first store opens. An operator's own JE_MALLOC_CONF is left as it is.
