@@ -113,7 +113,7 @@ describe('test state write-behind', () => {
         await t.settled();
       }
     }
-    const [packed, plain] = await Promise.all(daemons.map(states));
+    const [packed = [], plain = []] = await Promise.all(daemons.map(states));
     expect(packed).toHaveLength(3);
     expect(packed).toEqual(plain);
     // What makes the comparison worth anything: the states moved apart from one another.
