@@ -30,6 +30,7 @@ import { gzipSync } from 'node:zlib';
 import { Worker } from 'node:worker_threads';
 import { freshBuild } from '../bin/built-cli.js';
 import { withMallocTunable } from '../bin/malloc-tunables.js';
+import { ENGINE_MALLOC_CONF } from '../src/store/engine-malloc.js';
 
 
 /** A native batch of `size` executions over `tests` distinct tests (bench/scale-out.ts sends the same). */
@@ -356,7 +357,7 @@ export async function run(argv: string[]): Promise<number> {
     bench: 'ingest',
     at: new Date().toISOString(),
     machine: { cpus: (await import('node:os')).cpus().length, node: process.version, note: 'load generator runs on the same 2 cores' },
-    params: { clients, secondsPerPhase: seconds, batchSize, distinctTests: tests, pipeline: values.pipeline ?? 'pipelines/default.yaml', pipelineThread: values.thread === 'true', daemonFrom: daemonFrom.split(':')[0], daemonGlibcTunables: glibcTunables },
+    params: { clients, secondsPerPhase: seconds, batchSize, distinctTests: tests, pipeline: values.pipeline ?? 'pipelines/default.yaml', pipelineThread: values.thread === 'true', daemonFrom: daemonFrom.split(':')[0], daemonGlibcTunables: glibcTunables, daemonEngineMallocConf: ENGINE_MALLOC },
     saturation,
     paced,
     queryable,
@@ -405,6 +406,12 @@ function bucketPercentile(h: { le: Map<number, number>; total: number }, p: numb
  * re-execute itself with it.
  */
 const NPM_START_ENV: Record<string, string> = { GLIBC_TUNABLES: (withMallocTunable(process.env) ?? process.env).GLIBC_TUNABLES ?? '' };
+/**
+ * The engine's allocator setting the daemons run with: one given to the bench, else the one a store
+ * sets when it opens (src/store/engine-malloc.ts). Set in the daemon's process after it starts, so
+ * not readable back from /proc as GLIBC_TUNABLES is; read here before this process opens a store.
+ */
+const ENGINE_MALLOC = process.env.JE_MALLOC_CONF || ENGINE_MALLOC_CONF;
 
 /** The daemon's own GLIBC_TUNABLES, read back from the kernel (what it really started with). */
 function daemonGlibcTunables(pid: number): string | null {
