@@ -3,7 +3,7 @@
 // unreachable the processes say so (not ready, 503 with Retry-After) and recover once it is back.
 // The worker killed under load, and an ingest process started before NATS:
 // test/e2e/scale-out-restarts.test.ts (a file each, so the suite's workers share them).
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
 import { nativeBatch } from '../helpers/daemon.js';
 import { natsServerAvailable, startNatsServer, type NatsServer } from '../helpers/nats.js';
 import { bootstrapToken, startServerProcess } from '../helpers/process.js';
@@ -55,6 +55,13 @@ describe('ingest and worker processes on NATS JetStream', () => {
     const token = bootstrapToken(workerDir);
     const ingest = await startServerProcess({ ...common, SERVICE_DATA_DIR: tempDir('ingest-outage'), SERVICE_ROLE: 'ingest' });
     processes.push(ingest);
+    // Seen once (Node 24, session 54): a request refused (ECONNREFUSED) mid-test, not reproduced
+    // since. Whether a process had exited, and what it said, is what the next failure must show.
+    onTestFailed(() => {
+      for (const [name, p] of [['worker', worker], ['ingest', ingest]] as const) {
+        console.log(`${name} ${p.url}: ${p.child.exitCode !== null || p.child.signalCode !== null ? `exited (${p.child.exitCode ?? p.child.signalCode})` : 'running'}\n${p.output().slice(-4_000)}`);
+      }
+    });
     await waitFor('the token snapshot', async () => (await post(ingest.url, token, nativeBatch({ n: 1, resource: { branch: 'outage' } }))).status === 202, 30_000);
 
     expect((await fetch(`${ingest.url}/ready`)).status).toBe(200);
