@@ -1,7 +1,7 @@
 // Compact text for many JSON records of the same few shapes (the scoring processor's cold test
 // states, src/domain/write-behind-cache.ts): each object becomes an array of its values headed by
-// the number of its list of keys, kept once in the packer. A one-run test state is ~0.7 KB this way
-// against ~1.7 KB as its own JSON and ~3 KB as objects in the heap.
+// the number of its list of keys, kept once in the packer. A one-run test state is ~850 characters
+// this way (~1.1 KB of heap) against ~1,700 as its own JSON and ~3 KB as objects.
 //
 // For plain JSON data (no Dates, Maps or toJSON): what `unpack(pack(v))` returns equals `JSON.parse(JSON.stringify(v))`
 // (keys in their order, a property set to undefined left out, as JSON leaves it out).

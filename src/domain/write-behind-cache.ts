@@ -144,12 +144,11 @@ export class WriteBehindCache<V> {
   private evictIdle(now: number): boolean {
     const key = this.oldestIdle(now);
     if (key === undefined) return false;
-    const h = this.hot.get(key);
-    const c = h ? undefined : this.cold.get(key)!;
+    // Handed back as it would be read: peek unpacks a packed record.
+    const letGo = this.peek(key)!;
     this.hot.delete(key);
     this.cold.delete(key);
-    const dirty = (h ?? c)!.dirty;
-    if (dirty > 0) this.unwritten.set(key, { record: h ? h.record : this.packing!.unpack(c!.packed), dirty });
+    if (letGo.dirty > 0) this.unwritten.set(key, { record: letGo.record, dirty: letGo.dirty });
     return true;
   }
 }
