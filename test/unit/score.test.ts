@@ -8,6 +8,7 @@ import {
   type ScoreResult,
   type ScoreState,
 } from '../../src/domain/score.js';
+import { commitKey } from '../../src/domain/score/lineage.js';
 import { flakemetryScore, type GradedExecution } from '../../bench/baselines/flakemetry-score.js';
 
 const DAY = 86_400_000;
@@ -476,6 +477,40 @@ describe('score model: the state it keeps', () => {
     h.run(['pass'], { commitSha: full });
     h.run(['fail'], { commitSha: full.slice(0, 7) });
     expect(h.codes()).toContain('SAME_SHA_VARIANCE');
+  });
+
+  it('stable tests with as many executions share one frozen list of reasons; a fixed one names its commit', () => {
+    const a = new History();
+    const b = new History();
+    for (let i = 0; i < 6; i++) {
+      a.run(['pass']);
+      b.run(['pass'], { commitSha: `d${String(i).padStart(6, '0')}` });
+    }
+    const ra = a.results.at(-1)!.reasons;
+    const rb = b.results.at(-1)!.reasons;
+    expect(ra).toEqual([{ code: 'STABLE', message: 'no sign of flakiness across 6 execution(s)' }]);
+    expect(rb).toBe(ra);
+    expect(Object.isFrozen(ra) && Object.isFrozen(ra[0])).toBe(true);
+    a.run(['pass']);
+    expect(a.results.at(-1)!.reasons[0]!.message).toBe('no sign of flakiness across 7 execution(s)');
+    expect(rb[0]!.message).toBe('no sign of flakiness across 6 execution(s)');
+
+    const fixed = new History();
+    for (let i = 0; i < 6; i++) fixed.run(['pass']);
+    for (let i = 0; i < 3; i++) fixed.run(['fail']);
+    fixed.run(['pass'], { commitSha: 'f1xf1x0000' });
+    for (let i = 0; i < 32; i++) fixed.run(['pass'], { gapMs: HOUR }); // the failures leave the ring
+    const last = fixed.results.at(-1)!;
+    expect(last.state).toBe('fixed');
+    expect(last.reasons).toEqual([{ code: 'STABLE', message: 'no sign of flakiness across 42 execution(s), passing since f1xf1x0' }]);
+    expect(Object.isFrozen(last.reasons)).toBe(false);
+  });
+
+  it('keeps a commit by its first 12 characters, short shas as they are, past the keys it remembers', () => {
+    const shas = Array.from({ length: 600 }, (_, i) => i.toString(16).padStart(40, 'a'));
+    for (const sha of [...shas, ...shas]) expect(commitKey(sha)).toBe(sha.slice(0, 12));
+    expect(commitKey('abc1234')).toBe('abc1234');
+    expect(commitKey('')).toBe('');
   });
 
   it('a state of the first model keeps its same-code evidence; another version starts over', () => {

@@ -81,20 +81,38 @@ export function trackOf(tracks: BranchTrack[], branch: string, mainline: boolean
   return t;
 }
 
-/** The branch's head as a track keeps it: the commit's first 12 hex digits. */
-const headKey = (sha: string): string => sha.slice(0, 12);
+/**
+ * How the state remembers a commit: its first 12 hex digits (48 bits: no two of a test's last 16
+ * commits collide) keep the state small. A 7-character sha and its full form are the same commit.
+ *
+ * A run's commit is asked for by every test of the run, and a slice this short is a new string
+ * each time, kept by each test's state: two 12-character copies per test (~6 MB for 100,000 tests
+ * held in memory). So the keys of recent commits are remembered and given back as the same string.
+ */
+export function commitKey(sha: string): string {
+  if (sha.length <= 12) return sha;
+  let key = recentKeys.get(sha);
+  if (key === undefined) {
+    if (recentKeys.size >= RECENT_KEYS) recentKeys.clear();
+    key = sha.slice(0, 12);
+    recentKeys.set(sha, key);
+  }
+  return key;
+}
+const RECENT_KEYS = 256;
+const recentKeys = new Map<string, string>();
 
 /**
  * Code older than the branch's head: a commit first seen before the head was (a re-run of an older
  * commit). It says nothing about the code the branch runs now.
  */
 export function olderThanHead(t: BranchTrack, sha: string, firstSeenAt: number): boolean {
-  const key = headKey(sha);
+  const key = commitKey(sha);
   return key !== '' && t.sha !== '' && key !== t.sha && firstSeenAt < t.headAt;
 }
 
 function moveHead(t: BranchTrack, sha: string, firstSeenAt: number): void {
-  const key = headKey(sha);
+  const key = commitKey(sha);
   if (key !== t.sha || key === '') t.headAt = firstSeenAt;
   t.sha = key;
 }
@@ -107,7 +125,7 @@ export function recordFailure(t: BranchTrack, sha: string, at: number, firstSeen
     t.streakAttempts = 0;
     t.inherited = inherited;
     t.fixed = null;
-  } else if (sha === '' || headKey(sha) !== t.sha) t.streakCommits++;
+  } else if (sha === '' || commitKey(sha) !== t.sha) t.streakCommits++;
   t.streak++;
   t.streakAttempts += failedAttempts;
   moveHead(t, sha, firstSeenAt);
@@ -118,7 +136,7 @@ export function recordFailure(t: BranchTrack, sha: string, at: number, firstSeen
 export function recordGreen(t: BranchTrack, sha: string, at: number, firstSeenAt: number): ClosedEpisode | null {
   let closed: ClosedEpisode | null = null;
   if (t.streak > 0) {
-    const sameCode = sha !== '' && (headKey(sha) === t.sha || headKey(sha) === headKey(t.since?.sha ?? ''));
+    const sameCode = sha !== '' && (commitKey(sha) === t.sha || commitKey(sha) === commitKey(t.since?.sha ?? ''));
     closed = { commits: t.streakCommits, runs: t.streak, inherited: t.inherited, isolated: t.green, sameCode };
     // A re-run of a failing commit that passes is a flake of that commit, not a fix.
     t.fixed = sameCode ? null : { sha, at };
