@@ -160,19 +160,33 @@ export function executionIdFor(receiptId: string, index: number): string {
   return executionIdsFor(receiptId, index + 1)[index]!;
 }
 
-/** Memo of test key → (fingerprint, test id): tests recur in every run, hashes need not. */
+/**
+ * Memo of test key → (fingerprint, test id): tests recur in every run, hashes need not. Kept per
+ * project, so the key held per test is the test key alone, one flat string.
+ */
 export class IdentityCache {
-  private readonly map = new Map<string, { fingerprint: string; testId: string }>();
+  private readonly byProject = new Map<string, Map<string, { fingerprint: string; testId: string }>>();
+  private size = 0;
   constructor(private readonly max = 200_000) {}
 
   resolve(projectId: string, input: ExecutionInput): { fingerprint: string; testId: string } {
-    const key = `${projectId}\u0000${testKey(input)}`;
-    let hit = this.map.get(key);
+    const key = testKey(input);
+    let tests = this.byProject.get(projectId);
+    let hit = tests?.get(key);
     if (!hit) {
       const fp = fingerprint(input);
       hit = { fingerprint: fp, testId: testIdentityId(projectId, fp) };
-      if (this.map.size >= this.max) this.map.clear();
-      this.map.set(key, hit);
+      if (this.size >= this.max) {
+        this.byProject.clear();
+        this.size = 0;
+        tests = undefined;
+      }
+      if (!tests) {
+        tests = new Map();
+        this.byProject.set(projectId, tests);
+      }
+      tests.set(key, hit);
+      this.size++;
     }
     return hit;
   }

@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import type { ExecutionInput, IngestBatch, TestStatus } from '../../client/src/contract/batch.js';
-import { canonicalJson, fingerprint, normalizeTestPath, paramsHash, testIdentityId } from '../../client/src/contract/identity.js';
+import { createHash } from 'node:crypto';
+import { canonicalJson, fingerprint, normalizeTestPath, paramsHash, testIdentityId, testKey } from '../../client/src/contract/identity.js';
 import { stableUuid, UUID_RE, uuidv7 } from '../../client/src/contract/ids.js';
 import { normalizeExecution } from '../../src/domain/normalize.js';
-import { buildExecutions, buildRun, countFinalStatuses, executionIdFor, runIdFor } from '../../src/domain/records.js';
+import { buildExecutions, buildRun, countFinalStatuses, executionIdFor, IdentityCache, runIdFor } from '../../src/domain/records.js';
 import { mergeRunPart, traceRunIdFor, type RunRecord } from '../../src/domain/records.js';
 
 const T0 = Date.UTC(2025, 0, 15, 12, 0, 0);
@@ -107,6 +108,14 @@ describe('fingerprint and test identity', () => {
     expect(new Set([fp, ...others]).size).toBe(5);
     expect(fingerprint({ ...key, params: {} })).toBe(fp);
     expect(fingerprint({ ...key, params: { a: 1, b: 2 } })).toBe(fingerprint({ ...key, params: { b: 2, a: 1 } }));
+  });
+
+  it('hashes path, suite, title and params hash joined by NUL, so the ids already stored stay the same', () => {
+    const sha = (text: string): string => createHash('sha256').update(text).digest('hex');
+    expect(testKey({ ...key, filePath: './SRC/a.test.ts', title: ' logs in ' })).toBe('src/a.test.ts\u0000Login\u0000logs in\u0000');
+    expect(fingerprint(key)).toBe(sha('src/a.test.ts\u0000Login\u0000logs in\u0000'));
+    const params = { browser: 'firefox' };
+    expect(fingerprint({ ...key, params })).toBe(sha(`src/a.test.ts\u0000Login\u0000logs in\u0000${paramsHash(params)}`));
   });
 
   it('does not confuse field boundaries', () => {
@@ -342,6 +351,20 @@ describe('buildExecutions', () => {
     ]);
     const { executions } = make('proj-1', 'rcpt-1', b);
     expect(executions.map((e) => e.retryOf)).toEqual([null, executions[0]!.id, executions[1]!.id, null, null]);
+  });
+
+  it('resolves through a shared cache as without one: per project, past the bound it keeps', () => {
+    const cache = new IdentityCache(3);
+    const inputs = ['a', 'b', 'c', 'd', 'e'].map((title) => exec({ title }));
+    for (const round of [1, 2]) {
+      for (const projectId of ['proj-1', 'proj-2']) {
+        for (const input of inputs) {
+          const fp = fingerprint(input);
+          expect(cache.resolve(projectId, input), `round ${round}`).toEqual({ fingerprint: fp, testId: testIdentityId(projectId, fp) });
+        }
+      }
+    }
+    expect(cache.resolve('proj-1', exec({ title: 'a', filePath: '.\\SRC\\a.test.ts' })).testId).toBe(cache.resolve('proj-1', exec({ title: 'a', filePath: 'src/a.test.ts' })).testId);
   });
 
   it('gives the same test the same test id and fingerprint across runs', () => {
