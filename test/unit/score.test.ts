@@ -506,6 +506,17 @@ describe('score model: the state it keeps', () => {
     expect(Object.isFrozen(last.reasons)).toBe(false);
   });
 
+  it('tests that begin a state in the same run share where it began, frozen', () => {
+    const o: Observation = { runId: 'r1', commitSha: 'abc1234', branch: 'main', at: T0, attempts: ['pass'], runFailRatio: 0, runTestCount: 2 };
+    const a = applyObservation(emptyScoreState(), o, PARAMS);
+    const b = applyObservation(emptyScoreState(), { ...o, attempts: ['pass'] }, PARAMS);
+    expect(a.since).toEqual({ commitSha: 'abc1234', branch: 'main', at: T0 });
+    expect(b.since).toBe(a.since);
+    expect(Object.isFrozen(a.since)).toBe(true);
+    const c = applyObservation(emptyScoreState(), { ...o, runId: 'r2', at: T0 + HOUR }, PARAMS);
+    expect(c.since).toEqual({ commitSha: 'abc1234', branch: 'main', at: T0 + HOUR });
+  });
+
   it('keeps a commit by its first 12 characters, short shas as they are, past the keys it remembers', () => {
     const shas = Array.from({ length: 600 }, (_, i) => i.toString(16).padStart(40, 'a'));
     for (const sha of [...shas, ...shas]) expect(commitKey(sha)).toBe(sha.slice(0, 12));
