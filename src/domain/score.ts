@@ -192,6 +192,9 @@ export function isCandidate(state: TestState): boolean {
   return state === 'flaky';
 }
 
+/** One frozen empty list for every state without bases (most): `bases` is only ever replaced. */
+const NO_BASES = Object.freeze([]) as readonly string[] as string[];
+
 export function emptyScoreState(): ScoreState {
   return {
     v: SCORE_STATE_VERSION,
@@ -212,7 +215,7 @@ export function emptyScoreState(): ScoreState {
     commits: [],
     runIds: [],
     tracks: [],
-    bases: [],
+    bases: NO_BASES,
     lastFlakedAt: null,
     events: { rerun: 0, sameSha: 0, isolation: 0, runs: 0 },
     state: 'new',

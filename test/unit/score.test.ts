@@ -515,6 +515,12 @@ describe('score model: the state it keeps', () => {
     expect(Object.isFrozen(a.since)).toBe(true);
     const c = applyObservation(emptyScoreState(), { ...o, runId: 'r2', at: T0 + HOUR }, PARAMS);
     expect(c.since).toEqual({ commitSha: 'abc1234', branch: 'main', at: T0 + HOUR });
+    // No pull request named a base: one frozen empty list; one that does gets a list of its own.
+    expect(b.bases).toBe(a.bases);
+    expect(Object.isFrozen(a.bases)).toBe(true);
+    const pr = applyObservation(a, { ...o, runId: 'r3', branch: 'feat/x', prNumber: 7, baseBranch: 'develop', at: T0 + 2 * HOUR }, PARAMS);
+    expect(pr.bases).toEqual(['develop']);
+    expect(a.bases).toEqual([]);
   });
 
   it('keeps a commit by its first 12 characters, short shas as they are, past the keys it remembers', () => {
