@@ -38,9 +38,10 @@ export interface QuietTrim {
 }
 
 // The pipeline thread's: its live set grows with the tests it keeps state for (scoring's and
-// identity's caches: about 230 MB for 100,000 tests), and at 2x what was live its garbage could
-// reach as much again; it collects at 1.5x (issue 40; with MAIN_THREAD_HEAP_TRIM the peak RSS of a
-// 100,000-case JUnit report went 1,515 -> 1,258 MB, docs/benchmarks.md).
+// identity's caches: its whole heap was ~2.3 KB a test at 75,000, ~3.1 before session 55), and at 2x
+// what was live its garbage could reach as much again; it collects at 1.5x (issue 40; with
+// MAIN_THREAD_HEAP_TRIM the peak RSS of a 100,000-case JUnit report went 1,515 -> 1,258 MB,
+// docs/benchmarks.md).
 export const DEFAULT_HEAP_TRIM: HeapTrimPolicy = { floorBytes: 128 * 1024 * 1024, growth: 1.5, minGapMs: 2_000 };
 
 /**
