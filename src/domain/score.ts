@@ -345,6 +345,43 @@ function normalSha(sha: string | undefined): string {
 const sameCommitKey = (a: string, b: string): boolean => a !== '' && b !== '' && (a.startsWith(b) || b.startsWith(a));
 
 /**
+ * The copy of a state that applyObservation (and nextState) then change in place: every field
+ * written out, so every copy has one shape (a spread of states of several shapes is slower), and
+ * the lists it changes copied. `bases` is only ever replaced, never changed in place.
+ */
+function ownCopy(state: ScoreState): ScoreState {
+  const copy: Required<ScoreState> = {
+    v: state.v,
+    at: state.at,
+    samples: state.samples,
+    rerun: state.rerun,
+    sameSha: state.sameSha,
+    isolation: state.isolation,
+    retried: state.retried,
+    recovered: state.recovered,
+    flakyRuns: state.flakyRuns,
+    gradedRuns: state.gradedRuns,
+    trendFast: state.trendFast,
+    trendSlow: state.trendSlow,
+    cleanSince: state.cleanSince,
+    cleanFrom: state.cleanFrom,
+    ring: state.ring,
+    commits: state.commits.slice(),
+    runIds: state.runIds,
+    tracks: state.tracks.slice(),
+    bases: state.bases,
+    lastFlakedAt: state.lastFlakedAt,
+    events: { rerun: state.events.rerun, sameSha: state.events.sameSha, isolation: state.events.isolation, runs: state.events.runs },
+    state: state.state,
+    since: state.since,
+    flakyThreshold: state.flakyThreshold,
+    fixPending: state.fixPending ?? null,
+    verifiedFixAt: state.verifiedFixAt ?? null,
+  };
+  return copy;
+}
+
+/**
  * O(1) in history length. Idempotent per runId (the last RUN_ID_MEMORY run ids are kept). Runs are
  * expected in time order; a late run still counts as evidence, at its own age, but does not rewrite
  * its branch's history.
@@ -352,14 +389,8 @@ const sameCommitKey = (a: string, b: string): boolean => a !== '' && b !== '' &&
 export function applyObservation(stored: ScoreState, obs: Observation, params: ScoreParams = DEFAULT_SCORE_PARAMS): ScoreState {
   const state = usable(stored);
   if (state.runIds.includes(obs.runId)) return state;
-  const s: ScoreState = {
-    ...state,
-    commits: [...state.commits],
-    runIds: [...state.runIds, obs.runId].slice(-RUN_ID_MEMORY),
-    tracks: [...state.tracks],
-    bases: state.bases, // only ever replaced, never changed in place
-    events: { ...state.events },
-  };
+  const s = ownCopy(state);
+  s.runIds = state.runIds.concat(obs.runId).slice(-RUN_ID_MEMORY);
   const run = runOutcome(obs.attempts, obs.runFailRatio, obs.runFlakyRatio, obs.runTestCount);
   if (run === null) return s; // a skip is not a sample and says nothing; evidence ages by time alone
 
@@ -416,7 +447,7 @@ export function applyObservation(stored: ScoreState, obs: Observation, params: S
   if (sha !== '') {
     const cleanFail = letter !== 'O' && !run.anyGreen;
     const bits = (run.anyGreen ? BIT_PASS : 0) | (cleanFail ? BIT_FAIL : 0);
-    const idx = s.commits.findIndex(([c]) => sameCommitKey(c, key));
+    const idx = s.commits.findIndex((commit) => sameCommitKey(commit[0], key));
     let prev = 0;
     if (idx >= 0) {
       prev = s.commits[idx]![1];
@@ -455,7 +486,7 @@ export function applyObservation(stored: ScoreState, obs: Observation, params: S
       s.tracks = s.tracks.slice(); // exactly its length, as commits
       // A branch's history begins where it forked: a fork commit the test passed on is a pass before.
       const forkedFrom = commitKey(normalSha(obs.mergeBase ?? undefined));
-      const fork = forkedFrom === '' ? undefined : s.commits.find(([c]) => sameCommitKey(c, forkedFrom));
+      const fork = forkedFrom === '' ? undefined : s.commits.find((commit) => sameCommitKey(commit[0], forkedFrom));
       t.green = fork !== undefined && (fork[1] & BIT_PASS) !== 0;
     }
     // A re-run of an older commit says nothing about the code the branch runs now: it neither
@@ -550,14 +581,17 @@ function fixedByVerification(s: ScoreState, here: StateSince): ScoreState {
   };
 }
 
-/** The state machine: where the test stands after this run (see the file header). */
+/**
+ * The state machine: where the test stands after this run (see the file header). It changes `s`
+ * in place: applyObservation's own copy (ownCopy), so no second copy of the whole state per run.
+ */
 function nextState(s: ScoreState, here: StateSince, params: ScoreParams): ScoreState {
   const prev = s.state;
   const rate = flakeRateOf(s);
   const broken = brokenTrack(s, prev === 'flaky', rate);
   if (broken) {
     const since = { commitSha: shownSha(broken.since?.sha ?? ''), branch: broken.branch, at: broken.since?.at ?? here.at };
-    return { ...s, state: 'broken', since };
+    return Object.assign(s, { state: 'broken', since });
   }
   const l = evidenceL(s, 1, rate);
   const score = l > 0 ? 1 - Math.exp(-l) : 0;
@@ -568,8 +602,7 @@ function nextState(s: ScoreState, here: StateSince, params: ScoreParams): ScoreS
     const proven = s.cleanSince > 0 && s.cleanSince * -Math.log(1 - rate) >= Math.log(1 / FIXED_P);
     if (!proven) return s;
     // The old evidence is paid off: a new flake starts a new case.
-    return {
-      ...s,
+    return Object.assign(s, {
       rerun: 0,
       sameSha: 0,
       isolation: 0,
@@ -577,18 +610,25 @@ function nextState(s: ScoreState, here: StateSince, params: ScoreParams): ScoreS
       state: 'fixed',
       since: s.cleanFrom ?? here,
       flakyThreshold: null,
-    };
+    });
   }
   // After a verified fix, only same-code evidence makes it flaky again (never cross-commit failures alone).
   const sameCodeSinceFix = s.verifiedFixAt == null || s.events.rerun + s.events.sameSha > 0;
-  if (score >= params.threshold && s.samples >= params.minSamples && sameCodeSinceFix) return { ...s, state: 'flaky', since: here, flakyThreshold: params.threshold };
+  if (score >= params.threshold && s.samples >= params.minSamples && sameCodeSinceFix) return Object.assign(s, { state: 'flaky', since: here, flakyThreshold: params.threshold });
   if (prev === 'broken') {
     const fix = s.tracks.find((t) => t.branch === s.since?.branch)?.fixed;
-    if (fix) return { ...s, state: 'fixed', since: { commitSha: shownSha(fix.sha), branch: s.since!.branch, at: fix.at } };
+    if (fix) return Object.assign(s, { state: 'fixed', since: { commitSha: shownSha(fix.sha), branch: s.since!.branch, at: fix.at } });
   }
   if (prev === 'fixed' && s.since && here.at - s.since.at < FIXED_HOLD_MS) return s;
-  if (s.samples < params.minSamples) return { ...s, state: 'new', since: prev === 'new' && s.since ? s.since : here };
-  return { ...s, state: 'healthy', since: prev === 'healthy' ? s.since : here, flakyThreshold: null };
+  if (s.samples < params.minSamples) {
+    if (!(prev === 'new' && s.since)) s.since = here;
+    s.state = 'new';
+    return s;
+  }
+  if (prev !== 'healthy') s.since = here;
+  s.state = 'healthy';
+  s.flakyThreshold = null;
+  return s;
 }
 
 /** First-attempt pattern over the ring (outage runs left out). */

@@ -41,7 +41,11 @@ class History {
       ...over,
     };
     this.lastSha = o.commitSha;
+    // The model changes its own copy in place (ownCopy, nextState): never the state it is given.
+    const given = JSON.stringify(this.state);
+    const previous = this.state;
     this.state = applyObservation(this.state, o, PARAMS);
+    expect(JSON.stringify(previous)).toBe(given);
     const r = scoreOf(this.state, this.at, PARAMS);
     this.results.push(r);
     return r;

@@ -55,7 +55,22 @@ export function trackOf(tracks: BranchTrack[], branch: string, mainline: boolean
   const i = tracks.findIndex((t) => t.branch === branch);
   if (i >= 0) {
     const old = tracks[i]!;
-    const t: BranchTrack = { ...old, since: old.since && { ...old.since }, fixed: old.fixed && { ...old.fixed } };
+    // Every field written out: one shape for every copy (a spread is slower), as score.ts's ownCopy.
+    const t: Required<BranchTrack> = {
+      branch: old.branch,
+      mainline: old.mainline,
+      pr: old.pr,
+      at: old.at,
+      sha: old.sha,
+      headAt: old.headAt,
+      green: old.green,
+      streak: old.streak,
+      streakCommits: old.streakCommits,
+      streakAttempts: old.streakAttempts,
+      since: old.since && { sha: old.since.sha, at: old.since.at },
+      inherited: old.inherited,
+      fixed: old.fixed && { sha: old.fixed.sha, at: old.fixed.at },
+    };
     t.mainline = mainline;
     t.pr = t.pr || pr;
     tracks[i] = t;
