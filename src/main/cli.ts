@@ -97,6 +97,8 @@ async function serve(args: string[], env: NodeJS.ProcessEnv, cwd: string, io: Cl
   const needStore = storeUsers(graph);
   let daemon: { url: string; close(): Promise<void> };
   let stopHeapTrim = (): void => undefined;
+  // Before any thread of the server starts: V8 lets each heap grow to 1.5x what was live, not 4x.
+  (await import('../pipeline/thread/heap-trim.js')).limitHeapGrowth();
   if (settings.role === 'ingest') {
     // Receivers only: no store, no pipeline; tokens from the snapshot the workers publish (README "Scaling out").
     const { startIngestProcess } = await import('./ingest-process.js');

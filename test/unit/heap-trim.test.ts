@@ -1,6 +1,9 @@
 import v8 from 'node:v8';
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { HeapTrimmer, exposeGc, nextTrimAt, type HeapAccess } from '../../src/pipeline/thread/heap-trim.js';
+import { HEAP_GROWING_PERCENT, HeapTrimmer, exposeGc, limitHeapGrowth, nextTrimAt, type HeapAccess } from '../../src/pipeline/thread/heap-trim.js';
 
 const MB = 1024 * 1024;
 
@@ -123,5 +126,42 @@ describe('heap trim', () => {
     junk = null;
     gc();
     expect(v8.getHeapStatistics().used_heap_size).toBeLessThan(withJunk - 5 * MB);
+  });
+
+  describe('heap growth', () => {
+    const source = fileURLToPath(new URL('../../src/pipeline/thread/heap-trim.ts', import.meta.url));
+    /**
+     * A child process that keeps ~20 MB live and makes garbage until V8 has run several full
+     * collections, printing the factor of each new limit (`--trace-gc-verbose`); `limit` says
+     * whether it calls limitHeapGrowth first.
+     */
+    async function growthFactors(limit: boolean): Promise<string[]> {
+      const script = [
+        `const { limitHeapGrowth } = await import(${JSON.stringify(source)});`,
+        limit ? 'limitHeapGrowth([]);' : '',
+        "const live = Array.from({ length: 200_000 }, (_, i) => ({ i, s: 'live-' + i }));",
+        "let junk; for (let r = 0; r < 10; r++) junk = Array.from({ length: 200_000 }, (_, i) => ({ i, s: 'junk-' + i }));",
+        'console.log(live.length + junk.length);',
+      ].join('\n');
+      const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', '--trace-gc-verbose', '--input-type=module', '-e', script], {
+        maxBuffer: 64 * 1024 * 1024,
+      });
+      expect(stdout).toContain('400000');
+      return [...stdout.matchAll(/\[HeapController\] Limit: .*\(([\d.]+)\)$/gm)].map((m) => m[1]!);
+    }
+
+    it('makes V8 set every new limit at 1.5x what was live, where it chose its own factor before', async () => {
+      const limited = await growthFactors(true);
+      expect(limited.length).toBeGreaterThan(0);
+      expect(new Set(limited)).toEqual(new Set([String(1 + HEAP_GROWING_PERCENT / 100)]));
+      const own = await growthFactors(false);
+      expect(own.length).toBeGreaterThan(0);
+      expect(own.some((f) => f !== '1.5')).toBe(true);
+    }, 60_000);
+
+    it("keeps the operator's own --heap-growing-percent", () => {
+      expect(limitHeapGrowth(['--max-old-space-size=4096', '--heap-growing-percent=20'])).toBeUndefined();
+      expect(limitHeapGrowth(['--heap_growing_percent=30'])).toBeUndefined();
+    });
   });
 });
