@@ -97,8 +97,9 @@ async function serve(args: string[], env: NodeJS.ProcessEnv, cwd: string, io: Cl
   const needStore = storeUsers(graph);
   let daemon: { url: string; close(): Promise<void> };
   let stopHeapTrim = (): void => undefined;
+  const heapTrim = await import('../pipeline/thread/heap-trim.js');
   // Before any thread of the server starts: V8 lets each heap grow to 1.5x what was live, not 4x.
-  (await import('../pipeline/thread/heap-trim.js')).limitHeapGrowth();
+  heapTrim.limitHeapGrowth();
   if (settings.role === 'ingest') {
     // Receivers only: no store, no pipeline; tokens from the snapshot the workers publish (README "Scaling out").
     const { startIngestProcess } = await import('./ingest-process.js');
@@ -116,8 +117,7 @@ async function serve(args: string[], env: NodeJS.ProcessEnv, cwd: string, io: Cl
     if (settings.dashboard.enabled) await (await import('../api/dashboard/build.js')).ensureDashboardBuilt(logger);
     daemon = await startDaemon({ settings, service, logger, pipelineFile });
     // The HTTP thread's garbage collected before V8's large-machine limits let it pile up (issue 40).
-    const { startHeapTrim, MAIN_THREAD_HEAP_TRIM } = await import('../pipeline/thread/heap-trim.js');
-    stopHeapTrim = startHeapTrim(MAIN_THREAD_HEAP_TRIM);
+    stopHeapTrim = heapTrim.startHeapTrim(heapTrim.MAIN_THREAD_HEAP_TRIM);
     io.stdout.write(`Flakehouse is listening on ${daemon.url} (data: ${settings.dataDir})\n`);
     if (settings.dashboard.enabled) io.stdout.write(`Dashboard: ${daemon.url}/ (sign in with a token)\n`);
   }

@@ -73,7 +73,7 @@ export const MAIN_THREAD_HEAP_TRIM: HeapTrimPolicy = {
  * times their live size in garbage between V8's own collections. At 1.5, the saturation peak of the
  * ingest bench went 1,073, 1,020, 966 -> 908, 896, 854 MB (three alternating pairs), for ~6 % more
  * CPU per execution (more full collections) and the same peak for the big JUnit report, which the
- * trims below bound (issue 40; docs/operations.md "Memory").
+ * trims (HeapTrimmer) bound (issue 40; docs/operations.md "Memory").
  */
 export const HEAP_GROWING_PERCENT = 50;
 
