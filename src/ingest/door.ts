@@ -15,6 +15,7 @@ import { LIMITS } from '../../client/src/contract/batch.js';
 import { ApiError, errors } from '../errors/catalogue.js';
 import type { IngestDoor, IngestSlots } from '../pipeline/component.js';
 import { BodySlots } from './body-slots.js';
+import { IngestTurns } from './turns.js';
 
 /** Request line plus headers (HTTP), or an HTTP/2 header list: more is refused (431/414; HTTP/2: the stream is refused). */
 export const MAX_HEADER_BYTES = 16_384;
@@ -125,10 +126,14 @@ export class ConnectionBudget {
   }
 }
 
-/** What every listener of a process shares: the connection budget, the body slots and the timeouts (SERVICE_* door settings). */
+/**
+ * What every listener of a process shares: the connection budget, the body slots, the timeouts
+ * (SERVICE_* door settings), and the HTTP thread's turns for ingest work (./turns.ts).
+ */
 export class ListenerDoor {
   readonly connections: ConnectionBudget;
   readonly bodies: BodySlots;
+  readonly turns = new IngestTurns();
 
   constructor(readonly settings: DoorSettings) {
     this.connections = new ConnectionBudget(settings.maxConnections, settings.maxConnectionsPerAddress);

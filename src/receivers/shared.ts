@@ -58,7 +58,7 @@ export function ingestRoute(spec: IngestRouteSpec): Receiver {
   return {
     async start(host: Host) {
       if (!host.door) return; // worker-only role: nothing to serve
-      const { http, ingest } = host.door;
+      const { http, ingest, admission } = host.door;
       http.add(defineRoute({
         method: 'POST',
         url: spec.url,
@@ -71,6 +71,8 @@ export function ingestRoute(spec: IngestRouteSpec): Receiver {
         response: spec.response,
         successStatus: 202,
         async handler(ctx) {
+          // Decode and enqueue in the HTTP thread's turns for ingest, between other requests' events.
+          await admission.listener.turns.take();
           const { batches, answer } = await decodeGuarded(spec, ctx.body, ctx);
           // Batches never offered to `accept` are counted refused here (otelcol_receiver_refused_spans);
           // those offered are counted by the runtime's wrapper of `ingest` (telemetry/component-stats.ts).

@@ -19,6 +19,8 @@ export interface ExportDeps {
 export async function exportTraces(bytes: Buffer, projectId: string, deps: ExportDeps): Promise<ExportTraceResponse> {
   const admission = deps.door.admit();
   try {
+    // Decode and enqueue in the thread's turns for ingest, as the HTTP ingest route does.
+    await deps.door.listener.turns.take();
     let req: OtlpTraceRequest;
     try {
       req = decodeOtlpProtobuf(bytes);
